@@ -1,0 +1,24 @@
+-- evtop: example accounts. Replace the database name (events), the host pattern and the
+-- passwords; run as an administrator. evtop detects what an account may do and shows it.
+
+-- A watching account: dashboards, lists, details. REPLICA MONITOR (MariaDB 10.5.9+; on
+-- MySQL 8 use REPLICATION CLIENT) lets it read replica lag.
+CREATE USER 'evtop_watch'@'%' IDENTIFIED BY 'change-me';
+GRANT SELECT ON events.biz_message_event TO 'evtop_watch'@'%';
+GRANT SELECT ON events.biz_outbox_event TO 'evtop_watch'@'%';
+GRANT SELECT ON events.evtop_audit TO 'evtop_watch'@'%';
+GRANT REPLICA MONITOR ON *.* TO 'evtop_watch'@'%';
+
+-- A compensating account: also UPDATE on exactly the columns the operator actions write
+-- (retry, schedule retry, cancel, recover) and INSERT on the audit table.
+CREATE USER 'evtop_ops'@'%' IDENTIFIED BY 'change-me';
+GRANT SELECT ON events.biz_message_event TO 'evtop_ops'@'%';
+GRANT SELECT ON events.biz_outbox_event TO 'evtop_ops'@'%';
+GRANT SELECT, INSERT ON events.evtop_audit TO 'evtop_ops'@'%';
+GRANT UPDATE (event_status, retry_count, max_retry_count, next_retry_time, fail_reason,
+              version, update_time)
+    ON events.biz_message_event TO 'evtop_ops'@'%';
+GRANT UPDATE (publish_status, retry_count, max_retry_count, next_retry_time, fail_reason,
+              locked_by, lock_until, version, update_time)
+    ON events.biz_outbox_event TO 'evtop_ops'@'%';
+GRANT REPLICA MONITOR ON *.* TO 'evtop_ops'@'%';

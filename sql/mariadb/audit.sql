@@ -1,0 +1,30 @@
+-- evtop: the audit table. When it exists, every operator write adds one row here in the same
+-- transaction as the guarded UPDATE it records (PRODUCT.md section 2, "Audit").
+-- The same record also goes to the local JSON-lines audit file; see doc/audit.md.
+
+CREATE TABLE evtop_audit (
+    id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT COMMENT 'audit row id',
+    audit_time DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) COMMENT 'server time of the write',
+    source VARCHAR(64) NOT NULL COMMENT 'evtop source name (server or shard)',
+    os_user VARCHAR(64) NOT NULL COMMENT 'operating-system user running evtop',
+    sudo_user VARCHAR(64) DEFAULT NULL COMMENT 'SUDO_USER, when run through sudo',
+    ssh_connection VARCHAR(128) DEFAULT NULL COMMENT 'SSH_CONNECTION of the session',
+    operator VARCHAR(128) DEFAULT NULL COMMENT 'operator or ticket id (--operator)',
+    db_user VARCHAR(288) NOT NULL COMMENT 'CURRENT_USER() of the connection',
+    table_name VARCHAR(64) NOT NULL COMMENT 'event table written',
+    event_id BIGINT UNSIGNED NOT NULL COMMENT 'id of the event row',
+    event_no VARCHAR(64) NOT NULL COMMENT 'event_no of the event row',
+    action VARCHAR(32) NOT NULL COMMENT 'retry_now, retry_schedule, cancel, recover',
+    before_status TINYINT NOT NULL COMMENT 'status as seen before the write',
+    before_retry_count INT NOT NULL COMMENT 'retry_count as seen',
+    before_max_retry_count INT NOT NULL COMMENT 'max_retry_count as seen',
+    before_next_retry_time DATETIME DEFAULT NULL COMMENT 'next_retry_time as seen',
+    before_version INT NOT NULL COMMENT 'version as seen (the guard)',
+    after_status TINYINT DEFAULT NULL COMMENT 'status after the write; NULL when not applied',
+    reason VARCHAR(1000) DEFAULT NULL COMMENT 'fail_reason written, or the operator reason',
+    result VARCHAR(16) NOT NULL COMMENT 'applied, skipped or failed',
+    PRIMARY KEY (id),
+    KEY idx_audit_time (audit_time),
+    KEY idx_table_event (table_name, event_id),
+    KEY idx_event_no (event_no)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci COMMENT='evtop operator actions';

@@ -1,0 +1,26 @@
+/* evtop — the non-interactive sub-commands. Uses core and db, never curses. */
+#ifndef EV_CLI_CLI_H
+#define EV_CLI_CLI_H
+
+/* Exit codes of every evtop command (documented in doc/evtop.1, EXIT STATUS). */
+enum {
+	EV_EXIT_OK = 0,
+	EV_EXIT_FAILURE = 1, /* the command ran and found a problem (or check: warning) */
+	EV_EXIT_USAGE = 2,   /* bad arguments or configuration */
+	EV_EXIT_UNKNOWN = 3, /* could not tell: server unreachable, schema unusable */
+};
+
+struct ev_subcommand {
+	const char *name;
+	const char *synopsis;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+};
+
+/* The table of sub-commands, ended by an entry with name NULL. */
+extern const struct ev_subcommand ev_subcommands[];
+
+/* Look up a sub-command by name; NULL if there is none. */
+const struct ev_subcommand *ev_subcommand_find(const char *name);
+
+#endif

@@ -1,0 +1,133 @@
+#include "config.h"
+
+#include "testdb.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	char *s = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(s);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	return s;
+}
+
+MYSQL *tdb_connect(void)
+{
+	const char *file = getenv("EVTOP_TEST_DEFAULTS_FILE");
+	ck_assert_msg(file != NULL,
+	              "EVTOP_TEST_DEFAULTS_FILE is not set: run through tests/harness/run-test");
+	MYSQL *db = mysql_init(NULL);
+	ck_assert_ptr_nonnull(db);
+	mysql_options(db, MYSQL_READ_DEFAULT_FILE, file);
+	mysql_options(db, MYSQL_READ_DEFAULT_GROUP, "client");
+	mysql_options(db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	if (mysql_real_connect(db, NULL, NULL, NULL, NULL, 0, NULL, 0) == NULL)
+		ck_abort_msg("cannot connect to the test server: %s", mysql_error(db));
+	return db;
+}
+
+static void exec_str(MYSQL *db, const char *q)
+{
+	if (mysql_query(db, q) != 0)
+		ck_abort_msg("query failed: %s\n  %s", mysql_error(db), q);
+	/* Discard any result set. */
+	MYSQL_RES *r = mysql_store_result(db);
+	if (r != NULL)
+		mysql_free_result(r);
+}
+
+void tdb_exec(MYSQL *db, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *q = vfmt(fmt, ap);
+	va_end(ap);
+	exec_str(db, q);
+	free(q);
+}
+
+static char *scalar_v(MYSQL *db, const char *fmt, va_list ap)
+{
+	char *q = vfmt(fmt, ap);
+	if (mysql_query(db, q) != 0)
+		ck_abort_msg("query failed: %s\n  %s", mysql_error(db), q);
+	MYSQL_RES *r = mysql_store_result(db);
+	ck_assert_msg(r != NULL, "no result: %s", q);
+	MYSQL_ROW row = mysql_fetch_row(r);
+	ck_assert_msg(row != NULL, "no row: %s", q);
+	char *v = strdup(row[0] ? row[0] : "NULL");
+	mysql_free_result(r);
+	free(q);
+	return v;
+}
+
+char *tdb_scalar(MYSQL *db, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *v = scalar_v(db, fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+long long tdb_int(MYSQL *db, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *v = scalar_v(db, fmt, ap);
+	va_end(ap);
+	long long n = strtoll(v, NULL, 10);
+	free(v);
+	return n;
+}
+
+char *tdb_srcpath(const char *rel)
+{
+	const char *src = getenv("EVTOP_SRCDIR");
+	if (src == NULL)
+		src = ".";
+	size_t n = strlen(src) + strlen(rel) + 2;
+	char *p = malloc(n);
+	ck_assert_ptr_nonnull(p);
+	snprintf(p, n, "%s/%s", src, rel);
+	return p;
+}
+
+void tdb_source(MYSQL *db, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	char *stmt = NULL;
+	size_t len = 0, cap = 0;
+	char line[8192];
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "--", 2) == 0)
+			continue;
+		size_t n = strlen(line);
+		if (len + n + 1 > cap) {
+			cap = (len + n + 1) * 2;
+			stmt = realloc(stmt, cap);
+			ck_assert_ptr_nonnull(stmt);
+		}
+		memcpy(stmt + len, line, n + 1);
+		len += n;
+		char *end = strrchr(stmt, ';');
+		if (end != NULL && strspn(end + 1, " \t\r\n") == strlen(end + 1)) {
+			*end = '\0';
+			exec_str(db, stmt);
+			len = 0;
+			stmt[0] = '\0';
+		}
+	}
+	fclose(f);
+	free(stmt);
+}

@@ -1,0 +1,21 @@
+/* evtop tests — a connection to the test database the harness prepared, and helpers. */
+#ifndef EV_TESTS_TESTDB_H
+#define EV_TESTS_TESTDB_H
+
+#include <mysql.h>
+
+/* Connect with the harness's option file (EVTOP_TEST_DEFAULTS_FILE, group [client]), utf8mb4.
+ * Aborts the current test on failure. */
+MYSQL *tdb_connect(void);
+/* Run a statement; aborts the current test on error. */
+void tdb_exec(MYSQL *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* First column of the first row as a malloc'd string ("NULL" for SQL NULL); aborts on error. */
+char *tdb_scalar(MYSQL *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same as tdb_scalar, converted to a long long. */
+long long tdb_int(MYSQL *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Absolute path of a file in the source tree (EVTOP_SRCDIR); malloc'd. */
+char *tdb_srcpath(const char *rel);
+/* Run every statement of a file of ';'-terminated statements (no DELIMITER support). */
+void tdb_source(MYSQL *db, const char *path);
+
+#endif

@@ -1,0 +1,98 @@
+/* core/util: errors, allocation, the byte buffer. */
+#include "config.h"
+
+#include "core/util.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+START_TEST(error_set_and_clear)
+{
+	struct ev_error err = {0};
+	ck_assert_int_eq(ev_error_set(&err, EV_ERR_CONFIG, "line %d: %s", 7, "bad"), -1);
+	ck_assert_int_eq(err.code, EV_ERR_CONFIG);
+	ck_assert_str_eq(err.msg, "line 7: bad");
+	ev_error_clear(&err);
+	ck_assert_int_eq(err.code, 0);
+	ck_assert_str_eq(err.msg, "");
+	/* A zero code still means "an error". */
+	ev_error_set(&err, 0, "x");
+	ck_assert_int_eq(err.code, EV_ERR_GENERIC);
+	/* A NULL error is allowed and ignored. */
+	ck_assert_int_eq(ev_error_set(NULL, 1, "y"), -1);
+}
+END_TEST
+
+START_TEST(error_truncates_long_message)
+{
+	struct ev_error err;
+	char big[2000];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ev_error_set(&err, 1, "%s", big);
+	ck_assert_uint_eq(strlen(err.msg), sizeof(err.msg) - 1);
+}
+END_TEST
+
+START_TEST(buf_grows_and_steals)
+{
+	struct ev_buf b;
+	ev_buf_init(&b);
+	for (int i = 0; i < 1000; i++)
+		ev_buf_printf(&b, "%d,", i % 10);
+	ck_assert_uint_eq(b.len, 2000);
+	ev_buf_addc(&b, 'x');
+	ev_buf_add(&b, "yz", 1);
+	char *s = ev_buf_steal(&b);
+	ck_assert_uint_eq(strlen(s), 2002);
+	ck_assert_str_eq(s + 1998, "9,xy");
+	ck_assert_ptr_null(b.data);
+	free(s);
+	s = ev_buf_steal(&b);
+	ck_assert_str_eq(s, "");
+	free(s);
+}
+END_TEST
+
+START_TEST(xasprintf_and_strndup)
+{
+	char *s = ev_xasprintf("%s-%05d", "ev", 42);
+	ck_assert_str_eq(s, "ev-00042");
+	free(s);
+	s = ev_xstrndup("abcdef", 3);
+	ck_assert_str_eq(s, "abc");
+	free(s);
+}
+END_TEST
+
+static void hook(void)
+{
+	/* The fatal path must run the terminal-restoring hook before it exits. */
+	fputs("hook\n", stderr);
+}
+
+START_TEST(fatal_runs_hook_and_exits_2)
+{
+	ev_fatal_set_hook(hook);
+	ev_fatal("boom %d", 1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("util");
+	tcase_add_test(tc, error_set_and_clear);
+	tcase_add_test(tc, error_truncates_long_message);
+	tcase_add_test(tc, buf_grows_and_steals);
+	tcase_add_test(tc, xasprintf_and_strndup);
+	tcase_add_exit_test(tc, fatal_runs_hook_and_exits_2, 2);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
