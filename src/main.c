@@ -1,11 +1,15 @@
 /* evtop — argument parsing and dispatch to the console or a sub-command; nothing else. */
-#include "config.h"
+#include <config.h>
 
 #include "cli/cli.h"
+#include "db/conn.h"
 #include "db/dbinfo.h"
 #include "ui/uiinfo.h"
 
+#include <langinfo.h>
+#include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out)
@@ -33,8 +37,23 @@ static void version(void)
 	printf("curses: %s\n", ev_ui_curses_info());
 }
 
+/* Widths come from wcwidth(), which needs a UTF-8 LC_CTYPE: take the user's, or C.UTF-8. */
+static void set_locale(void)
+{
+	setlocale(LC_ALL, "");
+	const char *cs = nl_langinfo(CODESET);
+	if (cs == NULL || strcmp(cs, "UTF-8") != 0)
+		setlocale(LC_CTYPE, "C.UTF-8");
+}
+
 int main(int argc, char **argv)
 {
+	set_locale();
+	if (ev_db_init() < 0) {
+		fputs("evtop: cannot initialise the MySQL client library\n", stderr);
+		return EV_EXIT_UNKNOWN;
+	}
+	atexit(ev_db_end);
 	if (argc > 1) {
 		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 			usage(stdout);

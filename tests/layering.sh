@@ -14,5 +14,9 @@ bad=$(grep -rlE '#[[:space:]]*include[[:space:]]*"(ui|cli)/' "$src/db")
 [ -n "$bad" ] && { echo "db reaches up into ui or cli: $bad"; fail=1; }
 bad=$(grep -rlE '#[[:space:]]*include[[:space:]]*"ui/' "$src/cli")
 [ -n "$bad" ] && { echo "cli includes ui: $bad"; fail=1; }
+# Autoconf's header is <config.h>; "config.h" in quotes would find src/core/config.h (the
+# config-file module) first when included from src/core.
+bad=$(grep -rlE '#[[:space:]]*include[[:space:]]*"config\.h"' "$src" "$src/../tests" 2>/dev/null)
+[ -n "$bad" ] && { echo "include <config.h>, not \"config.h\": $bad"; fail=1; }
 [ $fail -eq 0 ] && echo "layering: ok"
 exit $fail

@@ -1,11 +1,16 @@
-#include "config.h"
+#include <config.h>
 
 #include "cli/cli.h"
 
 #include <string.h>
 
 const struct ev_subcommand ev_subcommands[] = {
-    {NULL, NULL, NULL, NULL},
+        {"list", "list KIND", "a list of events: failed, stuck, pending, high-retry, ...",
+         ev_cmd_list},
+        {"show", "show EVENT_NO...", "every column of events, found in both tables", ev_cmd_show},
+        {"trail", "trail TYPE ID", "every event of one business object, in order", ev_cmd_trail},
+        {"trace", "trace TRACE_ID", "every event of one trace, in both tables", ev_cmd_trace},
+        {NULL, NULL, NULL, NULL},
 };
 
 const struct ev_subcommand *ev_subcommand_find(const char *name)

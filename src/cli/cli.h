@@ -20,6 +20,12 @@ struct ev_subcommand {
 /* The table of sub-commands, ended by an entry with name NULL. */
 extern const struct ev_subcommand ev_subcommands[];
 
+/* The sub-commands (each parses its own options; argv[0] is the command's name). */
+int ev_cmd_list(int argc, char **argv);
+int ev_cmd_show(int argc, char **argv);
+int ev_cmd_trail(int argc, char **argv);
+int ev_cmd_trace(int argc, char **argv);
+
 /* Look up a sub-command by name; NULL if there is none. */
 const struct ev_subcommand *ev_subcommand_find(const char *name);
 

@@ -1,5 +1,5 @@
 /* evtop — allocation wrappers, the fatal path and runtime errors. */
-#include "config.h"
+#include <config.h>
 
 #include "core/util.h"
 

@@ -25,7 +25,7 @@ enum {
 /* Fill err (if not NULL) with code and a printf-style message; returns -1 for `return
  * ev_error_set(...)`. */
 int ev_error_set(struct ev_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 /* Clear err. */
 void ev_error_clear(struct ev_error *err);
 

@@ -1,6 +1,6 @@
 /* The schema in sql/ holds every table, column (type, nullability) and index of the model
  * document, checked through information_schema on the server the harness loaded it into. */
-#include "config.h"
+#include <config.h>
 
 #include "testdb.h"
 
@@ -102,11 +102,11 @@ static void check_column(MYSQL *db, const struct expect *e)
 			ck_assert_msg(strcmp(dtype, "longtext") == 0,
 			              "%s.%s is %s, model says JSON", e->table, e->name, ctype);
 			long long checks = tdb_int(
-			    db,
-			    "SELECT COUNT(*) FROM information_schema.CHECK_CONSTRAINTS WHERE "
-			    "CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME = '%s' AND "
-			    "CHECK_CLAUSE LIKE 'json_valid(`%s`)'",
-			    e->table, e->name);
+			        db,
+			        "SELECT COUNT(*) FROM information_schema.CHECK_CONSTRAINTS WHERE "
+			        "CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME = '%s' AND "
+			        "CHECK_CLAUSE LIKE 'json_valid(`%s`)'",
+			        e->table, e->name);
 			ck_assert_msg(checks == 1, "%s.%s is LONGTEXT without a JSON_VALID check",
 			              e->table, e->name);
 		}
@@ -115,7 +115,7 @@ static void check_column(MYSQL *db, const struct expect *e)
 		size_t i;
 		for (i = 0; want[i] && i < sizeof(lower) - 1; i++)
 			lower[i] =
-			    (char)(want[i] >= 'A' && want[i] <= 'Z' ? want[i] + 32 : want[i]);
+			        (char)(want[i] >= 'A' && want[i] <= 'Z' ? want[i] + 32 : want[i]);
 		lower[i] = '\0';
 		ck_assert_msg(strcmp(dtype, lower) == 0, "%s.%s is %s, model says %s", e->table,
 		              e->name, ctype, e->a);

@@ -1,5 +1,5 @@
 /* core/util: errors, allocation, the byte buffer. */
-#include "config.h"
+#include <config.h>
 
 #include "core/util.h"
 

@@ -1,0 +1,442 @@
+/* evtop — shared command-line options (see options.h). */
+#include <config.h>
+
+#include "cli/options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+enum {
+	OPT_CONFIG = 256,
+	OPT_SOURCE,
+	OPT_DEFAULTS_FILE,
+	OPT_DEFAULTS_GROUP,
+	OPT_OUTBOX_TABLE,
+	OPT_MESSAGE_TABLE,
+	OPT_TIME_ZONE,
+	OPT_LOG_SQL,
+	OPT_SSL,
+	OPT_SSL_CA,
+	OPT_SSL_CAPATH,
+	OPT_SSL_CERT,
+	OPT_SSL_KEY,
+	OPT_SSL_CIPHER,
+	OPT_SSL_VERIFY,
+	OPT_TABLE,
+	OPT_FORMAT,
+	OPT_LIMIT,
+	OPT_AFTER,
+	OPT_FILTER,
+	OPT_STUCK,
+	OPT_HIGH_RETRY,
+	OPT_STATEMENT_TIMEOUT,
+	OPT_CONNECT_TIMEOUT,
+	OPT_F_EVENT_TYPE,
+	OPT_F_TOPIC,
+	OPT_F_BIZ_TYPE,
+	OPT_F_BIZ_ID,
+	OPT_F_EVENT_NO,
+	OPT_F_TRACE_ID,
+	OPT_F_SOURCE,
+	OPT_F_LOCKED_BY,
+	OPT_F_CHANNEL,
+	OPT_F_REASON,
+	OPT_F_SINCE,
+	OPT_F_UNTIL,
+};
+
+static const struct option long_opts[] = {
+        {"help", no_argument, NULL, '?'},
+        {"host", required_argument, NULL, 'h'},
+        {"port", required_argument, NULL, 'P'},
+        {"socket", required_argument, NULL, 'S'},
+        {"user", required_argument, NULL, 'u'},
+        {"password", optional_argument, NULL, 'p'},
+        {"database", required_argument, NULL, 'D'},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"source", required_argument, NULL, OPT_SOURCE},
+        {"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE},
+        {"defaults-group-suffix", required_argument, NULL, OPT_DEFAULTS_GROUP},
+        {"outbox-table", required_argument, NULL, OPT_OUTBOX_TABLE},
+        {"message-table", required_argument, NULL, OPT_MESSAGE_TABLE},
+        {"time-zone", required_argument, NULL, OPT_TIME_ZONE},
+        {"log-sql", required_argument, NULL, OPT_LOG_SQL},
+        {"ssl", no_argument, NULL, OPT_SSL},
+        {"ssl-ca", required_argument, NULL, OPT_SSL_CA},
+        {"ssl-capath", required_argument, NULL, OPT_SSL_CAPATH},
+        {"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
+        {"ssl-key", required_argument, NULL, OPT_SSL_KEY},
+        {"ssl-cipher", required_argument, NULL, OPT_SSL_CIPHER},
+        {"ssl-verify-server-cert", no_argument, NULL, OPT_SSL_VERIFY},
+        {"table", required_argument, NULL, OPT_TABLE},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"after", required_argument, NULL, OPT_AFTER},
+        {"filter", required_argument, NULL, OPT_FILTER},
+        {"stuck-threshold", required_argument, NULL, OPT_STUCK},
+        {"high-retry", required_argument, NULL, OPT_HIGH_RETRY},
+        {"statement-timeout", required_argument, NULL, OPT_STATEMENT_TIMEOUT},
+        {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
+        {"event-type", required_argument, NULL, OPT_F_EVENT_TYPE},
+        {"topic", required_argument, NULL, OPT_F_TOPIC},
+        {"biz-type", required_argument, NULL, OPT_F_BIZ_TYPE},
+        {"aggregate-type", required_argument, NULL, OPT_F_BIZ_TYPE},
+        {"biz-id", required_argument, NULL, OPT_F_BIZ_ID},
+        {"aggregate-id", required_argument, NULL, OPT_F_BIZ_ID},
+        {"event-no", required_argument, NULL, OPT_F_EVENT_NO},
+        {"trace-id", required_argument, NULL, OPT_F_TRACE_ID},
+        {"event-source", required_argument, NULL, OPT_F_SOURCE},
+        {"locked-by", required_argument, NULL, OPT_F_LOCKED_BY},
+        {"channel", required_argument, NULL, OPT_F_CHANNEL},
+        {"reason", required_argument, NULL, OPT_F_REASON},
+        {"since", required_argument, NULL, OPT_F_SINCE},
+        {"until", required_argument, NULL, OPT_F_UNTIL},
+        {NULL, 0, NULL, 0},
+};
+
+void ev_opts_usage(FILE *out)
+{
+	fputs("Connection (as the mysql client; option files [client] and [evtop] are read):\n"
+	      "  -h, --host=HOST            -P, --port=PORT          -S, --socket=PATH\n"
+	      "  -u, --user=USER            -D, --database=DB\n"
+	      "  -p, --password             prompt for the password (without echo)\n"
+	      "      --defaults-file=FILE   read only this option file\n"
+	      "      --ssl, --ssl-ca=FILE, --ssl-capath=DIR, --ssl-cert=FILE, --ssl-key=FILE,\n"
+	      "      --ssl-cipher=LIST, --ssl-verify-server-cert\n"
+	      "      --time-zone=TZ         session time zone of the applications' DATETIMEs\n"
+	      "      --connect-timeout=DUR  --statement-timeout=DUR (server-side limit)\n"
+	      "      --config=FILE          evtop's config (default ~/.config/evtop/config)\n"
+	      "      --source=NAME          a source of the config file\n"
+	      "      --outbox-table=NAME    --message-table=NAME\n"
+	      "      --log-sql=FILE         record every statement, its parameters and timing\n"
+	      "Output:\n"
+	      "      --table=outbox|message --format=table|json|csv  --limit=N  --after=CURSOR\n"
+	      "Filters:\n"
+	      "      --event-type=T --topic=T --biz-type=T (--aggregate-type) --biz-id=ID\n"
+	      "      (--aggregate-id) --event-no=NO --trace-id=ID --event-source=S\n"
+	      "      --locked-by=X --channel=C --reason=SUBSTRING --since=TIME --until=TIME\n"
+	      "      --filter='key=value reason~text ...'\n"
+	      "      --stuck-threshold=DUR (message table; default 10m)  --high-retry=N\n",
+	      out);
+}
+
+static int set_str(char **slot, const char *v)
+{
+	free(*slot);
+	*slot = ev_xstrdup(v);
+	return 0;
+}
+
+static int duration_opt(const char *name, const char *v, long long min_ms, long long max_ms,
+                        long long *ms, struct ev_error *err)
+{
+	if (ev_parse_duration_ms(v, ms) < 0 || *ms < min_ms || *ms > max_ms)
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    "--%s: expected a duration like 10m, 30s or 500ms, got '%.40s'",
+		                    name, v);
+	return 0;
+}
+
+/* The config file comes first, so scan for --config/--source before the other options. */
+static int preload(struct ev_opts *o, int argc, char **argv, struct ev_error *err)
+{
+	const char *path = NULL, *source = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strncmp(argv[i], "--config=", 9) == 0)
+			path = argv[i] + 9;
+		else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			path = argv[++i];
+		else if (strncmp(argv[i], "--source=", 9) == 0)
+			source = argv[i] + 9;
+		else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc)
+			source = argv[++i];
+	}
+	if (path != NULL) {
+		if (ev_config_load(&o->cfg, path, true, err) < 0)
+			return -1;
+	} else {
+		char *def = ev_config_default_path();
+		int rc = ev_config_load(&o->cfg, def, false, err);
+		free(def);
+		if (rc < 0)
+			return -1;
+	}
+	if (source != NULL) {
+		o->src = ev_config_source(&o->cfg, source);
+		if (o->src == NULL)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--source: no source '%.64s' in the config", source);
+	} else {
+		o->src = &o->cfg.sources[0];
+	}
+	return 0;
+}
+
+int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err)
+{
+	long long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	ev_config_init(&o->cfg);
+	o->table = -1;
+	o->format = EV_FMT_TABLE;
+	if (preload(o, argc, argv, err) < 0)
+		return -1;
+	o->limit = o->cfg.page_size;
+
+	struct ev_source *s = o->src;
+	optind = 0; /* reset getopt, also for a second parse in one process */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h:P:S:u:p::D:", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			set_str(&s->host, optarg);
+			break;
+		case 'P':
+			if (ev_parse_int(optarg, 1, 65535, &v) < 0)
+				return ev_error_set(err, EV_ERR_USAGE,
+				                    "--port: expected 1..65535, got '%.20s'",
+				                    optarg);
+			s->port = (unsigned)v;
+			break;
+		case 'S':
+			set_str(&s->socket, optarg);
+			break;
+		case 'u':
+			set_str(&s->user, optarg);
+			break;
+		case 'p':
+			if (optarg != NULL) {
+				fputs("evtop: warning: a password on the command line is visible "
+				      "to other "
+				      "users; use -p alone to be prompted, or an option file\n",
+				      stderr);
+				set_str(&o->password, optarg);
+				/* Hide it from ps where the platform lets us. */
+				memset(optarg, 'x', strlen(optarg));
+			} else {
+				o->prompt_password = true;
+			}
+			break;
+		case 'D':
+			set_str(&s->database, optarg);
+			break;
+		case OPT_CONFIG:
+		case OPT_SOURCE:
+			break; /* handled by preload */
+		case OPT_DEFAULTS_FILE:
+			set_str(&s->defaults_file, optarg);
+			break;
+		case OPT_DEFAULTS_GROUP:
+			set_str(&s->defaults_group, optarg);
+			break;
+		case OPT_OUTBOX_TABLE:
+		case OPT_MESSAGE_TABLE:
+			if (!ev_ident_valid(optarg))
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--%s: '%.64s' is not a table name (letters, digits, "
+				        "_ and $, at most 64)",
+				        c == OPT_OUTBOX_TABLE ? "outbox-table" : "message-table",
+				        optarg);
+			set_str(c == OPT_OUTBOX_TABLE ? &s->outbox_table : &s->message_table,
+			        optarg);
+			break;
+		case OPT_TIME_ZONE:
+			if (!ev_time_zone_valid(optarg))
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--time-zone: expected +08:00, SYSTEM or a zone name, "
+				        "got '%.40s'",
+				        optarg);
+			set_str(&s->time_zone, optarg);
+			break;
+		case OPT_LOG_SQL:
+			set_str(&o->log_sql, optarg);
+			break;
+		case OPT_SSL:
+			s->ssl = true;
+			break;
+		case OPT_SSL_CA:
+			set_str(&s->ssl_ca, optarg);
+			break;
+		case OPT_SSL_CAPATH:
+			set_str(&s->ssl_capath, optarg);
+			break;
+		case OPT_SSL_CERT:
+			set_str(&s->ssl_cert, optarg);
+			break;
+		case OPT_SSL_KEY:
+			set_str(&s->ssl_key, optarg);
+			break;
+		case OPT_SSL_CIPHER:
+			set_str(&s->ssl_cipher, optarg);
+			break;
+		case OPT_SSL_VERIFY:
+			s->ssl = true;
+			s->ssl_verify = true;
+			break;
+		case OPT_TABLE:
+			o->table = ev_model_table_parse(optarg);
+			if (o->table < 0)
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--table: expected outbox or message, got '%.40s'", optarg);
+			break;
+		case OPT_FORMAT:
+			if (ev_format_parse(optarg, &o->format) < 0)
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--format: expected table, json or csv, got '%.40s'",
+				        optarg);
+			break;
+		case OPT_LIMIT:
+			if (ev_parse_int(optarg, 1, EV_PAGE_MAX, &v) < 0)
+				return ev_error_set(err, EV_ERR_USAGE,
+				                    "--limit: expected 1..%d, got '%.20s'",
+				                    EV_PAGE_MAX, optarg);
+			o->limit = (int)v;
+			break;
+		case OPT_AFTER:
+			set_str(&o->after, optarg);
+			break;
+		case OPT_FILTER:
+			if (ev_filter_parse(&o->filter, optarg, err) < 0)
+				return -1;
+			break;
+		case OPT_STUCK:
+			if (duration_opt("stuck-threshold", optarg, 1000, 7LL * 86400 * 1000, &v,
+			                 err) < 0)
+				return -1;
+			o->cfg.stuck_threshold_s = (int)(v / 1000);
+			break;
+		case OPT_HIGH_RETRY:
+			if (ev_parse_int(optarg, 1, 1000000, &v) < 0)
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--high-retry: expected 1..1000000, got '%.20s'", optarg);
+			o->cfg.high_retry_min = (int)v;
+			break;
+		case OPT_STATEMENT_TIMEOUT:
+			if (duration_opt("statement-timeout", optarg, 100, 600000, &v, err) < 0)
+				return -1;
+			o->cfg.statement_timeout_ms = (int)v;
+			break;
+		case OPT_CONNECT_TIMEOUT:
+			if (duration_opt("connect-timeout", optarg, 1000, 60000, &v, err) < 0)
+				return -1;
+			o->cfg.connect_timeout_s = (int)(v / 1000);
+			break;
+		case OPT_F_EVENT_TYPE:
+		case OPT_F_TOPIC:
+		case OPT_F_BIZ_TYPE:
+		case OPT_F_BIZ_ID:
+		case OPT_F_EVENT_NO:
+		case OPT_F_TRACE_ID:
+		case OPT_F_SOURCE:
+		case OPT_F_LOCKED_BY:
+		case OPT_F_CHANNEL:
+		case OPT_F_REASON:
+		case OPT_F_SINCE:
+		case OPT_F_UNTIL: {
+			static const char *const keys[] = {"event_type",  "topic",     "biz_type",
+			                                   "biz_id",      "event_no",  "trace_id",
+			                                   "source",      "locked_by", "channel",
+			                                   "fail_reason", "since",     "until"};
+			if (ev_filter_set(&o->filter, keys[c - OPT_F_EVENT_TYPE], optarg, err) < 0)
+				return -1;
+			break;
+		}
+		case '?':
+			if (optopt == 0 && strcmp(argv[optind - 1], "--help") == 0) {
+				o->help = true;
+				break;
+			}
+			if (optopt != 0 && optopt < 256)
+				return ev_error_set(err, EV_ERR_USAGE,
+				                    "unknown or incomplete option '-%c'", optopt);
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "unknown or incomplete option '%.60s'",
+			                    argv[optind - 1]);
+		default:
+			return ev_error_set(err, EV_ERR_USAGE, "unknown option");
+		}
+	}
+	o->nargs = argc - optind;
+	o->args = argv + optind;
+	if (o->prompt_password && !o->help && ev_opts_prompt_password(o, err) < 0)
+		return -1;
+	return 0;
+}
+
+int ev_opts_prompt_password(struct ev_opts *o, struct ev_error *err)
+{
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	struct termios old, quiet;
+	char buf[512];
+	size_t n = 0;
+
+	if (fd < 0)
+		return ev_error_set(
+		        err, EV_ERR_USAGE,
+		        "-p: no terminal to ask for the password on; put it in an option "
+		        "file ([client] password=...) and use --defaults-file");
+	if (write(fd, "Enter password: ", 16) < 0) {
+		close(fd);
+		return ev_error_set(err, EV_ERR_USAGE, "-p: cannot write to the terminal");
+	}
+	bool restore = tcgetattr(fd, &old) == 0;
+	if (restore) {
+		quiet = old;
+		quiet.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+		tcsetattr(fd, TCSAFLUSH, &quiet);
+	}
+	for (;;) {
+		char ch;
+		ssize_t r = read(fd, &ch, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || ch == '\n' || ch == '\r')
+			break;
+		if (n + 1 < sizeof(buf))
+			buf[n++] = ch;
+	}
+	buf[n] = '\0';
+	if (restore)
+		tcsetattr(fd, TCSAFLUSH, &old);
+	if (write(fd, "\n", 1) < 0) {
+		/* nothing to do: the prompt line stays open */
+	}
+	close(fd);
+	set_str(&o->password, buf);
+	memset(buf, 0, sizeof(buf));
+	return 0;
+}
+
+void ev_opts_free(struct ev_opts *o)
+{
+	if (o->password != NULL) {
+		memset(o->password, 0, strlen(o->password));
+		free(o->password);
+	}
+	free(o->log_sql);
+	free(o->after);
+	ev_filter_free(&o->filter);
+	ev_config_free(&o->cfg);
+	memset(o, 0, sizeof(*o));
+}
+
+const char *ev_opts_table_name(const struct ev_opts *o, enum ev_table_kind t)
+{
+	const char *name = t == EV_TABLE_OUTBOX ? o->src->outbox_table : o->src->message_table;
+	return name ? name : ev_model_table(t)->default_name;
+}

@@ -1,0 +1,45 @@
+/* evtop — the options every command shares: the mysql client's connection flags, evtop's
+ * config file, tables, filters, output. Parsed here, applied over the config file. */
+#ifndef EV_CLI_OPTIONS_H
+#define EV_CLI_OPTIONS_H
+
+#include "core/config.h"
+#include "core/format.h"
+#include "core/model.h"
+#include "core/query.h"
+#include "core/util.h"
+
+#include <stdbool.h>
+
+struct ev_opts {
+	struct ev_config cfg;
+	struct ev_source *src; /* the chosen source in cfg */
+	char *password;        /* from -p / the prompt; NULL = option files decide */
+	bool prompt_password;  /* -p without a value */
+	char *log_sql;         /* --log-sql FILE */
+	int table;             /* --table: an ev_table_kind, or -1 for both */
+	enum ev_format format;
+	int limit;
+	char *after;
+	struct ev_filter filter;
+	bool help;
+	/* Positional arguments after the options. */
+	int nargs;
+	char **args;
+};
+
+/* Parse argv (argv[0] is the command's name) into o, loading the config file first (the
+ * default path, or --config). `extra` is a short description of the positional arguments for
+ * the usage line. Returns 0, or -1 with err set (err->code EV_ERR_USAGE or EV_ERR_CONFIG). */
+int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err);
+void ev_opts_free(struct ev_opts *o);
+/* Print the shared options' help. */
+void ev_opts_usage(FILE *out);
+/* Ask for the password on the terminal without echo when -p was given without a value.
+ * Returns -1 if there is no terminal to ask on. */
+int ev_opts_prompt_password(struct ev_opts *o, struct ev_error *err);
+
+/* The table name to use for a table kind (from --outbox-table / --message-table / config). */
+const char *ev_opts_table_name(const struct ev_opts *o, enum ev_table_kind t);
+
+#endif

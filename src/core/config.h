@@ -1,0 +1,98 @@
+/* evtop — its own configuration: ~/.config/evtop/config (or --config FILE). An INI-style
+ * file, documented in doc/config.md; parsed and validated with FILE:LINE in every error.
+ * Command-line flags override it (the caller applies them after loading). */
+#ifndef EV_CORE_CONFIG_H
+#define EV_CORE_CONFIG_H
+
+#include "core/util.h"
+
+#include <stdbool.h>
+
+/* One database (a server, shard or service). Strings are malloc'd; NULL = not set. */
+struct ev_source {
+	char *name;           /* [source NAME]; "default" for the implicit one */
+	char *defaults_file;  /* option file to read (MYSQL_READ_DEFAULT_FILE) */
+	char *defaults_group; /* option-file group besides [client]; default "evtop" */
+	char *host;
+	unsigned port; /* 0 = default */
+	char *socket;
+	char *user;
+	char *database;
+	char *outbox_table;  /* default "biz_outbox_event" */
+	char *message_table; /* default "biz_message_event" */
+	char *time_zone;     /* session time_zone, e.g. "+08:00", "SYSTEM", "Asia/Shanghai" */
+	/* TLS: off unless a setting asks for it; ssl_verify checks the server certificate. */
+	bool ssl;
+	bool ssl_verify;
+	char *ssl_ca;
+	char *ssl_capath;
+	char *ssl_cert;
+	char *ssl_key;
+	char *ssl_cipher;
+};
+
+struct ev_config {
+	int refresh_ms;           /* default 2000; 100 .. 3600000 */
+	int budget_permille;      /* server time budget in 1/1000 of one core; default 10 (1%) */
+	int stuck_threshold_s;    /* message table: processing longer than this is stuck; 600 */
+	int window_s;             /* time window for success/cancelled counts; 3600 */
+	int statement_timeout_ms; /* server-side statement time limit; default 5000 */
+	int connect_timeout_s;    /* default 3 */
+	int read_timeout_s;       /* default 15 */
+	int write_timeout_s;      /* default 5 */
+	int high_retry_min;       /* high-retry list: retry_count >= N; default 3 */
+	int page_size;            /* rows per list page; default 100; 1 .. 1000 */
+	bool read_only;           /* default false */
+	bool recover_message;     /* allow "recover stuck" on the message table; default false */
+	char *operator_id;        /* operator or ticket id for the audit; NULL = ask */
+	char *theme;              /* "default", "mono"; NULL = default */
+	char **protected_types;   /* NULL-terminated; default PAY, REFUND, STOCK, INVENTORY */
+	int nsources;
+	struct ev_source *sources; /* at least one after ev_config_init */
+};
+
+/* Fill cfg with the defaults and one source named "default" (no host etc.: the option files
+ * decide). */
+void ev_config_init(struct ev_config *cfg);
+/* Free everything cfg holds (cfg itself is the caller's). */
+void ev_config_free(struct ev_config *cfg);
+
+/* Parse the text of a config file into cfg (which holds defaults or earlier settings).
+ * `filename` is used in messages only. On error returns -1 and err->msg reads
+ * "FILE:LINE: what is wrong" (err->code EV_ERR_CONFIG); cfg may then be partly updated. */
+int ev_config_parse(struct ev_config *cfg, const char *text, const char *filename,
+                    struct ev_error *err);
+/* Read and parse a file. With `must_exist` false a missing file is not an error, and a NULL
+ * path (ev_config_default_path found no home) counts as a missing file. */
+int ev_config_load(struct ev_config *cfg, const char *path, bool must_exist, struct ev_error *err);
+/* The default path: $XDG_CONFIG_HOME/evtop/config or ~/.config/evtop/config; malloc'd, or
+ * NULL when no home directory is known. Main thread (it may call getpwuid). */
+char *ev_config_default_path(void);
+
+/* The source named `name`, or NULL. */
+struct ev_source *ev_config_source(struct ev_config *cfg, const char *name);
+
+/* --- value parsers, shared with the command-line flags ------------------------------- */
+
+/* A duration: an integer with a unit, "500ms", "2s", "10m", "1h", "1d"; a bare integer means
+ * seconds. Returns 0 and the value in milliseconds, or -1. */
+int ev_parse_duration_ms(const char *s, long long *ms);
+/* A percentage of one core: "1%", "0.5%", "2.5%" -> permille (10, 5, 25); 0 < p <= 100%. */
+int ev_parse_percent_permille(const char *s, int *permille);
+/* "true/false/yes/no/on/off/1/0" (case-insensitive). */
+int ev_parse_bool(const char *s, bool *out);
+/* A non-negative decimal integer within [min, max]. */
+int ev_parse_int(const char *s, long long min, long long max, long long *out);
+/* A table name: 1..64 characters of [A-Za-z0-9_$], not all digits. */
+bool ev_ident_valid(const char *s);
+/* A time zone for SET time_zone: "SYSTEM", "+hh:mm"/"-hh:mm" (offset within +-14:00), or
+ * a named zone of [A-Za-z0-9_+/-] up to 64 characters. */
+bool ev_time_zone_valid(const char *s);
+/* Split a comma-separated list of protected-type tokens ("PAY, REFUND") into a
+ * NULL-terminated array of upper-cased tokens; each token [A-Za-z0-9]+. Returns -1 on a bad
+ * token. */
+int ev_parse_token_list(const char *s, char ***out);
+/* Free a NULL-terminated string array and NULL the pointer. */
+void ev_strv_free(char ***v);
+
+#endif

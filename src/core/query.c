@@ -1,0 +1,920 @@
+/* evtop — the query builders and the query table. Every statement is tagged with a comment
+ * naming it (DBAs find evtop in the process list and the slow log), has a LIMIT, compares
+ * times with the server's NOW(), and names the index it needs. */
+#include <config.h>
+
+#include "core/query.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- the query table ------------------------------------------------------------------ */
+
+#define MSG EV_TABLE_MESSAGE
+#define OB  EV_TABLE_OUTBOX
+#define CAP (EV_PAGE_MAX + 1)
+
+/* The model document's status index is idx_status_retry_time (status, next_retry_time,
+ * retry_count); the outbox also has idx_status_lock_until (publish_status, lock_until). The
+ * "(status, update_time)" and "(event_status, last_handle_time)" indexes are those evtop
+ * doctor recommends (PRODUCT.md section 5): preferred when present, since they serve the sort. */
+const struct ev_query_def ev_query_defs[] = {
+        {"list.failed", MSG, {"event_status,next_retry_time"}, "next_retry_time,id", true, CAP},
+        {"list.failed", OB, {"publish_status,next_retry_time"}, "next_retry_time,id", true, CAP},
+        {"list.failed_due", MSG, {"event_status,next_retry_time"}, "next_retry_time,id", true, CAP},
+        {"list.failed_due",
+         OB,
+         {"publish_status,next_retry_time"},
+         "next_retry_time,id",
+         true,
+         CAP},
+        {"list.failed_waiting",
+         MSG,
+         {"event_status,next_retry_time"},
+         "next_retry_time,id",
+         true,
+         CAP},
+        {"list.failed_waiting",
+         OB,
+         {"publish_status,next_retry_time"},
+         "next_retry_time,id",
+         true,
+         CAP},
+        {"list.failed_noretry",
+         MSG,
+         {"event_status,next_retry_time"},
+         "next_retry_time,id",
+         true,
+         CAP},
+        {"list.failed_noretry",
+         OB,
+         {"publish_status,next_retry_time"},
+         "next_retry_time,id",
+         true,
+         CAP},
+        {"list.failed_exhausted",
+         MSG,
+         {"event_status,next_retry_time"},
+         "next_retry_time,id",
+         true,
+         CAP},
+        {"list.failed_exhausted",
+         OB,
+         {"publish_status,next_retry_time"},
+         "next_retry_time,id",
+         true,
+         CAP},
+        {"list.stuck",
+         MSG,
+         {"event_status,last_handle_time", "event_status,next_retry_time"},
+         "last_handle_time,id",
+         true,
+         CAP},
+        {"list.stuck", OB, {"publish_status,lock_until"}, "lock_until,id", false, CAP},
+        {"list.processing",
+         MSG,
+         {"event_status,last_handle_time", "event_status,next_retry_time"},
+         "last_handle_time,id",
+         true,
+         CAP},
+        {"list.processing", OB, {"publish_status,lock_until"}, "lock_until,id", false, CAP},
+        {"list.pending", MSG, {"event_status,next_retry_time"}, "create_time,id", true, CAP},
+        {"list.pending", OB, {"publish_status,next_retry_time"}, "create_time,id", true, CAP},
+        {"list.high_retry",
+         MSG,
+         {"event_status,update_time", "event_status,next_retry_time"},
+         "update_time DESC,id DESC",
+         true,
+         CAP},
+        {"list.high_retry",
+         OB,
+         {"publish_status,update_time", "publish_status,next_retry_time"},
+         "update_time DESC,id DESC",
+         true,
+         CAP},
+        {"list.cancelled",
+         MSG,
+         {"event_status,update_time", "event_status,next_retry_time"},
+         "update_time DESC,id DESC",
+         true,
+         CAP},
+        {"list.cancelled",
+         OB,
+         {"publish_status,update_time", "publish_status,next_retry_time"},
+         "update_time DESC,id DESC",
+         true,
+         CAP},
+        {"list.trail", MSG, {"biz_type,biz_id"}, "create_time,id", true, CAP},
+        {"list.trail", OB, {"aggregate_type,aggregate_id"}, "create_time,id", true, CAP},
+        {"list.trace", MSG, {"trace_id"}, "create_time,id", true, CAP},
+        {"list.trace", OB, {"trace_id"}, "create_time,id", true, CAP},
+        {"show.by_no", MSG, {"event_no"}, NULL, false, 1},
+        {"show.by_no", OB, {"event_no"}, NULL, false, 1},
+        {"show.by_id", MSG, {"id"}, NULL, false, 1},
+        {"show.by_id", OB, {"id"}, NULL, false, 1},
+        {NULL, MSG, {NULL}, NULL, false, 0},
+};
+
+const struct ev_query_def *ev_query_def_find(const char *name, enum ev_table_kind t)
+{
+	for (const struct ev_query_def *d = ev_query_defs; d->name != NULL; d++)
+		if (d->table == t && strcmp(d->name, name) == 0)
+			return d;
+	return NULL;
+}
+
+/* --- list kinds --------------------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	const char *help;
+	const char *query;
+} kinds[EV_LIST_COUNT] = {
+#define X(id, name, help) [EV_LIST_##id] = {name, help, NULL},
+        EV_LIST_KIND_LIST(X)
+#undef X
+};
+
+static const char *const kind_query[EV_LIST_COUNT] = {
+        [EV_LIST_FAILED] = "list.failed",
+        [EV_LIST_FAILED_DUE] = "list.failed_due",
+        [EV_LIST_FAILED_WAITING] = "list.failed_waiting",
+        [EV_LIST_FAILED_NORETRY] = "list.failed_noretry",
+        [EV_LIST_FAILED_EXHAUSTED] = "list.failed_exhausted",
+        [EV_LIST_STUCK] = "list.stuck",
+        [EV_LIST_PROCESSING] = "list.processing",
+        [EV_LIST_PENDING] = "list.pending",
+        [EV_LIST_HIGH_RETRY] = "list.high_retry",
+        [EV_LIST_CANCELLED] = "list.cancelled",
+        [EV_LIST_TRAIL] = "list.trail",
+        [EV_LIST_TRACE] = "list.trace",
+};
+
+const char *ev_list_name(enum ev_list_kind k)
+{
+	return (unsigned)k < EV_LIST_COUNT ? kinds[k].name : "unknown";
+}
+
+const char *ev_list_help(enum ev_list_kind k)
+{
+	return (unsigned)k < EV_LIST_COUNT ? kinds[k].help : "";
+}
+
+int ev_list_parse(const char *name)
+{
+	if (strcmp(name, "oldest-pending") == 0)
+		return EV_LIST_PENDING;
+	for (int i = 0; i < EV_LIST_COUNT; i++)
+		if (strcmp(kinds[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* --- queries ------------------------------------------------------------------------------ */
+
+static struct ev_query *query_new(const char *name)
+{
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	q->name = name;
+	return q;
+}
+
+static struct ev_param *param_push(struct ev_query *q)
+{
+	q->params = ev_xrealloc(q->params, (q->nparams + 1) * sizeof(*q->params));
+	struct ev_param *p = &q->params[q->nparams++];
+	memset(p, 0, sizeof(*p));
+	return p;
+}
+
+void ev_query_add_int(struct ev_query *q, long long v)
+{
+	struct ev_param *p = param_push(q);
+	p->type = EV_P_INT;
+	p->i = v;
+}
+
+void ev_query_add_uint(struct ev_query *q, unsigned long long v)
+{
+	struct ev_param *p = param_push(q);
+	p->type = EV_P_UINT;
+	p->u = v;
+}
+
+void ev_query_add_text(struct ev_query *q, const char *s)
+{
+	struct ev_param *p = param_push(q);
+	p->type = EV_P_TEXT;
+	p->s = ev_xstrdup(s);
+}
+
+void ev_query_free(struct ev_query **qp)
+{
+	struct ev_query *q = *qp;
+	if (q == NULL)
+		return;
+	for (size_t i = 0; i < q->nparams; i++)
+		free(q->params[i].s);
+	free(q->params);
+	free(q->sql);
+	free(q->col_names);
+	free(q->col_types);
+	free(q);
+	*qp = NULL;
+}
+
+static void render_text(struct ev_buf *b, const char *s)
+{
+	ev_buf_addc(b, '\'');
+	for (; *s; s++) {
+		switch (*s) {
+		case '\'':
+			ev_buf_adds(b, "''");
+			break;
+		case '\\':
+			ev_buf_adds(b, "\\\\");
+			break;
+		case '\n':
+			ev_buf_adds(b, "\\n");
+			break;
+		case '\r':
+			ev_buf_adds(b, "\\r");
+			break;
+		default:
+			ev_buf_addc(b, *s);
+		}
+	}
+	ev_buf_addc(b, '\'');
+}
+
+char *ev_query_render(const struct ev_query *q)
+{
+	struct ev_buf b;
+	size_t n = 0;
+	bool in_quote = false;
+
+	ev_buf_init(&b);
+	for (const char *s = q->sql; *s; s++) {
+		if (*s == '\'')
+			in_quote = !in_quote;
+		if (*s != '?' || in_quote) {
+			ev_buf_addc(&b, *s);
+			continue;
+		}
+		if (n >= q->nparams) {
+			ev_buf_addc(&b, '?');
+			continue;
+		}
+		const struct ev_param *p = &q->params[n++];
+		switch (p->type) {
+		case EV_P_INT:
+			ev_buf_printf(&b, "%lld", p->i);
+			break;
+		case EV_P_UINT:
+			ev_buf_printf(&b, "%llu", p->u);
+			break;
+		case EV_P_TEXT:
+			render_text(&b, p->s);
+			break;
+		}
+	}
+	return ev_buf_steal(&b);
+}
+
+/* --- schema info -------------------------------------------------------------------------- */
+
+const char *ev_index_find(const struct ev_table_info *ti, const char *columns)
+{
+	size_t n = strlen(columns);
+
+	for (size_t i = 0; i < ti->nindexes; i++) {
+		const char *c = ti->indexes[i].columns;
+		if (strncmp(c, columns, n) == 0 && (c[n] == '\0' || c[n] == ','))
+			return ti->indexes[i].name;
+	}
+	return NULL;
+}
+
+void ev_table_info_clear(struct ev_table_info *ti)
+{
+	for (size_t i = 0; i < ti->nindexes; i++) {
+		free(ti->indexes[i].name);
+		free(ti->indexes[i].columns);
+	}
+	free(ti->indexes);
+	for (size_t i = 0; i < ti->ncolumns; i++)
+		free(ti->columns[i]);
+	free(ti->columns);
+	memset(ti, 0, sizeof(*ti));
+}
+
+/* --- filters ------------------------------------------------------------------------------ */
+
+static const struct {
+	const char *key;
+	const char *alias;
+	size_t offset;
+	size_t maxlen;
+} filter_keys[] = {
+        {"event_type", NULL, offsetof(struct ev_filter, event_type), 64},
+        {"topic", NULL, offsetof(struct ev_filter, topic), 128},
+        {"biz_type", "aggregate_type", offsetof(struct ev_filter, biz_type), 64},
+        {"biz_id", "aggregate_id", offsetof(struct ev_filter, biz_id), 64},
+        {"event_no", NULL, offsetof(struct ev_filter, event_no), 64},
+        {"trace_id", NULL, offsetof(struct ev_filter, trace_id), 128},
+        {"source", "event_source", offsetof(struct ev_filter, source), 64},
+        {"locked_by", NULL, offsetof(struct ev_filter, locked_by), 128},
+        {"channel", "publish_channel", offsetof(struct ev_filter, channel), 32},
+        {"fail_reason", "reason", offsetof(struct ev_filter, fail_reason), 1000},
+        {"since", NULL, offsetof(struct ev_filter, since), 19},
+        {"until", NULL, offsetof(struct ev_filter, until), 19},
+};
+
+#define NKEYS (sizeof(filter_keys) / sizeof(filter_keys[0]))
+
+static char **filter_slot(struct ev_filter *f, size_t i)
+{
+	return (char **)((char *)f + filter_keys[i].offset);
+}
+
+/* Accept 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm', 'YYYY-MM-DD hh:mm:ss' (also with 'T'); normalise to
+ * 'YYYY-MM-DD hh:mm:ss' in out[21]. */
+static bool parse_datetime(const char *s, char out[21])
+{
+	int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+	size_t len = strlen(s);
+
+	if (len == 10) {
+		if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
+			return false;
+	} else if (len == 16 || len == 19) {
+		char sep;
+		int want = len == 16 ? 6 : 7;
+		int got = len == 16 ? sscanf(s, "%4d-%2d-%2d%c%2d:%2d%n", &y, &mo, &d, &sep, &h,
+		                             &mi, &n)
+		                    : sscanf(s, "%4d-%2d-%2d%c%2d:%2d:%2d%n", &y, &mo, &d, &sep, &h,
+		                             &mi, &sec, &n);
+		if (got != want || (size_t)n != len || (sep != ' ' && sep != 'T'))
+			return false;
+	} else {
+		return false;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (!isdigit((unsigned char)s[i]) && s[i] != '-' && s[i] != ':' && s[i] != ' ' &&
+		    s[i] != 'T')
+			return false;
+	if (y < 1000 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 ||
+	    mi < 0 || mi > 59 || sec < 0 || sec > 59)
+		return false;
+	snprintf(out, 21, "%04d-%02d-%02d %02d:%02d:%02d", y, mo, d, h, mi, sec);
+	return true;
+}
+
+int ev_filter_set(struct ev_filter *f, const char *key, const char *value, struct ev_error *err)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		if (strcmp(key, filter_keys[i].key) != 0 &&
+		    (filter_keys[i].alias == NULL || strcmp(key, filter_keys[i].alias) != 0))
+			continue;
+		char **slot = filter_slot(f, i);
+		if (value[0] == '\0')
+			return ev_error_set(err, EV_ERR_USAGE, "filter %s: empty value", key);
+		if (i >= NKEYS - 2) {
+			char norm[21];
+			if (!parse_datetime(value, norm))
+				return ev_error_set(err, EV_ERR_USAGE,
+				                    "filter %s: expected a time like 2026-05-01 or "
+				                    "'2026-05-01 10:00:00', got '%.40s'",
+				                    key, value);
+			free(*slot);
+			*slot = ev_xstrdup(norm);
+			return 0;
+		}
+		if (strlen(value) > filter_keys[i].maxlen)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "filter %s: longer than the column (%zu characters)",
+			                    key, filter_keys[i].maxlen);
+		free(*slot);
+		*slot = ev_xstrdup(value);
+		return 0;
+	}
+	return ev_error_set(
+	        err, EV_ERR_USAGE,
+	        "unknown filter '%.40s' (known: event_type, topic, biz_type, biz_id, "
+	        "event_no, trace_id, source, locked_by, channel, fail_reason, since, until)",
+	        key);
+}
+
+int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
+{
+	const char *p = expr;
+	struct ev_buf key, val;
+
+	ev_buf_init(&key);
+	ev_buf_init(&val);
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		key.len = 0;
+		val.len = 0;
+		ev_buf_add(&key, "", 0);
+		ev_buf_add(&val, "", 0);
+		while (*p && *p != '=' && *p != '~' && *p != ' ')
+			ev_buf_addc(&key, *p++);
+		if (*p != '=' && *p != '~') {
+			ev_error_set(err, EV_ERR_USAGE,
+			             "filter: expected key=value at '%.40s' (e.g. "
+			             "event_type=PAY_SUCCESS "
+			             "reason~timeout)",
+			             key.data);
+			goto fail;
+		}
+		char op = *p++;
+		if (*p == '"') {
+			p++;
+			while (*p && *p != '"') {
+				if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+					p++;
+				ev_buf_addc(&val, *p++);
+			}
+			if (*p != '"') {
+				ev_error_set(err, EV_ERR_USAGE,
+				             "filter: unterminated quote after %s", key.data);
+				goto fail;
+			}
+			p++;
+		} else {
+			while (*p && *p != ' ' && *p != '\t')
+				ev_buf_addc(&val, *p++);
+		}
+		bool is_reason =
+		        strcmp(key.data, "fail_reason") == 0 || strcmp(key.data, "reason") == 0;
+		if (op == '~' && !is_reason) {
+			ev_error_set(
+			        err, EV_ERR_USAGE,
+			        "filter: '~' (substring) works on fail_reason only; use %s=value",
+			        key.data);
+			goto fail;
+		}
+		if (ev_filter_set(f, key.data, val.data, err) < 0)
+			goto fail;
+	}
+	ev_buf_free(&key);
+	ev_buf_free(&val);
+	return 0;
+fail:
+	ev_buf_free(&key);
+	ev_buf_free(&val);
+	return -1;
+}
+
+const char *ev_filter_unsupported(const struct ev_filter *f, enum ev_table_kind t)
+{
+	if (t != EV_TABLE_OUTBOX) {
+		if (f->topic)
+			return "topic";
+		if (f->locked_by)
+			return "locked_by";
+		if (f->channel)
+			return "channel";
+	}
+	return NULL;
+}
+
+void ev_filter_free(struct ev_filter *f)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		char **slot = filter_slot(f, i);
+		free(*slot);
+		*slot = NULL;
+	}
+}
+
+/* --- cursors ------------------------------------------------------------------------------ */
+
+int ev_cursor_decode(const char *s, struct ev_cursor *c, struct ev_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	if (strncmp(s, "v1:", 3) != 0)
+		goto bad;
+	s += 3;
+	char *end;
+	if (!isdigit((unsigned char)*s))
+		goto bad;
+	errno = 0;
+	c->id = strtoull(s, &end, 10);
+	if (errno != 0 || *end != ':')
+		goto bad;
+	s = end + 1;
+	if (strcmp(s, "~") == 0) {
+		c->value_null = true;
+	} else {
+		char norm[21];
+		if (!parse_datetime(s, norm))
+			goto bad;
+		memcpy(c->value, norm, sizeof(norm));
+	}
+	c->set = true;
+	return 0;
+bad:
+	return ev_error_set(err, EV_ERR_USAGE,
+	                    "bad cursor '%.60s': pass the value printed after a page (v1:ID:TIME)",
+	                    s);
+}
+
+char *ev_cursor_encode(const struct ev_cursor *c)
+{
+	char *s = ev_xasprintf("v1:%llu:%s", c->id, c->value_null ? "~" : c->value);
+	/* The datetime has a space; keep the cursor one shell word. */
+	for (char *p = s; *p; p++)
+		if (*p == ' ')
+			*p = 'T';
+	return s;
+}
+
+void ev_cursor_from_row(const struct ev_query *q, const struct ev_rowset *rs, size_t row,
+                        struct ev_cursor *c)
+{
+	memset(c, 0, sizeof(*c));
+	const char *id = ev_rowset_get(rs, row, "id");
+	c->id = id ? strtoull(id, NULL, 10) : 0;
+	const char *v = q->sort_col ? ev_rowset_get(rs, row, q->sort_col) : NULL;
+	if (v == NULL)
+		c->value_null = true;
+	else
+		snprintf(c->value, sizeof(c->value), "%s", v);
+	c->set = true;
+}
+
+/* --- builders ----------------------------------------------------------------------------- */
+
+static void select_columns(struct ev_query *q, struct ev_buf *b, const struct ev_table_def *t,
+                           bool all)
+{
+	size_t n = 0;
+
+	q->col_names = ev_xcalloc(t->ncolumns, sizeof(*q->col_names));
+	q->col_types = ev_xcalloc(t->ncolumns, sizeof(*q->col_types));
+	for (size_t i = 0; i < t->ncolumns; i++) {
+		const struct ev_column_def *c = &t->columns[i];
+		if (!all && !c->in_list)
+			continue;
+		ev_buf_printf(b, "%s%s", n ? ", " : "", c->name);
+		q->col_names[n] = c->name;
+		q->col_types[n] = c->type;
+		n++;
+	}
+	q->ncols = n;
+}
+
+/* The FORCE INDEX clause for the query's definition, or an error when the server has none of
+ * the indexes it may use. */
+static int index_hint(struct ev_buf *b, const struct ev_query_def *d,
+                      const struct ev_table_info *info, struct ev_error *err)
+{
+	if (info == NULL)
+		return 0;
+	for (int i = 0; i < 3 && d->index[i] != NULL; i++) {
+		const char *name = ev_index_find(info, d->index[i]);
+		if (name != NULL) {
+			ev_buf_printf(b, " FORCE INDEX (`%s`)", name);
+			return 0;
+		}
+	}
+	return ev_error_set(err, EV_ERR_SCHEMA, "n/a — needs an index on (%s)", d->index[0]);
+}
+
+static void add_eq(struct ev_query *q, struct ev_buf *b, const char *col, const char *v)
+{
+	if (v == NULL)
+		return;
+	ev_buf_printf(b, " AND %s = ?", col);
+	ev_query_add_text(q, v);
+}
+
+static void add_filters(struct ev_query *q, struct ev_buf *b, const struct ev_table_def *t,
+                        const struct ev_filter *f)
+{
+	if (f == NULL)
+		return;
+	add_eq(q, b, "event_type", f->event_type);
+	add_eq(q, b, "topic", f->topic);
+	add_eq(q, b, t->type_col, f->biz_type);
+	add_eq(q, b, t->object_col, f->biz_id);
+	add_eq(q, b, "event_no", f->event_no);
+	add_eq(q, b, "trace_id", f->trace_id);
+	add_eq(q, b, "event_source", f->source);
+	add_eq(q, b, "locked_by", f->locked_by);
+	add_eq(q, b, "publish_channel", f->channel);
+	if (f->fail_reason != NULL) {
+		struct ev_buf like;
+		ev_buf_init(&like);
+		ev_buf_addc(&like, '%');
+		for (const char *s = f->fail_reason; *s; s++) {
+			if (*s == '%' || *s == '_' || *s == '\\')
+				ev_buf_addc(&like, '\\');
+			ev_buf_addc(&like, *s);
+		}
+		ev_buf_addc(&like, '%');
+		ev_buf_adds(b, " AND fail_reason LIKE ?");
+		ev_query_add_text(q, like.data);
+		ev_buf_free(&like);
+	}
+	if (f->since != NULL) {
+		ev_buf_adds(b, " AND create_time >= ?");
+		ev_query_add_text(q, f->since);
+	}
+	if (f->until != NULL) {
+		ev_buf_adds(b, " AND create_time < ?");
+		ev_query_add_text(q, f->until);
+	}
+}
+
+/* The keyset seek after cursor c for ORDER BY col [DESC], id [DESC], written out so the
+ * index serves it (the row-constructor form often misses it). NULLs sort first ascending,
+ * last descending, as MySQL and MariaDB do. */
+static void add_seek(struct ev_query *q, struct ev_buf *b, const char *col, bool desc,
+                     bool nullable, const struct ev_cursor *c)
+{
+	const char *gt = desc ? "<" : ">";
+
+	if (!c->set)
+		return;
+	if (c->value_null) {
+		if (desc) {
+			ev_buf_printf(b, " AND (%s IS NULL AND id < ?)", col);
+		} else {
+			ev_buf_printf(b, " AND ((%s IS NULL AND id > ?) OR %s IS NOT NULL)", col,
+			              col);
+		}
+		ev_query_add_uint(q, c->id);
+		return;
+	}
+	ev_buf_printf(b, " AND (%s %s ? OR (%s = ? AND id %s ?)%s%s%s)", col, gt, col, gt,
+	              desc && nullable ? " OR " : "", desc && nullable ? col : "",
+	              desc && nullable ? " IS NULL" : "");
+	ev_query_add_text(q, c->value);
+	ev_query_add_text(q, c->value);
+	ev_query_add_uint(q, c->id);
+}
+
+struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *err)
+{
+	const struct ev_table_def *t = ev_model_table(req->table);
+	const struct ev_query_def *d;
+	const char *s;
+
+	if (t == NULL || (unsigned)req->kind >= EV_LIST_COUNT) {
+		ev_error_set(err, EV_ERR_USAGE, "unknown table or list");
+		return NULL;
+	}
+	d = ev_query_def_find(kind_query[req->kind], req->table);
+	if (req->limit < 1 || req->limit > EV_PAGE_MAX) {
+		ev_error_set(err, EV_ERR_USAGE, "page size must be 1..%d, not %d", EV_PAGE_MAX,
+		             req->limit);
+		return NULL;
+	}
+	if (req->filter != NULL && (s = ev_filter_unsupported(req->filter, req->table)) != NULL) {
+		ev_error_set(err, EV_ERR_USAGE, "the %s table has no %s column", t->key, s);
+		return NULL;
+	}
+	if (req->kind == EV_LIST_TRAIL && (req->object_type == NULL || req->object_id == NULL)) {
+		ev_error_set(err, EV_ERR_USAGE, "trail needs a %s and a %s", t->type_col,
+		             t->object_col);
+		return NULL;
+	}
+	if (req->kind == EV_LIST_TRACE && req->trace_id == NULL) {
+		ev_error_set(err, EV_ERR_USAGE, "trace needs a trace_id");
+		return NULL;
+	}
+
+	struct ev_query *q = query_new(d->name);
+	struct ev_buf b;
+	const char *st = t->status_col;
+
+	ev_buf_init(&b);
+	ev_buf_printf(&b, "/* evtop:%s */ SELECT ", d->name);
+	select_columns(q, &b, t, false);
+	ev_buf_printf(&b, " FROM `%s`", req->table_name ? req->table_name : t->default_name);
+	if (index_hint(&b, d, req->info, err) < 0) {
+		ev_buf_free(&b);
+		ev_query_free(&q);
+		return NULL;
+	}
+	ev_buf_adds(&b, " WHERE deleted = 0");
+
+	const char *sort = "next_retry_time";
+	bool desc = false;
+	switch (req->kind) {
+	case EV_LIST_FAILED:
+		ev_buf_printf(&b, " AND %s = 3", st);
+		break;
+	case EV_LIST_FAILED_DUE:
+		ev_buf_printf(&b,
+		              " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time "
+		              "<= NOW()",
+		              st);
+		break;
+	case EV_LIST_FAILED_WAITING:
+		ev_buf_printf(
+		        &b,
+		        " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time > NOW()",
+		        st);
+		break;
+	case EV_LIST_FAILED_NORETRY:
+		ev_buf_printf(
+		        &b,
+		        " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time IS NULL",
+		        st);
+		break;
+	case EV_LIST_FAILED_EXHAUSTED:
+		ev_buf_printf(&b, " AND %s = 3 AND retry_count >= max_retry_count", st);
+		break;
+	case EV_LIST_STUCK:
+		if (t->has_lock) {
+			ev_buf_printf(&b, " AND %s = 1 AND lock_until <= NOW()", st);
+			sort = "lock_until";
+		} else {
+			ev_buf_printf(
+			        &b, " AND %s = 1 AND last_handle_time <= NOW() - INTERVAL ? SECOND",
+			        st);
+			ev_query_add_int(q, req->stuck_threshold_s);
+			sort = "last_handle_time";
+		}
+		break;
+	case EV_LIST_PROCESSING:
+		ev_buf_printf(&b, " AND %s = 1", st);
+		sort = t->has_lock ? "lock_until" : "last_handle_time";
+		break;
+	case EV_LIST_PENDING:
+		ev_buf_printf(&b, " AND %s = 0", st);
+		sort = "create_time";
+		break;
+	case EV_LIST_HIGH_RETRY:
+		ev_buf_printf(&b, " AND %s = 3 AND retry_count >= ?", st);
+		ev_query_add_int(q, req->high_retry_min);
+		sort = "update_time";
+		desc = true;
+		break;
+	case EV_LIST_CANCELLED:
+		ev_buf_printf(&b, " AND %s = 4", st);
+		sort = "update_time";
+		desc = true;
+		break;
+	case EV_LIST_TRAIL:
+		ev_buf_printf(&b, " AND %s = ? AND %s = ?", t->type_col, t->object_col);
+		ev_query_add_text(q, req->object_type);
+		ev_query_add_text(q, req->object_id);
+		sort = "create_time";
+		break;
+	case EV_LIST_TRACE:
+		ev_buf_adds(&b, " AND trace_id = ?");
+		ev_query_add_text(q, req->trace_id);
+		sort = "create_time";
+		break;
+	case EV_LIST_COUNT:
+		break;
+	}
+	add_filters(q, &b, t, req->filter);
+	q->sort_col = sort;
+	q->sort_desc = desc;
+	q->sort_nullable = ev_model_column(t, sort)->nullable;
+	add_seek(q, &b, sort, desc, q->sort_nullable, &req->after);
+	ev_buf_printf(&b, " ORDER BY %s%s, id%s LIMIT ?", sort, desc ? " DESC" : "",
+	              desc ? " DESC" : "");
+	ev_query_add_int(q, req->limit + 1);
+	q->limit = req->limit;
+	q->sql = ev_buf_steal(&b);
+	return q;
+}
+
+static struct ev_query *show_query(enum ev_table_kind kind, const char *table_name,
+                                   const char *name, const char *where)
+{
+	const struct ev_table_def *t = ev_model_table(kind);
+	struct ev_query *q = query_new(name);
+	struct ev_buf b;
+
+	ev_buf_init(&b);
+	ev_buf_printf(&b, "/* evtop:%s */ SELECT ", name);
+	select_columns(q, &b, t, true);
+	ev_buf_printf(&b, " FROM `%s` WHERE %s LIMIT 2", table_name ? table_name : t->default_name,
+	              where);
+	q->sql = ev_buf_steal(&b);
+	q->limit = 1;
+	return q;
+}
+
+struct ev_query *ev_query_show_by_no(enum ev_table_kind t, const char *table_name,
+                                     const char *event_no)
+{
+	struct ev_query *q = show_query(t, table_name, "show.by_no", "event_no = ?");
+	ev_query_add_text(q, event_no);
+	return q;
+}
+
+struct ev_query *ev_query_show_by_id(enum ev_table_kind t, const char *table_name,
+                                     unsigned long long id)
+{
+	struct ev_query *q = show_query(t, table_name, "show.by_id", "id = ?");
+	ev_query_add_uint(q, id);
+	return q;
+}
+
+/* --- server and session --------------------------------------------------------------------- */
+
+int ev_server_version_parse(const char *info, struct ev_server_version *v)
+{
+	const char *p = info;
+
+	memset(v, 0, sizeof(*v));
+	v->flavour = EV_FLAVOUR_MYSQL;
+	if (strstr(info, "MariaDB") != NULL)
+		v->flavour = EV_FLAVOUR_MARIADB;
+	else if (strstr(info, "TiDB") != NULL)
+		v->flavour = EV_FLAVOUR_TIDB;
+	/* MariaDB 10.x over the old protocol reports "5.5.5-10.x.y-MariaDB". */
+	if (v->flavour == EV_FLAVOUR_MARIADB && strncmp(p, "5.5.5-", 6) == 0)
+		p += 6;
+	if (sscanf(p, "%d.%d.%d", &v->major, &v->minor, &v->patch) < 2)
+		return -1;
+	return 0;
+}
+
+const char *ev_flavour_name(enum ev_flavour f)
+{
+	switch (f) {
+	case EV_FLAVOUR_MARIADB:
+		return "MariaDB";
+	case EV_FLAVOUR_TIDB:
+		return "TiDB";
+	case EV_FLAVOUR_MYSQL:
+		break;
+	}
+	return "MySQL";
+}
+
+char **ev_query_session_setup(enum ev_flavour f, int statement_timeout_ms, const char *time_zone)
+{
+	char **v = ev_xcalloc(5, sizeof(*v));
+	int n = 0;
+
+	if (time_zone != NULL && time_zone[0] != '\0')
+		v[n++] = ev_xasprintf("/* evtop */ SET time_zone = '%s'", time_zone);
+	if (f == EV_FLAVOUR_MARIADB)
+		v[n++] = ev_xasprintf("/* evtop */ SET SESSION max_statement_time = %d.%03d",
+		                      statement_timeout_ms / 1000, statement_timeout_ms % 1000);
+	else
+		v[n++] = ev_xasprintf("/* evtop */ SET SESSION max_execution_time = %d",
+		                      statement_timeout_ms);
+	v[n++] = ev_xstrdup("/* evtop */ SET SESSION innodb_lock_wait_timeout = 5");
+	v[n++] = ev_xstrdup("/* evtop */ SET SESSION lock_wait_timeout = 10");
+	return v;
+}
+
+struct ev_query *ev_query_table_indexes(const char *table_name)
+{
+	static const char *names[] = {"index_name", "columns", "non_unique"};
+	static const enum ev_ctype types[] = {EV_CT_TEXT, EV_CT_TEXT, EV_CT_INT};
+	struct ev_query *q = query_new("schema.indexes");
+
+	q->sql = ev_xstrdup(
+	        "/* evtop:schema.indexes */ SELECT INDEX_NAME, "
+	        "GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX SEPARATOR ','), MIN(NON_UNIQUE) "
+	        "FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND "
+	        "TABLE_NAME = ? GROUP BY INDEX_NAME ORDER BY INDEX_NAME = 'PRIMARY' DESC, "
+	        "INDEX_NAME LIMIT 200");
+	ev_query_add_text(q, table_name);
+	q->ncols = 3;
+	q->col_names = ev_xcalloc(3, sizeof(*q->col_names));
+	q->col_types = ev_xcalloc(3, sizeof(*q->col_types));
+	for (int i = 0; i < 3; i++) {
+		q->col_names[i] = names[i];
+		q->col_types[i] = types[i];
+	}
+	q->limit = 200;
+	return q;
+}
+
+struct ev_query *ev_query_table_columns(const char *table_name)
+{
+	struct ev_query *q = query_new("schema.columns");
+
+	q->sql = ev_xstrdup("/* evtop:schema.columns */ SELECT COLUMN_NAME FROM "
+	                    "information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+	                    "TABLE_NAME = ? ORDER BY ORDINAL_POSITION LIMIT 1000");
+	ev_query_add_text(q, table_name);
+	q->ncols = 1;
+	q->col_names = ev_xcalloc(1, sizeof(*q->col_names));
+	q->col_types = ev_xcalloc(1, sizeof(*q->col_types));
+	q->col_names[0] = "column_name";
+	q->col_types[0] = EV_CT_TEXT;
+	q->limit = 1000;
+	return q;
+}

@@ -1,0 +1,224 @@
+/* evtop — every query evtop runs, as SQL text plus bound parameters, and the query table that
+ * says which index each one needs, its sort key, whether a bounded sort is acceptable, and its
+ * cap. Nothing here talks to a server: src/db prepares and runs what this builds. */
+#ifndef EV_CORE_QUERY_H
+#define EV_CORE_QUERY_H
+
+#include "core/model.h"
+#include "core/rowset.h"
+#include "core/util.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum ev_param_type {
+	EV_P_INT,  /* signed 64-bit */
+	EV_P_UINT, /* unsigned 64-bit (ids) */
+	EV_P_TEXT, /* a string (also DATETIME values, 'YYYY-MM-DD hh:mm:ss') */
+};
+
+struct ev_param {
+	enum ev_param_type type;
+	long long i;
+	unsigned long long u;
+	char *s; /* malloc'd, for EV_P_TEXT */
+};
+
+/* A statement ready to prepare: SQL with '?' placeholders and its parameters in order. */
+struct ev_query {
+	const char *name; /* the query table's name, e.g. "list.failed_due" */
+	char *sql;
+	size_t nparams;
+	struct ev_param *params;
+	/* Result columns and their types, for the rowset (in select order). */
+	size_t ncols;
+	const char **col_names;
+	enum ev_ctype *col_types;
+	/* For keyset paging: the sort key column (NULL if the query is not paged) and order. */
+	const char *sort_col;
+	bool sort_desc;
+	bool sort_nullable;
+	int limit; /* rows asked for; the builder asks one more to know if a next page exists */
+};
+
+void ev_query_add_int(struct ev_query *q, long long v);
+void ev_query_add_uint(struct ev_query *q, unsigned long long v);
+void ev_query_add_text(struct ev_query *q, const char *s);
+/* Free the query and NULL the pointer. */
+void ev_query_free(struct ev_query **q);
+/* The SQL with every '?' replaced by its parameter as a literal (strings quoted and escaped),
+ * for --log-sql, --dry-run and the confirmation dialog. malloc'd. */
+char *ev_query_render(const struct ev_query *q);
+
+/* --- the lists --------------------------------------------------------------------- */
+
+#define EV_LIST_KIND_LIST(X)                                                                       \
+	X(FAILED, "failed", "failed (every bucket)")                                               \
+	X(FAILED_DUE, "failed-due", "failed, retries left, next_retry_time <= NOW()")              \
+	X(FAILED_WAITING, "failed-waiting", "failed, retries left, next_retry_time > NOW()")       \
+	X(FAILED_NORETRY, "failed-noretry", "failed, retries left, no next_retry_time")            \
+	X(FAILED_EXHAUSTED, "failed-exhausted", "failed, retry_count >= max_retry_count")          \
+	X(STUCK, "stuck", "processing past its lock (outbox) or the stuck threshold")              \
+	X(PROCESSING, "processing", "processing (stuck included)")                                 \
+	X(PENDING, "pending", "pending, oldest first")                                             \
+	X(HIGH_RETRY, "high-retry", "failed with retry_count >= N, latest update first")           \
+	X(CANCELLED, "cancelled", "cancelled, latest update first")                                \
+	X(TRAIL, "trail", "every event of one business object, in creation order")                 \
+	X(TRACE, "trace", "every event of one trace_id, in creation order")
+
+enum ev_list_kind {
+#define X(id, name, help) EV_LIST_##id,
+	EV_LIST_KIND_LIST(X)
+#undef X
+	        EV_LIST_COUNT,
+};
+
+const char *ev_list_name(enum ev_list_kind k);
+const char *ev_list_help(enum ev_list_kind k);
+/* List kind by name (also "oldest-pending" for pending), or -1. */
+int ev_list_parse(const char *name);
+
+/* Filters (PRODUCT.md section 1.2). Exact matches on indexed or short columns, a substring of
+ * fail_reason, and a create_time range. All strings malloc'd; NULL = not set. */
+struct ev_filter {
+	char *event_type;
+	char *topic;    /* outbox only */
+	char *biz_type; /* biz_type / aggregate_type */
+	char *biz_id;   /* biz_id / aggregate_id */
+	char *event_no;
+	char *trace_id;
+	char *source;      /* event_source */
+	char *locked_by;   /* outbox only */
+	char *channel;     /* publish_channel, outbox only */
+	char *fail_reason; /* substring */
+	char *since;       /* create_time >= since ('YYYY-MM-DD[ hh:mm[:ss]]') */
+	char *until;       /* create_time < until */
+};
+
+/* Set one filter by key: event_type, topic, biz_type (aggregate_type), biz_id (aggregate_id),
+ * event_no, trace_id, source (event_source), locked_by, channel (publish_channel),
+ * fail_reason (reason), since, until. Validates the value (length, datetime form). */
+int ev_filter_set(struct ev_filter *f, const char *key, const char *value, struct ev_error *err);
+/* Parse a filter expression: space-separated key=value terms (key~value for fail_reason),
+ * values optionally in double quotes, e.g. `event_type=PAY_SUCCESS reason~"timed out"`. */
+int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err);
+/* Does the filter use a column this table lacks? Returns the offending key or NULL. */
+const char *ev_filter_unsupported(const struct ev_filter *f, enum ev_table_kind t);
+void ev_filter_free(struct ev_filter *f);
+
+/* A position in a list: the sort key's value (NULL for SQL NULL) and the id of the last row
+ * seen. Encoded for --after as "v1:<id>:<value>" or "v1:<id>:~" for NULL. */
+struct ev_cursor {
+	bool set;
+	bool value_null;
+	char value[32];
+	unsigned long long id;
+};
+
+int ev_cursor_decode(const char *s, struct ev_cursor *c, struct ev_error *err);
+/* Encode a cursor; returns a malloc'd string. */
+char *ev_cursor_encode(const struct ev_cursor *c);
+/* The cursor after row `row` of a result of q. */
+void ev_cursor_from_row(const struct ev_query *q, const struct ev_rowset *rs, size_t row,
+                        struct ev_cursor *c);
+
+/* What the server has: a table's indexes (by columns), read once per connection by src/db. */
+struct ev_index_info {
+	char *name;
+	char *columns; /* "col1,col2,..." in index order */
+	bool unique;
+};
+
+struct ev_table_info {
+	bool exists;
+	size_t nindexes;
+	struct ev_index_info *indexes;
+	size_t ncolumns;
+	char **columns; /* the table's column names */
+};
+
+/* The name of the first index (in the server's order) whose leading columns are exactly
+ * `columns` ("a,b"), or NULL. */
+const char *ev_index_find(const struct ev_table_info *ti, const char *columns);
+/* Free what ti holds (not ti itself). */
+void ev_table_info_clear(struct ev_table_info *ti);
+
+struct ev_list_req {
+	const struct ev_table_info *info; /* the server's indexes; NULL = use no index hint */
+	enum ev_table_kind table;
+	const char *table_name; /* the real table name (validated identifier) */
+	enum ev_list_kind kind;
+	const struct ev_filter *filter; /* may be NULL */
+	struct ev_cursor after;         /* start after this row (unset = first page) */
+	int limit;                      /* rows per page, 1 .. EV_PAGE_MAX */
+	int stuck_threshold_s;          /* message table: stuck threshold */
+	int high_retry_min;             /* high-retry: retry_count >= N */
+	const char *object_type;        /* trail: biz_type / aggregate_type */
+	const char *object_id;          /* trail: biz_id / aggregate_id */
+	const char *trace_id;           /* trace */
+};
+
+#define EV_PAGE_MAX 1000
+
+/* Build the query for one page of a list. The query asks for limit + 1 rows so the caller
+ * knows whether a next page exists. Returns NULL with err set for a bad request. */
+struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *err);
+
+/* The detail of one event by event_no (deleted rows included: the caller shows a badge). */
+struct ev_query *ev_query_show_by_no(enum ev_table_kind t, const char *table_name,
+                                     const char *event_no);
+/* The detail of one event by id. */
+struct ev_query *ev_query_show_by_id(enum ev_table_kind t, const char *table_name,
+                                     unsigned long long id);
+
+/* --- the server and the session ---------------------------------------------------------- */
+
+enum ev_flavour {
+	EV_FLAVOUR_MYSQL,
+	EV_FLAVOUR_MARIADB,
+	EV_FLAVOUR_TIDB,
+};
+
+struct ev_server_version {
+	enum ev_flavour flavour;
+	int major, minor, patch;
+};
+
+/* Parse mysql_get_server_info()'s text ("10.11.19-MariaDB-0+deb12u1", "5.5.5-10.6.4-MariaDB",
+ * "8.0.36", "8.0.11-TiDB-v7.5.0"). Returns -1 if no version number is found. */
+int ev_server_version_parse(const char *info, struct ev_server_version *v);
+const char *ev_flavour_name(enum ev_flavour f);
+
+/* The statements that set up a session on every (re)connect: time zone (when set; validated
+ * by the config), the server-side statement time limit in the flavour's own variable (MySQL
+ * max_execution_time in ms; MariaDB max_statement_time in s), and the lock wait timeouts.
+ * Returns a NULL-terminated array of malloc'd SQL texts; free with ev_strv_free. */
+char **ev_query_session_setup(enum ev_flavour f, int statement_timeout_ms, const char *time_zone);
+
+/* A table's indexes as (name, "col,col", non_unique), and its column names, from
+ * information_schema for the current database. One text parameter: the table name. */
+struct ev_query *ev_query_table_indexes(const char *table_name);
+struct ev_query *ev_query_table_columns(const char *table_name);
+
+/* --- the query table ---------------------------------------------------------------- */
+
+struct ev_query_def {
+	const char *name; /* "list.failed_due", "show.by_no", ... */
+	enum ev_table_kind table;
+	/* The index it needs, by its leading columns, whatever its name: candidates in order of
+	 * preference (an index evtop doctor recommends first, then the model document's). The
+	 * first the server has is forced; with none, the query is not run ("n/a — needs an
+	 * index on (...)") rather than scanning the table. */
+	const char *index[3];
+	const char *sort;  /* the ORDER BY, e.g. "lock_until,id" */
+	bool sort_allowed; /* a bounded filesort is acceptable here: within one status range,
+	                      one business object or one trace_id */
+	int cap;           /* most rows one run may return */
+};
+
+/* The query table, ended by an entry with name NULL. */
+extern const struct ev_query_def ev_query_defs[];
+/* The entry for a query name and table, or NULL. */
+const struct ev_query_def *ev_query_def_find(const char *name, enum ev_table_kind t);
+
+#endif

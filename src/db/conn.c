@@ -1,0 +1,603 @@
+/* evtop — connections. The only code (with the rest of src/db) that includes <mysql.h>. */
+#include <config.h>
+
+#include "db/conn.h"
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef ER_STATEMENT_TIMEOUT
+#define ER_STATEMENT_TIMEOUT 1969
+#endif
+#define ER_MYSQL_QUERY_TIMEOUT 3024 /* MySQL's max_execution_time exceeded */
+
+struct ev_conn {
+	const struct ev_source *src;
+	const struct ev_config *cfg;
+	char *password;
+	MYSQL *db;
+	atomic_ulong thread_id;
+	struct ev_server_version version;
+	char *server_info;
+	char *host_info;
+	char *user;
+};
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *sql_log;
+
+int ev_db_init(void)
+{
+	return mysql_library_init(0, NULL, NULL) == 0 ? 0 : -1;
+}
+
+void ev_db_end(void)
+{
+	mysql_library_end();
+}
+
+void ev_db_thread_init(void)
+{
+	mysql_thread_init();
+}
+
+void ev_db_thread_end(void)
+{
+	mysql_thread_end();
+}
+
+void ev_db_set_sql_log(FILE *f)
+{
+	pthread_mutex_lock(&log_lock);
+	sql_log = f;
+	pthread_mutex_unlock(&log_lock);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void log_sql(const struct ev_conn *c, const char *sql, double ms, long long rows,
+                    const char *error)
+{
+	pthread_mutex_lock(&log_lock);
+	if (sql_log != NULL) {
+		time_t t = time(NULL);
+		struct tm tm;
+		char when[32];
+		localtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(sql_log, "%s [%s #%lu] %.3f ms ", when, c->src->name ? c->src->name : "-",
+		        (unsigned long)atomic_load(&c->thread_id), ms);
+		if (error != NULL)
+			fprintf(sql_log, "error: %s", error);
+		else if (rows >= 0)
+			fprintf(sql_log, "%lld rows", rows);
+		else
+			fputs("ok", sql_log);
+		fprintf(sql_log, "\n  %s;\n", sql);
+		fflush(sql_log);
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+static void log_query(const struct ev_conn *c, const struct ev_query *q, double ms, long long rows,
+                      const char *error)
+{
+	if (sql_log == NULL)
+		return;
+	char *text = ev_query_render(q);
+	log_sql(c, text, ms, rows, error);
+	free(text);
+}
+
+struct ev_conn *ev_conn_new(const struct ev_source *src, const struct ev_config *cfg)
+{
+	struct ev_conn *c = ev_xcalloc(1, sizeof(*c));
+	c->src = src;
+	c->cfg = cfg;
+	return c;
+}
+
+void ev_conn_set_password(struct ev_conn *c, const char *password)
+{
+	if (c->password != NULL) {
+		memset(c->password, 0, strlen(c->password));
+		free(c->password);
+	}
+	c->password = password ? ev_xstrdup(password) : NULL;
+}
+
+static void set_facts_free(struct ev_conn *c)
+{
+	free(c->server_info);
+	free(c->host_info);
+	free(c->user);
+	c->server_info = c->host_info = c->user = NULL;
+}
+
+void ev_conn_close(struct ev_conn *c)
+{
+	if (c->db != NULL) {
+		mysql_close(c->db);
+		c->db = NULL;
+	}
+	atomic_store(&c->thread_id, 0);
+}
+
+void ev_conn_free(struct ev_conn **cp)
+{
+	struct ev_conn *c = *cp;
+	if (c == NULL)
+		return;
+	ev_conn_close(c);
+	ev_conn_set_password(c, NULL);
+	set_facts_free(c);
+	free(c);
+	*cp = NULL;
+}
+
+bool ev_conn_is_connected(const struct ev_conn *c)
+{
+	return c->db != NULL;
+}
+
+/* Options every connection gets, the killer's included. */
+static MYSQL *new_handle(const struct ev_conn *c)
+{
+	const struct ev_source *s = c->src;
+	const struct ev_config *cfg = c->cfg;
+	MYSQL *db = mysql_init(NULL);
+	unsigned int t;
+
+	if (db == NULL)
+		ev_fatal("out of memory (mysql_init)");
+	if (s->defaults_file != NULL)
+		mysql_options(db, MYSQL_READ_DEFAULT_FILE, s->defaults_file);
+	mysql_options(db, MYSQL_READ_DEFAULT_GROUP,
+	              s->defaults_group ? s->defaults_group : "evtop");
+	t = (unsigned)cfg->connect_timeout_s;
+	mysql_options(db, MYSQL_OPT_CONNECT_TIMEOUT, &t);
+	t = (unsigned)cfg->read_timeout_s;
+	mysql_options(db, MYSQL_OPT_READ_TIMEOUT, &t);
+	t = (unsigned)cfg->write_timeout_s;
+	mysql_options(db, MYSQL_OPT_WRITE_TIMEOUT, &t);
+	mysql_options(db, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	if (s->ssl || s->ssl_verify || s->ssl_ca || s->ssl_capath || s->ssl_cert || s->ssl_key) {
+		if (s->ssl_key)
+			mysql_options(db, MYSQL_OPT_SSL_KEY, s->ssl_key);
+		if (s->ssl_cert)
+			mysql_options(db, MYSQL_OPT_SSL_CERT, s->ssl_cert);
+		if (s->ssl_ca)
+			mysql_options(db, MYSQL_OPT_SSL_CA, s->ssl_ca);
+		if (s->ssl_capath)
+			mysql_options(db, MYSQL_OPT_SSL_CAPATH, s->ssl_capath);
+		if (s->ssl_cipher)
+			mysql_options(db, MYSQL_OPT_SSL_CIPHER, s->ssl_cipher);
+#if defined(LIBMARIADB) || defined(MARIADB_BASE_VERSION)
+		my_bool on = 1;
+		mysql_options(db, MYSQL_OPT_SSL_ENFORCE, &on);
+		my_bool verify = s->ssl_verify ? 1 : 0;
+		mysql_options(db, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+#else
+		unsigned int mode = s->ssl_verify ? SSL_MODE_VERIFY_IDENTITY : SSL_MODE_REQUIRED;
+		mysql_options(db, MYSQL_OPT_SSL_MODE, &mode);
+#endif
+	}
+	return db;
+}
+
+/* Words a person can act on, for the errors people meet when connecting. */
+static int connect_error(const struct ev_conn *c, MYSQL *db, struct ev_error *err)
+{
+	unsigned int no = mysql_errno(db);
+	const char *msg = mysql_error(db);
+	const struct ev_source *s = c->src;
+	const char *where = s->host     ? s->host
+	                    : s->socket ? s->socket
+	                                : "the server in the option files";
+
+	switch (no) {
+	case ER_ACCESS_DENIED_ERROR:
+		return ev_error_set(
+		        err, (int)no,
+		        "access denied: %s (check the user and password: -u, -p, or the "
+		        "option file)",
+		        msg);
+	case ER_BAD_DB_ERROR:
+		return ev_error_set(err, (int)no,
+		                    "no such database: %s (check -D or the option file)", msg);
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_UNKNOWN_HOST:
+	case CR_SERVER_LOST:
+	case CR_SERVER_GONE_ERROR:
+		return ev_error_set(err, EV_ERR_CONNECT, "cannot connect to %s: %s", where, msg);
+	default:
+		return ev_error_set(err, no ? (int)no : EV_ERR_CONNECT, "cannot connect to %s: %s",
+		                    where, msg);
+	}
+}
+
+int ev_conn_connect(struct ev_conn *c, struct ev_error *err)
+{
+	const struct ev_source *s = c->src;
+	MYSQL *db;
+
+	ev_conn_close(c);
+	set_facts_free(c);
+	db = new_handle(c);
+	if (mysql_real_connect(db, s->host, s->user, c->password, s->database, s->port, s->socket,
+	                       0) == NULL) {
+		connect_error(c, db, err);
+		mysql_close(db);
+		return -1;
+	}
+	/* An option file may name another character set; evtop always speaks utf8mb4. */
+	if (mysql_set_character_set(db, "utf8mb4") != 0) {
+		ev_error_set(err, EV_ERR_CONNECT, "cannot use utf8mb4: %s", mysql_error(db));
+		mysql_close(db);
+		return -1;
+	}
+	c->db = db;
+	atomic_store(&c->thread_id, mysql_thread_id(db));
+	c->server_info = ev_xstrdup(mysql_get_server_info(db));
+	c->host_info = ev_xstrdup(mysql_get_host_info(db) ? mysql_get_host_info(db) : "");
+	if (ev_server_version_parse(c->server_info, &c->version) < 0)
+		c->version.flavour = EV_FLAVOUR_MYSQL;
+
+	char **setup = ev_query_session_setup(c->version.flavour, c->cfg->statement_timeout_ms,
+	                                      s->time_zone);
+	for (char **sql = setup; *sql != NULL; sql++) {
+		if (ev_conn_exec(c, *sql, err) < 0) {
+			if (strstr(*sql, "time_zone") != NULL)
+				ev_error_set(
+				        err, EV_ERR_CONFIG,
+				        "the server refused time zone '%s': %s (named zones need "
+				        "the server's time zone tables; an offset like +08:00 "
+				        "always works)",
+				        s->time_zone, err->msg);
+			ev_strv_free(&setup);
+			ev_conn_close(c);
+			return -1;
+		}
+	}
+	ev_strv_free(&setup);
+
+	if (mysql_query(db, "/* evtop */ SELECT CURRENT_USER()") == 0) {
+		MYSQL_RES *r = mysql_store_result(db);
+		MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
+		c->user = ev_xstrdup(row && row[0] ? row[0] : "");
+		if (r)
+			mysql_free_result(r);
+	} else {
+		c->user = ev_xstrdup("");
+	}
+	return 0;
+}
+
+int ev_conn_exec(struct ev_conn *c, const char *sql, struct ev_error *err)
+{
+	double t0 = now_ms();
+
+	if (c->db == NULL)
+		return ev_error_set(err, EV_ERR_CONNECT, "not connected");
+	if (mysql_query(c->db, sql) != 0) {
+		ev_error_set(err, (int)mysql_errno(c->db), "%s", mysql_error(c->db));
+		log_sql(c, sql, now_ms() - t0, -1, err->msg);
+		return -1;
+	}
+	MYSQL_RES *r = mysql_store_result(c->db);
+	if (r != NULL)
+		mysql_free_result(r);
+	log_sql(c, sql, now_ms() - t0, -1, NULL);
+	return 0;
+}
+
+static bool is_lost(unsigned int no)
+{
+	return no == CR_SERVER_GONE_ERROR || no == CR_SERVER_LOST
+#ifdef CR_SERVER_LOST_EXTENDED
+	       || no == CR_SERVER_LOST_EXTENDED
+#endif
+	       || no == CR_CONNECTION_ERROR || no == CR_CONN_HOST_ERROR;
+}
+
+/* A server or client error as evtop reports it. */
+static int stmt_error(struct ev_conn *c, const struct ev_query *q, unsigned int no, const char *msg,
+                      const char *sqlstate, struct ev_error *err)
+{
+	if (no == ER_STATEMENT_TIMEOUT || no == ER_MYSQL_QUERY_TIMEOUT)
+		return ev_error_set(
+		        err, EV_ERR_TIMEOUT,
+		        "timeout: %s stopped by the server's statement time limit (%d ms)", q->name,
+		        c->cfg->statement_timeout_ms);
+	if (no == ER_QUERY_INTERRUPTED)
+		return ev_error_set(err, (int)no, "cancelled: %s", q->name);
+	if (no == ER_NO_SUCH_TABLE)
+		return ev_error_set(err, EV_ERR_SCHEMA, "missing table: %s", msg);
+	if (no == ER_BAD_FIELD_ERROR)
+		return ev_error_set(
+		        err, EV_ERR_SCHEMA,
+		        "missing column: %s (the table differs from the model document; "
+		        "evtop doctor explains)",
+		        msg);
+	if (no == ER_KEY_DOES_NOT_EXISTS)
+		return ev_error_set(err, EV_ERR_SCHEMA, "missing index: %s", msg);
+	if (no == ER_TABLEACCESS_DENIED_ERROR || no == ER_COLUMNACCESS_DENIED_ERROR)
+		return ev_error_set(err, (int)no, "not allowed: %s", msg);
+	if (is_lost(no))
+		return ev_error_set(err, EV_ERR_CONNECT, "connection lost: %s", msg);
+	(void)sqlstate;
+	return ev_error_set(err, no ? (int)no : EV_ERR_GENERIC, "%s: %s", q->name, msg);
+}
+
+struct fetch_col {
+	char *buf;
+	unsigned long cap;
+	unsigned long length;
+	my_bool is_null;
+	my_bool error;
+};
+
+/* One attempt: prepare, bind, execute, fetch. Returns 0, or -1 with err and *lost set. */
+static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowset **out,
+                    struct ev_error *err, bool *lost)
+{
+	MYSQL_STMT *st = NULL;
+	MYSQL_BIND *pb = NULL, *rb = NULL;
+	struct fetch_col *fc = NULL;
+	unsigned long *plen = NULL;
+	struct ev_rowset *rs = NULL;
+	MYSQL_RES *meta = NULL;
+	unsigned int ncols = 0;
+	int rc = -1;
+
+	*lost = false;
+	st = mysql_stmt_init(c->db);
+	if (st == NULL)
+		ev_fatal("out of memory (mysql_stmt_init)");
+	if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0)
+		goto fail;
+
+	if (q->nparams != mysql_stmt_param_count(st)) {
+		ev_error_set(err, EV_ERR_GENERIC, "%s: %zu parameters for %lu placeholders",
+		             q->name, q->nparams, mysql_stmt_param_count(st));
+		goto out;
+	}
+	if (q->nparams > 0) {
+		pb = ev_xcalloc(q->nparams, sizeof(*pb));
+		plen = ev_xcalloc(q->nparams, sizeof(*plen));
+		for (size_t i = 0; i < q->nparams; i++) {
+			struct ev_param *p = &q->params[i];
+			switch (p->type) {
+			case EV_P_INT:
+				pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+				pb[i].buffer = &p->i;
+				break;
+			case EV_P_UINT:
+				pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+				pb[i].buffer = &p->u;
+				pb[i].is_unsigned = 1;
+				break;
+			case EV_P_TEXT:
+				plen[i] = strlen(p->s);
+				pb[i].buffer_type = MYSQL_TYPE_STRING;
+				pb[i].buffer = p->s;
+				pb[i].buffer_length = plen[i];
+				pb[i].length = &plen[i];
+				break;
+			}
+		}
+		if (mysql_stmt_bind_param(st, pb) != 0)
+			goto fail;
+	}
+	if (mysql_stmt_execute(st) != 0)
+		goto fail;
+
+	meta = mysql_stmt_result_metadata(st);
+	ncols = meta ? mysql_num_fields(meta) : 0;
+	{
+		const char **names = ev_xcalloc(ncols ? ncols : 1, sizeof(*names));
+		enum ev_ctype *types = ev_xcalloc(ncols ? ncols : 1, sizeof(*types));
+		MYSQL_FIELD *fields = meta ? mysql_fetch_fields(meta) : NULL;
+		for (unsigned i = 0; i < ncols; i++) {
+			names[i] = i < q->ncols ? q->col_names[i] : fields[i].name;
+			types[i] = i < q->ncols ? q->col_types[i] : EV_CT_TEXT;
+		}
+		rs = ev_rowset_new(ncols, names, types);
+		free(names);
+		free(types);
+	}
+	if (ncols > 0) {
+		rb = ev_xcalloc(ncols, sizeof(*rb));
+		fc = ev_xcalloc(ncols, sizeof(*fc));
+		for (unsigned i = 0; i < ncols; i++) {
+			fc[i].cap = 256;
+			fc[i].buf = ev_xmalloc(fc[i].cap);
+			rb[i].buffer_type = MYSQL_TYPE_STRING;
+			rb[i].buffer = fc[i].buf;
+			rb[i].buffer_length = fc[i].cap;
+			rb[i].length = &fc[i].length;
+			rb[i].is_null = &fc[i].is_null;
+			rb[i].error = &fc[i].error;
+		}
+		if (mysql_stmt_bind_result(st, rb) != 0)
+			goto fail;
+		for (;;) {
+			int f = mysql_stmt_fetch(st);
+			if (f == MYSQL_NO_DATA)
+				break;
+			if (f == 1)
+				goto fail;
+			struct ev_cell *cells = ev_rowset_add_row(rs);
+			for (unsigned i = 0; i < ncols; i++) {
+				if (fc[i].is_null) {
+					ev_cell_set(&cells[i], NULL, 0);
+					continue;
+				}
+				if (fc[i].length > fc[i].cap) {
+					/* MYSQL_DATA_TRUNCATED: grow and fetch the column again. */
+					char *big = ev_xmalloc(fc[i].length + 1);
+					MYSQL_BIND one;
+					memset(&one, 0, sizeof(one));
+					one.buffer_type = MYSQL_TYPE_STRING;
+					one.buffer = big;
+					one.buffer_length = fc[i].length + 1;
+					unsigned long len = 0;
+					one.length = &len;
+					if (mysql_stmt_fetch_column(st, &one, i, 0) != 0) {
+						free(big);
+						goto fail;
+					}
+					ev_cell_set(&cells[i], big, fc[i].length);
+					free(big);
+				} else {
+					ev_cell_set(&cells[i], fc[i].buf, fc[i].length);
+				}
+			}
+		}
+	}
+	*out = rs;
+	rs = NULL;
+	rc = 0;
+	goto out;
+fail:
+	*lost = is_lost(mysql_stmt_errno(st));
+	stmt_error(c, q, mysql_stmt_errno(st), mysql_stmt_error(st), mysql_stmt_sqlstate(st), err);
+out:
+	if (meta)
+		mysql_free_result(meta);
+	if (fc)
+		for (unsigned i = 0; i < ncols; i++)
+			free(fc[i].buf);
+	free(fc);
+	free(rb);
+	free(pb);
+	free(plen);
+	ev_rowset_free(&rs);
+	mysql_stmt_close(st);
+	return rc;
+}
+
+int ev_conn_run(struct ev_conn *c, const struct ev_query *q, struct ev_rowset **out,
+                struct ev_error *err)
+{
+	*out = NULL;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		bool lost = false;
+		double t0 = now_ms();
+		if (c->db == NULL && ev_conn_connect(c, err) < 0)
+			return -1;
+		if (run_once(c, q, out, err, &lost) == 0) {
+			log_query(c, q, now_ms() - t0, (long long)(*out)->nrows, NULL);
+			return 0;
+		}
+		log_query(c, q, now_ms() - t0, -1, err->msg);
+		if (!lost)
+			return -1;
+		/* A read is safe to retry once on a new connection. */
+		ev_conn_close(c);
+	}
+	return -1;
+}
+
+int ev_conn_table_info(struct ev_conn *c, const char *table, struct ev_table_info *ti,
+                       struct ev_error *err)
+{
+	struct ev_query *q;
+	struct ev_rowset *rs = NULL;
+
+	memset(ti, 0, sizeof(*ti));
+	q = ev_query_table_columns(table);
+	if (ev_conn_run(c, q, &rs, err) < 0) {
+		ev_query_free(&q);
+		return -1;
+	}
+	ev_query_free(&q);
+	ti->exists = rs->nrows > 0;
+	ti->ncolumns = rs->nrows;
+	ti->columns = ev_xcalloc(rs->nrows ? rs->nrows : 1, sizeof(*ti->columns));
+	for (size_t i = 0; i < rs->nrows; i++)
+		ti->columns[i] = ev_xstrdup(ev_rowset_cell(rs, i, 0)->s);
+	ev_rowset_free(&rs);
+
+	q = ev_query_table_indexes(table);
+	if (ev_conn_run(c, q, &rs, err) < 0) {
+		ev_query_free(&q);
+		ev_table_info_clear(ti);
+		return -1;
+	}
+	ev_query_free(&q);
+	ti->nindexes = rs->nrows;
+	ti->indexes = ev_xcalloc(rs->nrows ? rs->nrows : 1, sizeof(*ti->indexes));
+	for (size_t i = 0; i < rs->nrows; i++) {
+		ti->indexes[i].name = ev_xstrdup(ev_rowset_cell(rs, i, 0)->s);
+		ti->indexes[i].columns = ev_xstrdup(ev_rowset_cell(rs, i, 1)->s);
+		ti->indexes[i].unique = strcmp(ev_rowset_cell(rs, i, 2)->s, "0") == 0;
+	}
+	ev_rowset_free(&rs);
+	return 0;
+}
+
+int ev_conn_kill_query(struct ev_conn *c, struct ev_error *err)
+{
+	unsigned long id = atomic_load(&c->thread_id);
+	char sql[64];
+	int rc = 0;
+
+	if (id == 0)
+		return 0;
+	MYSQL *db = new_handle(c);
+	if (mysql_real_connect(db, c->src->host, c->src->user, c->password, c->src->database,
+	                       c->src->port, c->src->socket, 0) == NULL) {
+		connect_error(c, db, err);
+		mysql_close(db);
+		return -1;
+	}
+	snprintf(sql, sizeof(sql), "/* evtop */ KILL QUERY %lu", id);
+	if (mysql_query(db, sql) != 0 && mysql_errno(db) != ER_NO_SUCH_THREAD)
+		rc = ev_error_set(err, (int)mysql_errno(db), "KILL QUERY failed: %s",
+		                  mysql_error(db));
+	mysql_close(db);
+	return rc;
+}
+
+const struct ev_server_version *ev_conn_server(const struct ev_conn *c)
+{
+	return &c->version;
+}
+
+const char *ev_conn_server_info(const struct ev_conn *c)
+{
+	return c->server_info ? c->server_info : "";
+}
+
+const char *ev_conn_host_info(const struct ev_conn *c)
+{
+	return c->host_info ? c->host_info : "";
+}
+
+const char *ev_conn_user(const struct ev_conn *c)
+{
+	return c->user ? c->user : "";
+}
+
+unsigned long ev_conn_thread_id(const struct ev_conn *c)
+{
+	return atomic_load(&c->thread_id);
+}
+
+const char *ev_conn_tls_cipher(const struct ev_conn *c)
+{
+	return c->db ? mysql_get_ssl_cipher(c->db) : NULL;
+}

@@ -1,0 +1,84 @@
+/* evtop — a worker thread per connection. The UI thread submits jobs and never waits: a
+ * finished job comes back through a queue, with a byte written to a wake-up pipe the UI
+ * polls. Each job carries a generation so a superseded result can be dropped (and its query
+ * cancelled on the server). The worker blocks all signals, uses blocking client calls, owns
+ * its connection, reconnects with back-off, and never touches UI state. */
+#ifndef EV_DB_WORKER_H
+#define EV_DB_WORKER_H
+
+#include "core/query.h"
+#include "core/rowset.h"
+#include "core/util.h"
+#include "db/conn.h"
+
+#include <stdbool.h>
+
+struct ev_worker;
+
+/* The work of a job, run on the worker thread with its connection. Returns 0 or -1 with
+ * err set; may store a result in job->result (freed by job->free_result). */
+struct ev_job;
+typedef int (*ev_job_fn)(struct ev_conn *conn, struct ev_job *job, struct ev_error *err);
+
+struct ev_job {
+	/* Set by the submitter. */
+	int tag;           /* what the job is for (a view, a tile); for ev_worker_supersede */
+	unsigned long gen; /* the submitter's generation when submitted */
+	ev_job_fn fn;
+	void *arg;
+	void (*free_arg)(void *arg);
+	/* Set by the worker. */
+	unsigned long id;
+	int rc;
+	struct ev_error err;
+	double elapsed_ms; /* wall time of fn */
+	bool cancelled;    /* superseded or cancelled before or while it ran */
+	void *result;
+	void (*free_result)(void *result);
+	struct ev_job *next;
+};
+
+/* A job that runs one query (q is owned by the job) into an ev_rowset result. */
+struct ev_job *ev_job_query(int tag, unsigned long gen, struct ev_query *q);
+/* A job running fn(arg). */
+struct ev_job *ev_job_new(int tag, unsigned long gen, ev_job_fn fn, void *arg,
+                          void (*free_arg)(void *));
+/* Free a job with its arg and result; NULLs the pointer. */
+void ev_job_free(struct ev_job **job);
+
+enum ev_worker_state {
+	EV_WORKER_CONNECTING,
+	EV_WORKER_CONNECTED,
+	EV_WORKER_RECONNECTING, /* lost; retrying with back-off */
+};
+
+/* Start a worker that owns conn (connected or not). Returns NULL with err set if the thread
+ * cannot start. */
+struct ev_worker *ev_worker_start(struct ev_conn *conn, struct ev_error *err);
+/* Stop: cancel the running query on the server, drop queued jobs, join, free the connection.
+ * NULLs the pointer. */
+void ev_worker_stop(struct ev_worker **w);
+
+/* Queue a job (ownership passes to the worker until it comes back from ev_worker_take).
+ * Returns its id. */
+unsigned long ev_worker_submit(struct ev_worker *w, struct ev_job *job);
+/* A finished job, or NULL: the caller owns it. Never blocks. */
+struct ev_job *ev_worker_take(struct ev_worker *w);
+/* The read end of the wake-up pipe: readable when a job has finished. Drain it with
+ * ev_worker_drain_fd before taking jobs. */
+int ev_worker_fd(const struct ev_worker *w);
+void ev_worker_drain_fd(struct ev_worker *w);
+
+/* Cancel every queued or running job with this tag and a generation below gen: queued ones
+ * come back cancelled without running; a running one is killed on the server (KILL QUERY). */
+void ev_worker_supersede(struct ev_worker *w, int tag, unsigned long gen);
+/* Cancel everything (Esc, quit). */
+void ev_worker_cancel_all(struct ev_worker *w);
+
+/* Jobs queued or running. */
+int ev_worker_pending(struct ev_worker *w);
+enum ev_worker_state ev_worker_state(struct ev_worker *w, struct ev_error *last_err);
+/* Milliseconds the running job has run (0 if none): for the spinner. */
+double ev_worker_running_ms(struct ev_worker *w);
+
+#endif
