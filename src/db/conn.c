@@ -472,8 +472,17 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 	rc = 0;
 	goto out;
 fail:
-	*lost = is_lost(mysql_stmt_errno(st));
-	stmt_error(c, q, mysql_stmt_errno(st), mysql_stmt_error(st), mysql_stmt_sqlstate(st), err);
+	/* An error packet that arrives while rows are read lands on the connection, not the
+	 * statement. */
+	if (mysql_stmt_errno(st) != 0) {
+		*lost = is_lost(mysql_stmt_errno(st));
+		stmt_error(c, q, mysql_stmt_errno(st), mysql_stmt_error(st),
+		           mysql_stmt_sqlstate(st), err);
+	} else {
+		*lost = is_lost(mysql_errno(c->db));
+		stmt_error(c, q, mysql_errno(c->db), mysql_error(c->db), mysql_sqlstate(c->db),
+		           err);
+	}
 out:
 	if (meta)
 		mysql_free_result(meta);
