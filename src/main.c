@@ -2,8 +2,10 @@
 #include <config.h>
 
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "db/conn.h"
 #include "db/dbinfo.h"
+#include "ui/console.h"
 #include "ui/uiinfo.h"
 
 #include <langinfo.h>
@@ -20,8 +22,11 @@ static void usage(FILE *out)
 	        "biz_outbox_event): watch it, and retry, cancel or recover events by hand.\n"
 	        "\n"
 	        "Options:\n"
-	        "  -h, --help      show this help and exit\n"
-	        "  -V, --version   show version information and exit\n");
+	        "      --help      show this help and exit (COMMAND --help: the command's)\n"
+	        "  -V, --version   show version information and exit\n"
+	        "Connection options (-h HOST, -P PORT, -S SOCKET, -u USER, -p, -D DATABASE,\n"
+	        "--defaults-file, ...) follow the mysql client's conventions and may come before\n"
+	        "or after the command; `evtop list --help` lists them all.\n");
 	if (ev_subcommands[0].name != NULL) {
 		fprintf(out, "\nCommands:\n");
 		for (const struct ev_subcommand *s = ev_subcommands; s->name != NULL; s++)
@@ -46,6 +51,42 @@ static void set_locale(void)
 		setlocale(LC_CTYPE, "C.UTF-8");
 }
 
+/* The console: the shared options, then the UI. */
+static int run_console(int argc, char **argv)
+{
+	struct ev_opts o;
+	struct ev_error err = {0};
+	if (ev_opts_parse(&o, argc, argv, &err) < 0) {
+		fprintf(stderr, "evtop: %s\n", err.msg);
+		ev_opts_free(&o);
+		return EV_EXIT_USAGE;
+	}
+	if (o.help) {
+		usage(stdout);
+		ev_opts_free(&o);
+		return EV_EXIT_OK;
+	}
+	if (o.nargs > 0) {
+		fprintf(stderr, "evtop: unknown command '%s'\n", o.args[0]);
+		usage(stderr);
+		ev_opts_free(&o);
+		return EV_EXIT_USAGE;
+	}
+	struct ev_console_args args = {
+	        .cfg = &o.cfg,
+	        .src = o.src,
+	        .password = o.password,
+	        .log_sql = o.log_sql,
+	        .script = o.script,
+	        .cols = o.screen_cols,
+	        .rows = o.screen_rows,
+	        .mono = o.mono,
+	};
+	int rc = ev_console_run(&args);
+	ev_opts_free(&o);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	set_locale();
@@ -54,8 +95,34 @@ int main(int argc, char **argv)
 		return EV_EXIT_UNKNOWN;
 	}
 	atexit(ev_db_end);
+	/* Options may come before the command, as with the mysql client's --defaults-file:
+	 * find the command and hand it every other argument. */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (argv[i][0] == '-') {
+			if (ev_opts_takes_value(argv[i]))
+				i++;
+			continue;
+		}
+		const struct ev_subcommand *sub = ev_subcommand_find(argv[i]);
+		if (sub == NULL)
+			break;
+		char *cmd = argv[i];
+		memmove(&argv[2], &argv[1], (size_t)(i - 1) * sizeof(*argv));
+		argv[1] = cmd;
+		return sub->run(argc - 1, argv + 1);
+	}
+	if (argc > 1 && argv[1][0] != '-') {
+		const struct ev_subcommand *sub = ev_subcommand_find(argv[1]);
+		if (sub == NULL) {
+			fprintf(stderr, "evtop: unknown command '%s'\n", argv[1]);
+			usage(stderr);
+			return EV_EXIT_USAGE;
+		}
+	}
 	if (argc > 1) {
-		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		if (strcmp(argv[1], "--help") == 0) {
 			usage(stdout);
 			return EV_EXIT_OK;
 		}
@@ -63,13 +130,6 @@ int main(int argc, char **argv)
 			version();
 			return EV_EXIT_OK;
 		}
-		const struct ev_subcommand *sub = ev_subcommand_find(argv[1]);
-		if (sub != NULL)
-			return sub->run(argc - 1, argv + 1);
-		fprintf(stderr, "evtop: unknown command or option '%s'\n", argv[1]);
-		usage(stderr);
-		return EV_EXIT_USAGE;
 	}
-	fprintf(stderr, "evtop: the interactive console is not available in this build yet\n");
-	return EV_EXIT_USAGE;
+	return run_console(argc, argv);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 const struct ev_subcommand ev_subcommands[] = {
+        {"dashboard", "dashboard", "the backlog per group, per table", ev_cmd_dashboard},
         {"list", "list KIND", "a list of events: failed, stuck, pending, high-retry, ...",
          ev_cmd_list},
         {"show", "show EVENT_NO...", "every column of events, found in both tables", ev_cmd_show},

@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/session.h"
 #include "core/format.h"
 #include "core/text.h"
 #include "db/conn.h"
@@ -11,80 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A connected source and what its tables look like. */
-struct session {
-	struct ev_opts *o;
-	struct ev_conn *conn;
-	FILE *log;
-	struct ev_table_info info[EV_TABLE_COUNT];
-	bool have_info[EV_TABLE_COUNT];
-};
-
-static void report(const struct ev_error *err)
-{
-	char *safe = ev_text_sanitize(err->msg, strlen(err->msg));
-	fprintf(stderr, "evtop: %s\n", safe);
-	free(safe);
-}
-
-static int session_open(struct session *s, struct ev_opts *o, struct ev_error *err)
-{
-	memset(s, 0, sizeof(*s));
-	s->o = o;
-	if (o->log_sql != NULL) {
-		s->log = fopen(o->log_sql, "a");
-		if (s->log == NULL)
-			return ev_error_set(err, EV_ERR_USAGE, "--log-sql: cannot open %s: %s",
-			                    o->log_sql, strerror(errno));
-		ev_db_set_sql_log(s->log);
-	}
-	s->conn = ev_conn_new(o->src, &o->cfg);
-	if (o->password != NULL)
-		ev_conn_set_password(s->conn, o->password);
-	return ev_conn_connect(s->conn, err);
-}
-
-static void session_close(struct session *s)
-{
-	for (int t = 0; t < EV_TABLE_COUNT; t++)
-		ev_table_info_clear(&s->info[t]);
-	ev_conn_free(&s->conn);
-	if (s->log != NULL) {
-		ev_db_set_sql_log(NULL);
-		fclose(s->log);
-	}
-}
-
-/* Read and check a table: it exists and has every column of the model. */
-static int table_check(struct session *s, enum ev_table_kind t, struct ev_error *err)
-{
-	const struct ev_table_def *def = ev_model_table(t);
-	const char *name = ev_opts_table_name(s->o, t);
-	struct ev_table_info *ti = &s->info[t];
-
-	if (!s->have_info[t]) {
-		if (ev_conn_table_info(s->conn, name, ti, err) < 0)
-			return -1;
-		s->have_info[t] = true;
-	}
-	if (!ti->exists)
-		return ev_error_set(err, EV_ERR_SCHEMA,
-		                    "table %s (the %s table) does not exist in this database", name,
-		                    def->key);
-	for (size_t i = 0; i < def->ncolumns; i++) {
-		bool found = false;
-		for (size_t j = 0; j < ti->ncolumns && !found; j++)
-			found = strcmp(ti->columns[j], def->columns[i].name) == 0;
-		if (!found)
-			return ev_error_set(
-			        err, EV_ERR_SCHEMA,
-			        "table %s has no column %s: its schema differs from the model "
-			        "document (evtop doctor explains)",
-			        name, def->columns[i].name);
-	}
-	return 0;
-}
 
 /* Columns people read in a table; json and csv get every column. */
 static const char *const table_cols_message[] = {"id",
@@ -163,17 +90,6 @@ static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind 
 	return out;
 }
 
-static int table_kinds(const struct ev_opts *o, enum ev_table_kind *kinds)
-{
-	if (o->table >= 0) {
-		kinds[0] = (enum ev_table_kind)o->table;
-		return 1;
-	}
-	kinds[0] = EV_TABLE_OUTBOX;
-	kinds[1] = EV_TABLE_MESSAGE;
-	return 2;
-}
-
 static void usage_list(FILE *out)
 {
 	fputs("Usage: evtop list KIND [OPTION]...\n"
@@ -248,9 +164,9 @@ static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
 static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, const char *a2)
 {
 	struct ev_error err = {0};
-	struct session s;
+	struct ev_session s;
 	enum ev_table_kind kinds[EV_TABLE_COUNT];
-	int n = table_kinds(o, kinds);
+	int n = ev_session_tables(o, kinds);
 	int rc = EV_EXIT_OK;
 	struct ev_cursor after = {0};
 	struct ev_rowset *res[EV_TABLE_COUNT] = {NULL};
@@ -263,7 +179,7 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 			return EV_EXIT_USAGE;
 		}
 		if (ev_cursor_decode(o->after, &after, &err) < 0) {
-			report(&err);
+			ev_session_report(&err);
 			return EV_EXIT_USAGE;
 		}
 	}
@@ -278,17 +194,17 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		        ev_filter_unsupported(&o->filter, (enum ev_table_kind)o->table));
 		return EV_EXIT_USAGE;
 	}
-	if (session_open(&s, o, &err) < 0) {
-		report(&err);
-		session_close(&s);
+	if (ev_session_open(&s, o, &err) < 0) {
+		ev_session_report(&err);
+		ev_session_close(&s);
 		return EV_EXIT_UNKNOWN;
 	}
 	for (int i = 0; i < n; i++) {
 		enum ev_table_kind t = kinds[i];
 		if (ev_filter_unsupported(&o->filter, t) != NULL)
 			continue; /* a filter on an outbox-only column: that table only */
-		if (table_check(&s, t, &err) < 0) {
-			report(&err);
+		if (ev_session_check_table(&s, t, &err) < 0) {
+			ev_session_report(&err);
 			rc = EV_EXIT_UNKNOWN;
 			continue;
 		}
@@ -311,12 +227,12 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		if (q == NULL) {
 			/* Say it and go on: "n/a — needs an index" on one table leaves the other.
 			 */
-			report(&err);
+			ev_session_report(&err);
 			rc = err.code == EV_ERR_SCHEMA ? EV_EXIT_UNKNOWN : EV_EXIT_USAGE;
 			continue;
 		}
 		if (ev_conn_run(s.conn, q, &rs, &err) < 0) {
-			report(&err);
+			ev_session_report(&err);
 			rc = EV_EXIT_UNKNOWN;
 			ev_query_free(&q);
 			continue;
@@ -344,44 +260,14 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		        ev_model_table(t)->key, next[t]);
 		free(next[t]);
 	}
-	session_close(&s);
+	ev_session_close(&s);
 	return rc;
-}
-
-static int parse_or_usage(struct ev_opts *o, int argc, char **argv, void (*usage)(FILE *),
-                          int min_args, int max_args)
-{
-	struct ev_error err = {0};
-	if (ev_opts_parse(o, argc, argv, &err) < 0) {
-		report(&err);
-		return err.code == EV_ERR_CONFIG ? EV_EXIT_USAGE : EV_EXIT_USAGE;
-	}
-	if (o->help) {
-		usage(stdout);
-		return EV_EXIT_OK;
-	}
-	if (o->nargs < min_args || o->nargs > max_args) {
-		/* The usage line alone; --help has the rest. */
-		char *text = NULL;
-		size_t len = 0;
-		FILE *mem = open_memstream(&text, &len);
-		if (mem != NULL) {
-			usage(mem);
-			fclose(mem);
-			char *nl = strchr(text, '\n');
-			fprintf(stderr, "%.*s\n(%s --help for more)\n",
-			        nl ? (int)(nl - text) : (int)len, text, argv[0]);
-			free(text);
-		}
-		return EV_EXIT_USAGE;
-	}
-	return -1;
 }
 
 int ev_cmd_list(int argc, char **argv)
 {
 	struct ev_opts o;
-	int rc = parse_or_usage(&o, argc, argv, usage_list, 1, 1);
+	int rc = ev_session_parse(&o, argc, argv, usage_list, 1, 1);
 	if (rc >= 0) {
 		ev_opts_free(&o);
 		return rc;
@@ -410,7 +296,7 @@ static void usage_trail(FILE *out)
 int ev_cmd_trail(int argc, char **argv)
 {
 	struct ev_opts o;
-	int rc = parse_or_usage(&o, argc, argv, usage_trail, 2, 2);
+	int rc = ev_session_parse(&o, argc, argv, usage_trail, 2, 2);
 	if (rc < 0)
 		rc = run_lists(&o, EV_LIST_TRAIL, o.args[0], o.args[1]);
 	ev_opts_free(&o);
@@ -428,7 +314,7 @@ static void usage_trace(FILE *out)
 int ev_cmd_trace(int argc, char **argv)
 {
 	struct ev_opts o;
-	int rc = parse_or_usage(&o, argc, argv, usage_trace, 1, 1);
+	int rc = ev_session_parse(&o, argc, argv, usage_trace, 1, 1);
 	if (rc < 0)
 		rc = run_lists(&o, EV_LIST_TRACE, o.args[0], NULL);
 	ev_opts_free(&o);
@@ -471,23 +357,23 @@ int ev_cmd_show(int argc, char **argv)
 {
 	struct ev_opts o;
 	struct ev_error err = {0};
-	struct session s;
-	int rc = parse_or_usage(&o, argc, argv, usage_show, 1, 1000);
+	struct ev_session s;
+	int rc = ev_session_parse(&o, argc, argv, usage_show, 1, 1000);
 	if (rc >= 0) {
 		ev_opts_free(&o);
 		return rc;
 	}
 	enum ev_table_kind kinds[EV_TABLE_COUNT];
-	int n = table_kinds(&o, kinds);
+	int n = ev_session_tables(&o, kinds);
 	if (o.format == EV_FMT_CSV && n != 1) {
 		fputs("evtop: --format csv needs --table (the two tables have different columns)\n",
 		      stderr);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
-	if (session_open(&s, &o, &err) < 0) {
-		report(&err);
-		session_close(&s);
+	if (ev_session_open(&s, &o, &err) < 0) {
+		ev_session_report(&err);
+		ev_session_close(&s);
 		ev_opts_free(&o);
 		return EV_EXIT_UNKNOWN;
 	}
@@ -504,9 +390,9 @@ int ev_cmd_show(int argc, char **argv)
 		}
 		for (int i = 0; i < n; i++) {
 			enum ev_table_kind t = kinds[i];
-			if (table_check(&s, t, &err) < 0) {
+			if (ev_session_check_table(&s, t, &err) < 0) {
 				if (o.table >= 0 || err.code != EV_ERR_SCHEMA) {
-					report(&err);
+					ev_session_report(&err);
 					rc = EV_EXIT_UNKNOWN;
 				}
 				continue;
@@ -515,7 +401,7 @@ int ev_cmd_show(int argc, char **argv)
 			        ev_query_show_by_no(t, ev_opts_table_name(&o, t), o.args[a]);
 			struct ev_rowset *rs = NULL;
 			if (ev_conn_run(s.conn, q, &rs, &err) < 0) {
-				report(&err);
+				ev_session_report(&err);
 				rc = EV_EXIT_UNKNOWN;
 			} else {
 				for (size_t r = 0; r < rs->nrows; r++) {
@@ -548,7 +434,7 @@ int ev_cmd_show(int argc, char **argv)
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		ev_rowset_free(&out[t]);
-	session_close(&s);
+	ev_session_close(&s);
 	ev_opts_free(&o);
 	if (rc == EV_EXIT_OK && missing > 0)
 		rc = EV_EXIT_FAILURE;

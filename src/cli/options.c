@@ -16,6 +16,7 @@ enum {
 	OPT_CONFIG = 256,
 	OPT_SOURCE,
 	OPT_DEFAULTS_FILE,
+	OPT_NO_DEFAULTS,
 	OPT_DEFAULTS_GROUP,
 	OPT_OUTBOX_TABLE,
 	OPT_MESSAGE_TABLE,
@@ -33,6 +34,14 @@ enum {
 	OPT_LIMIT,
 	OPT_AFTER,
 	OPT_FILTER,
+	OPT_BY,
+	OPT_SCRIPT,
+	OPT_SCREEN,
+	OPT_MONO,
+	OPT_READ_ONLY,
+	OPT_WINDOW,
+	OPT_WARNING,
+	OPT_CRITICAL,
 	OPT_STUCK,
 	OPT_HIGH_RETRY,
 	OPT_STATEMENT_TIMEOUT,
@@ -62,6 +71,7 @@ static const struct option long_opts[] = {
         {"config", required_argument, NULL, OPT_CONFIG},
         {"source", required_argument, NULL, OPT_SOURCE},
         {"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE},
+        {"no-defaults", no_argument, NULL, OPT_NO_DEFAULTS},
         {"defaults-group-suffix", required_argument, NULL, OPT_DEFAULTS_GROUP},
         {"outbox-table", required_argument, NULL, OPT_OUTBOX_TABLE},
         {"message-table", required_argument, NULL, OPT_MESSAGE_TABLE},
@@ -79,6 +89,14 @@ static const struct option long_opts[] = {
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"after", required_argument, NULL, OPT_AFTER},
         {"filter", required_argument, NULL, OPT_FILTER},
+        {"by", required_argument, NULL, OPT_BY},
+        {"script", required_argument, NULL, OPT_SCRIPT},
+        {"screen", required_argument, NULL, OPT_SCREEN},
+        {"mono", no_argument, NULL, OPT_MONO},
+        {"read-only", no_argument, NULL, OPT_READ_ONLY},
+        {"window", required_argument, NULL, OPT_WINDOW},
+        {"warning", required_argument, NULL, OPT_WARNING},
+        {"critical", required_argument, NULL, OPT_CRITICAL},
         {"stuck-threshold", required_argument, NULL, OPT_STUCK},
         {"high-retry", required_argument, NULL, OPT_HIGH_RETRY},
         {"statement-timeout", required_argument, NULL, OPT_STATEMENT_TIMEOUT},
@@ -100,6 +118,20 @@ static const struct option long_opts[] = {
         {NULL, 0, NULL, 0},
 };
 
+bool ev_opts_takes_value(const char *arg)
+{
+	if (arg[0] != '-')
+		return false;
+	if (arg[1] != '-')
+		return arg[2] == '\0' && strchr("hPSuD", arg[1]) != NULL && arg[1] != '\0';
+	if (strchr(arg, '=') != NULL)
+		return false;
+	for (const struct option *o = long_opts; o->name != NULL; o++)
+		if (strcmp(arg + 2, o->name) == 0)
+			return o->has_arg == required_argument;
+	return false;
+}
+
 void ev_opts_usage(FILE *out)
 {
 	fputs("Connection (as the mysql client; option files [client] and [evtop] are read):\n"
@@ -107,6 +139,7 @@ void ev_opts_usage(FILE *out)
 	      "  -u, --user=USER            -D, --database=DB\n"
 	      "  -p, --password             prompt for the password (without echo)\n"
 	      "      --defaults-file=FILE   read only this option file\n"
+	      "      --no-defaults          read no option file\n"
 	      "      --ssl, --ssl-ca=FILE, --ssl-capath=DIR, --ssl-cert=FILE, --ssl-key=FILE,\n"
 	      "      --ssl-cipher=LIST, --ssl-verify-server-cert\n"
 	      "      --time-zone=TZ         session time zone of the applications' DATETIMEs\n"
@@ -122,7 +155,13 @@ void ev_opts_usage(FILE *out)
 	      "      (--aggregate-id) --event-no=NO --trace-id=ID --event-source=S\n"
 	      "      --locked-by=X --channel=C --reason=SUBSTRING --since=TIME --until=TIME\n"
 	      "      --filter='key=value reason~text ...'\n"
-	      "      --stuck-threshold=DUR (message table; default 10m)  --high-retry=N\n",
+	      "      --stuck-threshold=DUR (message table; default 10m)  --high-retry=N\n"
+	      "Dashboard and check:\n"
+	      "      --by=event_type|topic|source|biz_type|channel  --window=DUR (default 1h)\n"
+	      "      --warning=EXPR --critical=EXPR (doc/check.md)\n"
+	      "Console:\n"
+	      "      --read-only            no writes     --mono   no colours (also NO_COLOR)\n"
+	      "      --script=FILE --screen=COLSxROWS   a scripted run in a virtual terminal\n",
 	      out);
 }
 
@@ -236,6 +275,9 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 		case OPT_DEFAULTS_FILE:
 			set_str(&s->defaults_file, optarg);
 			break;
+		case OPT_NO_DEFAULTS:
+			s->no_defaults = true;
+			break;
 		case OPT_DEFAULTS_GROUP:
 			set_str(&s->defaults_group, optarg);
 			break;
@@ -312,6 +354,42 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 		case OPT_FILTER:
 			if (ev_filter_parse(&o->filter, optarg, err) < 0)
 				return -1;
+			break;
+		case OPT_SCRIPT:
+			set_str(&o->script, optarg);
+			break;
+		case OPT_SCREEN: {
+			int c2, r2;
+			char x;
+			if (sscanf(optarg, "%d%c%d", &c2, &x, &r2) != 3 || x != 'x' || c2 < 1 ||
+			    c2 > 1000 || r2 < 1 || r2 > 1000)
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--screen: expected COLSxROWS like 80x24, got '%.20s'",
+				        optarg);
+			o->screen_cols = c2;
+			o->screen_rows = r2;
+			break;
+		}
+		case OPT_MONO:
+			o->mono = true;
+			break;
+		case OPT_READ_ONLY:
+			o->cfg.read_only = true;
+			break;
+		case OPT_BY:
+			set_str(&o->by, optarg);
+			break;
+		case OPT_WINDOW:
+			if (duration_opt("window", optarg, 60000, 30LL * 86400 * 1000, &v, err) < 0)
+				return -1;
+			o->cfg.window_s = (int)(v / 1000);
+			break;
+		case OPT_WARNING:
+			set_str(&o->warning, optarg);
+			break;
+		case OPT_CRITICAL:
+			set_str(&o->critical, optarg);
 			break;
 		case OPT_STUCK:
 			if (duration_opt("stuck-threshold", optarg, 1000, 7LL * 86400 * 1000, &v,
@@ -429,6 +507,10 @@ void ev_opts_free(struct ev_opts *o)
 		free(o->password);
 	}
 	free(o->log_sql);
+	free(o->by);
+	free(o->script);
+	free(o->warning);
+	free(o->critical);
 	free(o->after);
 	ev_filter_free(&o->filter);
 	ev_config_free(&o->cfg);

@@ -22,6 +22,12 @@ struct ev_opts {
 	int limit;
 	char *after;
 	struct ev_filter filter;
+	char *by;                     /* --by DIMENSION (dashboard) */
+	char *script;                 /* --script FILE (console, scripted run) */
+	int screen_cols, screen_rows; /* --screen COLSxROWS (scripted run) */
+	bool mono;                    /* --mono */
+	char *warning;                /* --warning EXPR (check) */
+	char *critical;               /* --critical EXPR (check) */
 	bool help;
 	/* Positional arguments after the options. */
 	int nargs;
@@ -33,6 +39,8 @@ struct ev_opts {
  * the usage line. Returns 0, or -1 with err set (err->code EV_ERR_USAGE or EV_ERR_CONFIG). */
 int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err);
 void ev_opts_free(struct ev_opts *o);
+/* Does this argument (an option without "=value") take the next argument as its value? */
+bool ev_opts_takes_value(const char *arg);
 /* Print the shared options' help. */
 void ev_opts_usage(FILE *out);
 /* Ask for the password on the terminal without echo when -p was given without a value.

@@ -13,6 +13,7 @@ struct ev_source {
 	char *name;           /* [source NAME]; "default" for the implicit one */
 	char *defaults_file;  /* option file to read (MYSQL_READ_DEFAULT_FILE) */
 	char *defaults_group; /* option-file group besides [client]; default "evtop" */
+	bool no_defaults;     /* read no option file at all (--no-defaults) */
 	char *host;
 	unsigned port; /* 0 = default */
 	char *socket;

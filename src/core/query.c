@@ -96,18 +96,8 @@ const struct ev_query_def ev_query_defs[] = {
          "update_time DESC,id DESC",
          true,
          CAP},
-        {"list.cancelled",
-         MSG,
-         {"event_status,update_time", "event_status,next_retry_time"},
-         "update_time DESC,id DESC",
-         true,
-         CAP},
-        {"list.cancelled",
-         OB,
-         {"publish_status,update_time", "publish_status,next_retry_time"},
-         "update_time DESC,id DESC",
-         true,
-         CAP},
+        {"list.cancelled", MSG, {"create_time"}, "create_time DESC,id DESC", false, CAP},
+        {"list.cancelled", OB, {"create_time"}, "create_time DESC,id DESC", false, CAP},
         {"list.trail", MSG, {"biz_type,biz_id"}, "create_time,id", true, CAP},
         {"list.trail", OB, {"aggregate_type,aggregate_id"}, "create_time,id", true, CAP},
         {"list.trace", MSG, {"trace_id"}, "create_time,id", true, CAP},
@@ -297,6 +287,23 @@ const char *ev_index_find(const struct ev_table_info *ti, const char *columns)
 			return ti->indexes[i].name;
 	}
 	return NULL;
+}
+
+void ev_table_info_copy(struct ev_table_info *dst, const struct ev_table_info *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->exists = src->exists;
+	dst->nindexes = src->nindexes;
+	dst->indexes = ev_xcalloc(src->nindexes ? src->nindexes : 1, sizeof(*dst->indexes));
+	for (size_t i = 0; i < src->nindexes; i++) {
+		dst->indexes[i].name = ev_xstrdup(src->indexes[i].name);
+		dst->indexes[i].columns = ev_xstrdup(src->indexes[i].columns);
+		dst->indexes[i].unique = src->indexes[i].unique;
+	}
+	dst->ncolumns = src->ncolumns;
+	dst->columns = ev_xcalloc(src->ncolumns ? src->ncolumns : 1, sizeof(*dst->columns));
+	for (size_t i = 0; i < src->ncolumns; i++)
+		dst->columns[i] = ev_xstrdup(src->columns[i]);
 }
 
 void ev_table_info_clear(struct ev_table_info *ti)
@@ -763,8 +770,11 @@ struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *e
 		desc = true;
 		break;
 	case EV_LIST_CANCELLED:
-		ev_buf_printf(&b, " AND %s = 4", st);
-		sort = "update_time";
+		/* Cancelled rows are the bulk of a table, as success: read them only inside the
+		 * window, through the creation-time index, newest first. */
+		ev_buf_printf(&b, " AND %s = 4 AND create_time >= NOW() - INTERVAL ? SECOND", st);
+		ev_query_add_int(q, req->window_s > 0 ? req->window_s : 3600);
+		sort = "create_time";
 		desc = true;
 		break;
 	case EV_LIST_TRAIL:
@@ -916,5 +926,21 @@ struct ev_query *ev_query_table_columns(const char *table_name)
 	q->col_names[0] = "column_name";
 	q->col_types[0] = EV_CT_TEXT;
 	q->limit = 1000;
+	return q;
+}
+
+struct ev_query *ev_query_server_clock(void)
+{
+	struct ev_query *q = query_new("server.clock");
+
+	q->sql = ev_xstrdup("/* evtop:server.clock */ SELECT NOW(), UNIX_TIMESTAMP()");
+	q->ncols = 2;
+	q->col_names = ev_xcalloc(2, sizeof(*q->col_names));
+	q->col_types = ev_xcalloc(2, sizeof(*q->col_types));
+	q->col_names[0] = "now";
+	q->col_types[0] = EV_CT_DATETIME;
+	q->col_names[1] = "unix_time";
+	q->col_types[1] = EV_CT_INT;
+	q->limit = 1;
 	return q;
 }

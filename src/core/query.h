@@ -62,7 +62,7 @@ char *ev_query_render(const struct ev_query *q);
 	X(PROCESSING, "processing", "processing (stuck included)")                                 \
 	X(PENDING, "pending", "pending, oldest first")                                             \
 	X(HIGH_RETRY, "high-retry", "failed with retry_count >= N, latest update first")           \
-	X(CANCELLED, "cancelled", "cancelled, latest update first")                                \
+	X(CANCELLED, "cancelled", "cancelled, created in the window, newest first")                \
 	X(TRAIL, "trail", "every event of one business object, in creation order")                 \
 	X(TRACE, "trace", "every event of one trace_id, in creation order")
 
@@ -140,6 +140,8 @@ struct ev_table_info {
 /* The name of the first index (in the server's order) whose leading columns are exactly
  * `columns` ("a,b"), or NULL. */
 const char *ev_index_find(const struct ev_table_info *ti, const char *columns);
+/* A deep copy of src into dst (for handing to another thread). */
+void ev_table_info_copy(struct ev_table_info *dst, const struct ev_table_info *src);
 /* Free what ti holds (not ti itself). */
 void ev_table_info_clear(struct ev_table_info *ti);
 
@@ -153,6 +155,7 @@ struct ev_list_req {
 	int limit;                      /* rows per page, 1 .. EV_PAGE_MAX */
 	int stuck_threshold_s;          /* message table: stuck threshold */
 	int high_retry_min;             /* high-retry: retry_count >= N */
+	int window_s;                   /* cancelled: created in the last window_s seconds */
 	const char *object_type;        /* trail: biz_type / aggregate_type */
 	const char *object_id;          /* trail: biz_id / aggregate_id */
 	const char *trace_id;           /* trace */
@@ -199,6 +202,8 @@ char **ev_query_session_setup(enum ev_flavour f, int statement_timeout_ms, const
  * information_schema for the current database. One text parameter: the table name. */
 struct ev_query *ev_query_table_indexes(const char *table_name);
 struct ev_query *ev_query_table_columns(const char *table_name);
+/* The server's clock: NOW() in the session zone, and the same instant as a Unix time. */
+struct ev_query *ev_query_server_clock(void);
 
 /* --- the query table ---------------------------------------------------------------- */
 

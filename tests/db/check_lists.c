@@ -7,7 +7,7 @@
  * The server's clock is pinned in every session: the reference session by SET timestamp, and
  * evtop's by an init-command in the [evtop] group of its option file (re-applied by the client
  * library on every connect). */
-#include "config.h"
+#include <config.h>
 
 #include "testdb.h"
 
@@ -30,8 +30,8 @@
 #define PIN_CLOCK "SET timestamp = UNIX_TIMESTAMP('" NOW_TEXT "')"
 
 static const char *const table_names[EV_TABLE_COUNT] = {
-	[EV_TABLE_MESSAGE] = "biz_message_event",
-	[EV_TABLE_OUTBOX] = "biz_outbox_event",
+        [EV_TABLE_MESSAGE] = "biz_message_event",
+        [EV_TABLE_OUTBOX] = "biz_outbox_event",
 };
 
 /* --- fixture ------------------------------------------------------------------------------ */
@@ -47,8 +47,8 @@ static char *write_pinned_defaults(void)
 {
 	const char *src = getenv("EVTOP_TEST_DEFAULTS_FILE");
 	const char *dir = getenv("EVTOP_TEST_DIR");
-	ck_assert_msg(src != NULL && dir != NULL,
-		      "EVTOP_TEST_DEFAULTS_FILE/EVTOP_TEST_DIR unset: run through tests/harness/run-test");
+	ck_assert_msg(src != NULL && dir != NULL, "EVTOP_TEST_DEFAULTS_FILE/EVTOP_TEST_DIR unset: "
+	                                          "run through tests/harness/run-test");
 	char *path = ev_xasprintf("%s/evtop-pinned.cnf", dir);
 	FILE *in = fopen(src, "r");
 	ck_assert_msg(in != NULL, "cannot read %s", src);
@@ -184,7 +184,7 @@ static void assert_unique(const struct ids *a, const char *what)
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t j = i + 1; j < a->n; j++)
 			ck_assert_msg(strcmp(a->v[i], a->v[j]) != 0, "%s: id %s twice", what,
-				      a->v[i]);
+			              a->v[i]);
 }
 
 /* Ids from a space-separated literal. */
@@ -217,7 +217,7 @@ static void ref_ids(const char *sql, struct ids *out)
  * Each run returns at most size + 1 rows; the extra one only says that a next page exists,
  * and must be the next page's first row. */
 static void evtop_ids(const struct ev_list_req *base, int size, bool text_cursor, struct ids *out,
-		      const char *what)
+                      const char *what)
 {
 	struct ev_list_req req = *base;
 	char *extra = NULL;
@@ -235,13 +235,14 @@ static void evtop_ids(const struct ev_list_req *base, int size, bool text_cursor
 		if (ev_conn_run(g_conn, q, &rs, &err) != 0)
 			ck_abort_msg("%s (page %d): %s\n  %s", what, page, err.msg, q->sql);
 		ck_assert_msg(rs->nrows <= limit + 1, "%s: %zu rows for a page of %d", what,
-			      rs->nrows, size);
+		              rs->nrows, size);
 		if (extra != NULL) {
-			ck_assert_msg(rs->nrows > 0 && strcmp(ev_rowset_get(rs, 0, "id"), extra) == 0,
-				      "%s (page %d, size %d): the previous page's extra row %s is "
-				      "not this page's first (%s)",
-				      what, page, size, extra,
-				      rs->nrows ? ev_rowset_get(rs, 0, "id") : "none");
+			ck_assert_msg(rs->nrows > 0 &&
+			                      strcmp(ev_rowset_get(rs, 0, "id"), extra) == 0,
+			              "%s (page %d, size %d): the previous page's extra row %s is "
+			              "not this page's first (%s)",
+			              what, page, size, extra,
+			              rs->nrows ? ev_rowset_get(rs, 0, "id") : "none");
 			free(extra);
 			extra = NULL;
 		}
@@ -251,7 +252,7 @@ static void evtop_ids(const struct ev_list_req *base, int size, bool text_cursor
 			const char *deleted = ev_rowset_get(rs, r, "deleted");
 			ck_assert_msg(id != NULL && id[0] != '\0', "%s: row without an id", what);
 			ck_assert_msg(deleted != NULL && strcmp(deleted, "0") == 0,
-				      "%s: deleted row %s listed", what, id);
+			              "%s: deleted row %s listed", what, id);
 			ids_push(out, id);
 		}
 		bool more = rs->nrows > limit;
@@ -298,126 +299,128 @@ struct lcase {
 #define OB  EV_TABLE_OUTBOX
 
 static const struct lcase lcases[] = {
-	/* --- biz_message_event --- */
-	/* PRODUCT 1.2: failed, every bucket (NULL next_retry_time first). */
-	{MSG, EV_LIST_FAILED, NULL, NULL, 0, "deleted = 0 AND event_status = 3",
-	 "next_retry_time ASC, id", NULL},
-	/* 查询到期可重试消息 */
-	{MSG, EV_LIST_FAILED_DUE, NULL, NULL, 0,
-	 "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
-	 "next_retry_time <= NOW()",
-	 "next_retry_time ASC, id", "48 43 36 37 82 18446744073709551614 65 44 30 84"},
-	/* PRODUCT 1.2: failed, waiting for its retry time. */
-	{MSG, EV_LIST_FAILED_WAITING, NULL, NULL, 0,
-	 "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
-	 "next_retry_time > NOW()",
-	 "next_retry_time ASC, id", "31 83 60 47 39 40 45"},
-	/* PRODUCT 1.2: failed rows without a next_retry_time are a bucket of their own. */
-	{MSG, EV_LIST_FAILED_NORETRY, NULL, NULL, 0,
-	 "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
-	 "next_retry_time IS NULL",
-	 "next_retry_time ASC, id", "32 41 42 46"},
-	/* PRODUCT 1.2 / the document's 超过最大重试次数 guard: retry_count >= max_retry_count. */
-	{MSG, EV_LIST_FAILED_EXHAUSTED, NULL, NULL, 0,
-	 "deleted = 0 AND event_status = 3 AND retry_count >= max_retry_count",
-	 "next_retry_time ASC, id", "34 35 33 38"},
-	/* PRODUCT 1.2: message stuck = processing with last_handle_time <= NOW() - threshold. */
-	{MSG, EV_LIST_STUCK, NULL, NULL, 0,
-	 "deleted = 0 AND event_status = 1 AND last_handle_time <= NOW() - INTERVAL 600 SECOND",
-	 "last_handle_time ASC, id", "15 13 14 10 87"},
-	{MSG, EV_LIST_STUCK, NULL, NULL, 3600,
-	 "deleted = 0 AND event_status = 1 AND last_handle_time <= NOW() - INTERVAL 3600 SECOND",
-	 "last_handle_time ASC, id", "15 13 14"},
-	/* PRODUCT 1.2: processing, stuck included. */
-	{MSG, EV_LIST_PROCESSING, NULL, NULL, 0, "deleted = 0 AND event_status = 1",
-	 "last_handle_time ASC, id", "12 15 13 14 10 87 11 61 16"},
-	/* 查询待处理消息 */
-	{MSG, EV_LIST_PENDING, NULL, NULL, 0, "deleted = 0 AND event_status = 0",
-	 "create_time ASC, id",
-	 "100000000000000001 62 63 5 4 64 72 73 1 2 3 18446744073709551615 80 81"},
-	/* 查询失败次数较多的消息 */
-	{MSG, EV_LIST_HIGH_RETRY, NULL, NULL, 0,
-	 "deleted = 0 AND event_status = 3 AND retry_count >= 3", "update_time DESC, id DESC",
-	 "45 18446744073709551614 82 43 38 35 34 33"},
-	{MSG, EV_LIST_HIGH_RETRY, NULL, NULL, 10,
-	 "deleted = 0 AND event_status = 3 AND retry_count >= 10", "update_time DESC, id DESC",
-	 "43"},
-	/* PRODUCT 1.2: cancelled, latest first. */
-	{MSG, EV_LIST_CANCELLED, NULL, NULL, 0, "deleted = 0 AND event_status = 4",
-	 "update_time DESC, id DESC", "85 51 50 52"},
-	/* 根据业务对象查询事件 */
-	{MSG, EV_LIST_TRAIL, "ORDER", "ORDER202605130001", 0,
-	 "deleted = 0 AND biz_type = 'ORDER' AND biz_id = 'ORDER202605130001'",
-	 "create_time ASC, id", "61 100000000000000001 60 100000000000000002"},
-	{MSG, EV_LIST_TRAIL, "ORDER", "订单-中文-001", 0,
-	 "deleted = 0 AND biz_type = 'ORDER' AND biz_id = '订单-中文-001'", "create_time ASC, id",
-	 "64"},
-	{MSG, EV_LIST_TRAIL, "ORDER", "ORD\033[2J", 0,
-	 "deleted = 0 AND biz_type = 'ORDER' AND biz_id = CONCAT('ORD', CHAR(27), '[2J')",
-	 "create_time ASC, id", "65"},
-	{MSG, EV_LIST_TRAIL, "ORDER", "NO-SUCH-ORDER", 0,
-	 "deleted = 0 AND biz_type = 'ORDER' AND biz_id = 'NO-SUCH-ORDER'", "create_time ASC, id",
-	 ""},
-	/* PRODUCT 1.2: by trace_id. */
-	{MSG, EV_LIST_TRACE, "trace-202605130001", NULL, 0,
-	 "deleted = 0 AND trace_id = 'trace-202605130001'", "create_time ASC, id",
-	 "100000000000000001 60 100000000000000002 30"},
-	{MSG, EV_LIST_TRACE, "trace-shared-80", NULL, 0,
-	 "deleted = 0 AND trace_id = 'trace-shared-80'", "create_time ASC, id", "80"},
-	{MSG, EV_LIST_TRACE, "trace-中文", NULL, 0, "deleted = 0 AND trace_id = 'trace-中文'",
-	 "create_time ASC, id", "64"},
+        /* --- biz_message_event --- */
+        /* PRODUCT 1.2: failed, every bucket (NULL next_retry_time first). */
+        {MSG, EV_LIST_FAILED, NULL, NULL, 0, "deleted = 0 AND event_status = 3",
+         "next_retry_time ASC, id", NULL},
+        /* 查询到期可重试消息 */
+        {MSG, EV_LIST_FAILED_DUE, NULL, NULL, 0,
+         "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
+         "next_retry_time <= NOW()",
+         "next_retry_time ASC, id", "48 43 36 37 82 18446744073709551614 65 44 30 84"},
+        /* PRODUCT 1.2: failed, waiting for its retry time. */
+        {MSG, EV_LIST_FAILED_WAITING, NULL, NULL, 0,
+         "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
+         "next_retry_time > NOW()",
+         "next_retry_time ASC, id", "31 83 60 47 39 40 45"},
+        /* PRODUCT 1.2: failed rows without a next_retry_time are a bucket of their own. */
+        {MSG, EV_LIST_FAILED_NORETRY, NULL, NULL, 0,
+         "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
+         "next_retry_time IS NULL",
+         "next_retry_time ASC, id", "32 41 42 46"},
+        /* PRODUCT 1.2 / the document's 超过最大重试次数 guard: retry_count >= max_retry_count. */
+        {MSG, EV_LIST_FAILED_EXHAUSTED, NULL, NULL, 0,
+         "deleted = 0 AND event_status = 3 AND retry_count >= max_retry_count",
+         "next_retry_time ASC, id", "34 35 33 38"},
+        /* PRODUCT 1.2: message stuck = processing with last_handle_time <= NOW() - threshold. */
+        {MSG, EV_LIST_STUCK, NULL, NULL, 0,
+         "deleted = 0 AND event_status = 1 AND last_handle_time <= NOW() - INTERVAL 600 SECOND",
+         "last_handle_time ASC, id", "15 13 14 10 87"},
+        {MSG, EV_LIST_STUCK, NULL, NULL, 3600,
+         "deleted = 0 AND event_status = 1 AND last_handle_time <= NOW() - INTERVAL 3600 SECOND",
+         "last_handle_time ASC, id", "15 13 14"},
+        /* PRODUCT 1.2: processing, stuck included. */
+        {MSG, EV_LIST_PROCESSING, NULL, NULL, 0, "deleted = 0 AND event_status = 1",
+         "last_handle_time ASC, id", "12 15 13 14 10 87 11 61 16"},
+        /* 查询待处理消息 */
+        {MSG, EV_LIST_PENDING, NULL, NULL, 0, "deleted = 0 AND event_status = 0",
+         "create_time ASC, id",
+         "100000000000000001 62 63 5 4 64 72 73 1 2 3 18446744073709551615 80 81"},
+        /* 查询失败次数较多的消息 */
+        {MSG, EV_LIST_HIGH_RETRY, NULL, NULL, 0,
+         "deleted = 0 AND event_status = 3 AND retry_count >= 3", "update_time DESC, id DESC",
+         "45 18446744073709551614 82 43 38 35 34 33"},
+        {MSG, EV_LIST_HIGH_RETRY, NULL, NULL, 10,
+         "deleted = 0 AND event_status = 3 AND retry_count >= 10", "update_time DESC, id DESC",
+         "43"},
+        /* PRODUCT 1.2: cancelled, latest first. */
+        {MSG, EV_LIST_CANCELLED, NULL, NULL, 0,
+         "deleted = 0 AND event_status = 4 AND create_time >= NOW() - INTERVAL 2592000 SECOND",
+         "create_time DESC, id DESC", "85 51 50 52"},
+        /* 根据业务对象查询事件 */
+        {MSG, EV_LIST_TRAIL, "ORDER", "ORDER202605130001", 0,
+         "deleted = 0 AND biz_type = 'ORDER' AND biz_id = 'ORDER202605130001'",
+         "create_time ASC, id", "61 100000000000000001 60 100000000000000002"},
+        {MSG, EV_LIST_TRAIL, "ORDER", "订单-中文-001", 0,
+         "deleted = 0 AND biz_type = 'ORDER' AND biz_id = '订单-中文-001'", "create_time ASC, id",
+         "64"},
+        {MSG, EV_LIST_TRAIL, "ORDER", "ORD\033[2J", 0,
+         "deleted = 0 AND biz_type = 'ORDER' AND biz_id = CONCAT('ORD', CHAR(27), '[2J')",
+         "create_time ASC, id", "65"},
+        {MSG, EV_LIST_TRAIL, "ORDER", "NO-SUCH-ORDER", 0,
+         "deleted = 0 AND biz_type = 'ORDER' AND biz_id = 'NO-SUCH-ORDER'", "create_time ASC, id",
+         ""},
+        /* PRODUCT 1.2: by trace_id. */
+        {MSG, EV_LIST_TRACE, "trace-202605130001", NULL, 0,
+         "deleted = 0 AND trace_id = 'trace-202605130001'", "create_time ASC, id",
+         "100000000000000001 60 100000000000000002 30"},
+        {MSG, EV_LIST_TRACE, "trace-shared-80", NULL, 0,
+         "deleted = 0 AND trace_id = 'trace-shared-80'", "create_time ASC, id", "80"},
+        {MSG, EV_LIST_TRACE, "trace-中文", NULL, 0, "deleted = 0 AND trace_id = 'trace-中文'",
+         "create_time ASC, id", "64"},
 
-	/* --- biz_outbox_event --- */
-	{OB, EV_LIST_FAILED, NULL, NULL, 0, "deleted = 0 AND publish_status = 3",
-	 "next_retry_time ASC, id", NULL},
-	/* 查询到期可重试事件 */
-	{OB, EV_LIST_FAILED_DUE, NULL, NULL, 0,
-	 "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
-	 "next_retry_time <= NOW()",
-	 "next_retry_time ASC, id", "148 143 136 137 138 182 165 144 130 184"},
-	{OB, EV_LIST_FAILED_WAITING, NULL, NULL, 0,
-	 "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
-	 "next_retry_time > NOW()",
-	 "next_retry_time ASC, id", "131 183 160 147 139 140 145"},
-	{OB, EV_LIST_FAILED_NORETRY, NULL, NULL, 0,
-	 "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
-	 "next_retry_time IS NULL",
-	 "next_retry_time ASC, id", "132 141 142 146"},
-	{OB, EV_LIST_FAILED_EXHAUSTED, NULL, NULL, 0,
-	 "deleted = 0 AND publish_status = 3 AND retry_count >= max_retry_count",
-	 "next_retry_time ASC, id", "134 135 133"},
-	/* 查询锁定超时事件 */
-	{OB, EV_LIST_STUCK, NULL, NULL, 0,
-	 "deleted = 0 AND publish_status = 1 AND lock_until <= NOW()", "lock_until ASC, id",
-	 "117 113 114 115 18446744073709551614 110 187"},
-	{OB, EV_LIST_PROCESSING, NULL, NULL, 0, "deleted = 0 AND publish_status = 1",
-	 "lock_until ASC, id", "112 117 113 114 115 18446744073709551614 110 187 111 161 116"},
-	/* 查询待发布事件 */
-	{OB, EV_LIST_PENDING, NULL, NULL, 0, "deleted = 0 AND publish_status = 0",
-	 "create_time ASC, id",
-	 "200000000000000001 162 163 104 103 164 172 173 101 102 18446744073709551615 180 181"},
-	/* 查询失败次数较多的消息, on the outbox */
-	{OB, EV_LIST_HIGH_RETRY, NULL, NULL, 0,
-	 "deleted = 0 AND publish_status = 3 AND retry_count >= 3", "update_time DESC, id DESC",
-	 "145 182 143 138 137 134 133 135"},
-	{OB, EV_LIST_CANCELLED, NULL, NULL, 0, "deleted = 0 AND publish_status = 4",
-	 "update_time DESC, id DESC", "185 151 150 152"},
-	/* 根据聚合对象查询事件 */
-	{OB, EV_LIST_TRAIL, "ORDER", "100000000000000001", 0,
-	 "deleted = 0 AND aggregate_type = 'ORDER' AND aggregate_id = '100000000000000001'",
-	 "create_time ASC, id", "161 200000000000000001 160 200000000000000002"},
-	{OB, EV_LIST_TRAIL, "ORDER", "订单-中文-001", 0,
-	 "deleted = 0 AND aggregate_type = 'ORDER' AND aggregate_id = '订单-中文-001'",
-	 "create_time ASC, id", "164"},
-	{OB, EV_LIST_TRAIL, "ORDER", "ORD\033[2J", 0,
-	 "deleted = 0 AND aggregate_type = 'ORDER' AND aggregate_id = CONCAT('ORD', CHAR(27), "
-	 "'[2J')",
-	 "create_time ASC, id", "165"},
-	{OB, EV_LIST_TRACE, "trace-202605130001", NULL, 0,
-	 "deleted = 0 AND trace_id = 'trace-202605130001'", "create_time ASC, id",
-	 "200000000000000001 160 200000000000000002 130"},
-	{OB, EV_LIST_TRACE, "trace-shared-80", NULL, 0,
-	 "deleted = 0 AND trace_id = 'trace-shared-80'", "create_time ASC, id", "180"},
+        /* --- biz_outbox_event --- */
+        {OB, EV_LIST_FAILED, NULL, NULL, 0, "deleted = 0 AND publish_status = 3",
+         "next_retry_time ASC, id", NULL},
+        /* 查询到期可重试事件 */
+        {OB, EV_LIST_FAILED_DUE, NULL, NULL, 0,
+         "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
+         "next_retry_time <= NOW()",
+         "next_retry_time ASC, id", "148 143 136 137 138 182 165 144 130 184"},
+        {OB, EV_LIST_FAILED_WAITING, NULL, NULL, 0,
+         "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
+         "next_retry_time > NOW()",
+         "next_retry_time ASC, id", "131 183 160 147 139 140 145"},
+        {OB, EV_LIST_FAILED_NORETRY, NULL, NULL, 0,
+         "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
+         "next_retry_time IS NULL",
+         "next_retry_time ASC, id", "132 141 142 146"},
+        {OB, EV_LIST_FAILED_EXHAUSTED, NULL, NULL, 0,
+         "deleted = 0 AND publish_status = 3 AND retry_count >= max_retry_count",
+         "next_retry_time ASC, id", "134 135 133"},
+        /* 查询锁定超时事件 */
+        {OB, EV_LIST_STUCK, NULL, NULL, 0,
+         "deleted = 0 AND publish_status = 1 AND lock_until <= NOW()", "lock_until ASC, id",
+         "117 113 114 115 18446744073709551614 110 187"},
+        {OB, EV_LIST_PROCESSING, NULL, NULL, 0, "deleted = 0 AND publish_status = 1",
+         "lock_until ASC, id", "112 117 113 114 115 18446744073709551614 110 187 111 161 116"},
+        /* 查询待发布事件 */
+        {OB, EV_LIST_PENDING, NULL, NULL, 0, "deleted = 0 AND publish_status = 0",
+         "create_time ASC, id",
+         "200000000000000001 162 163 104 103 164 172 173 101 102 18446744073709551615 180 181"},
+        /* 查询失败次数较多的消息, on the outbox */
+        {OB, EV_LIST_HIGH_RETRY, NULL, NULL, 0,
+         "deleted = 0 AND publish_status = 3 AND retry_count >= 3", "update_time DESC, id DESC",
+         "145 182 143 138 137 134 133 135"},
+        {OB, EV_LIST_CANCELLED, NULL, NULL, 0,
+         "deleted = 0 AND publish_status = 4 AND create_time >= NOW() - INTERVAL 2592000 SECOND",
+         "create_time DESC, id DESC", "185 151 150 152"},
+        /* 根据聚合对象查询事件 */
+        {OB, EV_LIST_TRAIL, "ORDER", "100000000000000001", 0,
+         "deleted = 0 AND aggregate_type = 'ORDER' AND aggregate_id = '100000000000000001'",
+         "create_time ASC, id", "161 200000000000000001 160 200000000000000002"},
+        {OB, EV_LIST_TRAIL, "ORDER", "订单-中文-001", 0,
+         "deleted = 0 AND aggregate_type = 'ORDER' AND aggregate_id = '订单-中文-001'",
+         "create_time ASC, id", "164"},
+        {OB, EV_LIST_TRAIL, "ORDER", "ORD\033[2J", 0,
+         "deleted = 0 AND aggregate_type = 'ORDER' AND aggregate_id = CONCAT('ORD', CHAR(27), "
+         "'[2J')",
+         "create_time ASC, id", "165"},
+        {OB, EV_LIST_TRACE, "trace-202605130001", NULL, 0,
+         "deleted = 0 AND trace_id = 'trace-202605130001'", "create_time ASC, id",
+         "200000000000000001 160 200000000000000002 130"},
+        {OB, EV_LIST_TRACE, "trace-shared-80", NULL, 0,
+         "deleted = 0 AND trace_id = 'trace-shared-80'", "create_time ASC, id", "180"},
 };
 
 #define NLCASES (sizeof(lcases) / sizeof(lcases[0]))
@@ -432,6 +435,7 @@ static void req_for(const struct lcase *c, struct ev_list_req *req)
 	req->limit = 1;
 	req->stuck_threshold_s = c->kind == EV_LIST_STUCK && c->n ? c->n : 600;
 	req->high_retry_min = c->kind == EV_LIST_HIGH_RETRY && c->n ? c->n : 3;
+	req->window_s = 30 * 86400;
 	if (c->kind == EV_LIST_TRAIL) {
 		req->object_type = c->arg1;
 		req->object_id = c->arg2;
@@ -443,14 +447,14 @@ static void req_for(const struct lcase *c, struct ev_list_req *req)
 static char *ref_sql(const struct lcase *c, const char *extra)
 {
 	return ev_xasprintf("SELECT id FROM %s WHERE %s%s%s ORDER BY %s", table_names[c->table],
-			    c->where, extra ? " AND " : "", extra ? extra : "", c->order);
+	                    c->where, extra ? " AND " : "", extra ? extra : "", c->order);
 }
 
 static char *case_name(const struct lcase *c)
 {
 	return ev_xasprintf("%s %s%s%s%s%s", ev_model_table(c->table)->key, ev_list_name(c->kind),
-			    c->arg1 ? " " : "", c->arg1 ? c->arg1 : "", c->arg2 ? "/" : "",
-			    c->arg2 ? c->arg2 : "");
+	                    c->arg1 ? " " : "", c->arg1 ? c->arg1 : "", c->arg2 ? "/" : "",
+	                    c->arg2 ? c->arg2 : "");
 }
 
 /* The first case of a kind on a table: the list with its default arguments. */
@@ -486,12 +490,12 @@ static void check_all_lists(const int *sizes, size_t nsizes)
 			struct ids golden = {0};
 			ids_parse(&golden, c->golden);
 			char *what = ev_xasprintf("%s: the reference differs from the seed's list "
-						  "worked out by hand",
-						  name);
+			                          "worked out by hand",
+			                          name);
 			if (!ids_equal(&want, &golden)) {
 				char *w = ids_join(&want), *g = ids_join(&golden);
-				ck_abort_msg("%s\n  reference: %s\n  by hand:   %s\n  %s", what, w, g,
-					     sql);
+				ck_abort_msg("%s\n  reference: %s\n  by hand:   %s\n  %s", what, w,
+				             g, sql);
 			}
 			free(what);
 			ids_free(&golden);
@@ -507,7 +511,7 @@ static void check_all_lists(const int *sizes, size_t nsizes)
 			assert_same(&got, &want, what);
 			for (size_t j = 0; j < got.n; j++)
 				ck_assert_msg(!ids_has(&deleted[c->table], got.v[j]),
-					      "%s: deleted row %s listed", what, got.v[j]);
+				              "%s: deleted row %s listed", what, got.v[j]);
 			ids_free(&got);
 			free(what);
 		}
@@ -523,9 +527,10 @@ START_TEST(every_kind_has_a_case)
 {
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		for (int k = 0; k < EV_LIST_COUNT; k++)
-			ck_assert_msg(primary_case((enum ev_table_kind)t, (enum ev_list_kind)k) != NULL,
-				      "no reference for %s %s", ev_model_table(t)->key,
-				      ev_list_name((enum ev_list_kind)k));
+			ck_assert_msg(primary_case((enum ev_table_kind)t, (enum ev_list_kind)k) !=
+			                      NULL,
+			              "no reference for %s %s", ev_model_table(t)->key,
+			              ev_list_name((enum ev_list_kind)k));
 }
 END_TEST
 
@@ -542,11 +547,11 @@ START_TEST(clock_is_pinned)
 	static const enum ev_ctype types[] = {EV_CT_DATETIME};
 	char sql[] = "SELECT NOW()";
 	struct ev_query q = {.name = "test.now",
-			     .sql = sql,
-			     .ncols = 1,
-			     .col_names = (const char **)names,
-			     .col_types = (enum ev_ctype *)types,
-			     .limit = 1};
+	                     .sql = sql,
+	                     .ncols = 1,
+	                     .col_names = (const char **)names,
+	                     .col_types = (enum ev_ctype *)types,
+	                     .limit = 1};
 	struct ev_error err = {0};
 	struct ev_rowset *rs = NULL;
 
@@ -570,7 +575,8 @@ END_TEST
 START_TEST(failed_buckets_add_up)
 {
 	static const enum ev_list_kind buckets[] = {EV_LIST_FAILED_DUE, EV_LIST_FAILED_WAITING,
-						    EV_LIST_FAILED_NORETRY, EV_LIST_FAILED_EXHAUSTED};
+	                                            EV_LIST_FAILED_NORETRY,
+	                                            EV_LIST_FAILED_EXHAUSTED};
 
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		struct ev_list_req req;
@@ -579,25 +585,25 @@ START_TEST(failed_buckets_add_up)
 
 		req_for(primary_case((enum ev_table_kind)t, EV_LIST_FAILED), &req);
 		evtop_ids(&req, 1000, false, &failed, "failed");
-		long long count = tdb_int(g_db,
-					  "SELECT COUNT(*) FROM %s WHERE deleted = 0 AND %s = 3",
-					  table_names[t], ev_model_table(t)->status_col);
+		long long count =
+		        tdb_int(g_db, "SELECT COUNT(*) FROM %s WHERE deleted = 0 AND %s = 3",
+		                table_names[t], ev_model_table(t)->status_col);
 		ck_assert_uint_eq(failed.n, (size_t)count);
 		for (int b = 0; b < 4; b++) {
 			req_for(primary_case((enum ev_table_kind)t, buckets[b]), &req);
 			evtop_ids(&req, 3, false, &parts[b], ev_list_name(buckets[b]));
 			ck_assert_msg(parts[b].n > 0, "%s %s: empty on the seed",
-				      ev_model_table(t)->key, ev_list_name(buckets[b]));
+			              ev_model_table(t)->key, ev_list_name(buckets[b]));
 			sum += parts[b].n;
 		}
 		ck_assert_msg(sum == failed.n, "%s: buckets hold %zu rows, failed %zu",
-			      ev_model_table(t)->key, sum, failed.n);
+		              ev_model_table(t)->key, sum, failed.n);
 		for (size_t i = 0; i < failed.n; i++) {
 			int in = 0;
 			for (int b = 0; b < 4; b++)
 				in += ids_has(&parts[b], failed.v[i]);
 			ck_assert_msg(in == 1, "%s: failed row %s is in %d buckets",
-				      ev_model_table(t)->key, failed.v[i], in);
+			              ev_model_table(t)->key, failed.v[i], in);
 		}
 		ids_free(&failed);
 		for (int b = 0; b < 4; b++)
@@ -618,55 +624,63 @@ struct fcase {
 };
 
 static const struct fcase fcases[] = {
-	{MSG, {{"event_type", "PAY_SUCCESS"}}, "event_type = 'PAY_SUCCESS'"},
-	{OB, {{"event_type", "PAY_SUCCESS"}}, "event_type = 'PAY_SUCCESS'"},
-	{MSG, {{"biz_type", "ORDER"}}, "biz_type = 'ORDER'"},
-	{OB, {{"aggregate_type", "PAYMENT"}}, "aggregate_type = 'PAYMENT'"},
-	{MSG, {{"biz_type", "ORDER"}, {"biz_id", "ORDER202605130001"}},
-	 "biz_type = 'ORDER' AND biz_id = 'ORDER202605130001'"},
-	{OB, {{"biz_type", "ORDER"}, {"biz_id", "100000000000000001"}},
-	 "aggregate_type = 'ORDER' AND aggregate_id = '100000000000000001'"},
-	{MSG, {{"biz_id", "订单-中文-001"}}, "biz_id = '订单-中文-001'"},
-	{OB, {{"aggregate_id", "ORD\033[2J"}}, "aggregate_id = CONCAT('ORD', CHAR(27), '[2J')"},
-	{MSG, {{"event_no", "MSG-MAX-1"}}, "event_no = 'MSG-MAX-1'"},
-	{MSG, {{"event_no", "MSG-0094"}}, "event_no = 'MSG-0094'"}, /* a deleted row: none */
-	{OB, {{"event_no", "OB-MAX-1"}}, "event_no = 'OB-MAX-1'"},
-	{OB, {{"event_no", "EVT-SHARED-0001"}}, "event_no = 'EVT-SHARED-0001'"},
-	{MSG, {{"trace_id", "trace-202605130001"}}, "trace_id = 'trace-202605130001'"},
-	{OB, {{"trace_id", "trace-202605130001"}}, "trace_id = 'trace-202605130001'"},
-	{MSG, {{"source", "payment-service"}}, "event_source = 'payment-service'"},
-	{OB, {{"event_source", "refund-service"}}, "event_source = 'refund-service'"},
-	{OB, {{"locked_by", "publisher-02"}}, "locked_by = 'publisher-02'"},
-	{OB, {{"locked_by", "pub-\033[31m红-发布器"}},
-	 "locked_by = CONCAT('pub-', CHAR(27), '[31m红-发布器')"},
-	{OB, {{"topic", "pay.event"}}, "topic = 'pay.event'"},
-	{OB, {{"channel", "HTTP"}}, "publish_channel = 'HTTP'"},
-	{MSG, {{"fail_reason", "a%b"}}, "INSTR(fail_reason, 'a%b') > 0"},
-	{OB, {{"fail_reason", "a%b"}}, "INSTR(fail_reason, 'a%b') > 0"},
-	{MSG, {{"reason", "a_b"}}, "INSTR(fail_reason, 'a_b') > 0"},
-	{OB, {{"reason", "a_b"}}, "INSTR(fail_reason, 'a_b') > 0"},
-	{MSG, {{"fail_reason", "100%"}}, "INSTR(fail_reason, '100%') > 0"},
-	{OB, {{"fail_reason", "100%"}}, "INSTR(fail_reason, '100%') > 0"},
-	{MSG, {{"fail_reason", "C:\\tmp"}}, "INSTR(fail_reason, 'C:\\\\tmp') > 0"},
-	{OB, {{"fail_reason", "C:\\tmp"}}, "INSTR(fail_reason, 'C:\\\\tmp') > 0"},
-	{MSG, {{"fail_reason", "库存服务"}}, "INSTR(fail_reason, '库存服务') > 0"},
-	{OB, {{"fail_reason", "MQ消息"}}, "INSTR(fail_reason, 'MQ消息') > 0"},
-	{MSG, {{"fail_reason", "HTTP 503"}}, "INSTR(fail_reason, 'HTTP 503') > 0"},
-	{OB, {{"fail_reason", "\033[2J"}}, "INSTR(fail_reason, CONCAT(CHAR(27), '[2J')) > 0"},
-	{MSG, {{"since", "2026-06-01 09:00:00"}}, "create_time >= '2026-06-01 09:00:00'"},
-	{OB, {{"since", "2026-06-01 09:00"}}, "create_time >= '2026-06-01 09:00:00'"},
-	{MSG, {{"until", "2026-06-01 09:00:00"}}, "create_time < '2026-06-01 09:00:00'"},
-	{OB, {{"until", "2026-06-01T09:00:00"}}, "create_time < '2026-06-01 09:00:00'"},
-	{MSG, {{"since", "2026-05-31"}, {"until", "2026-06-01"}},
-	 "create_time >= '2026-05-31 00:00:00' AND create_time < '2026-06-01 00:00:00'"},
-	{OB, {{"since", "2026-05-30 12:00:01"}, {"until", "2026-05-31 12:00:00"}},
-	 "create_time >= '2026-05-30 12:00:01' AND create_time < '2026-05-31 12:00:00'"},
-	{MSG,
-	 {{"event_type", "ORDER_CREATED"}, {"source", "order-service"}, {"since", "2026-05-30 13:00"}},
-	 "event_type = 'ORDER_CREATED' AND event_source = 'order-service' AND "
-	 "create_time >= '2026-05-30 13:00:00'"},
-	{OB, {{"topic", "order.event"}, {"locked_by", "publisher-01"}, {"fail_reason", "a"}},
-	 "topic = 'order.event' AND locked_by = 'publisher-01' AND INSTR(fail_reason, 'a') > 0"},
+        {MSG, {{"event_type", "PAY_SUCCESS"}}, "event_type = 'PAY_SUCCESS'"},
+        {OB, {{"event_type", "PAY_SUCCESS"}}, "event_type = 'PAY_SUCCESS'"},
+        {MSG, {{"biz_type", "ORDER"}}, "biz_type = 'ORDER'"},
+        {OB, {{"aggregate_type", "PAYMENT"}}, "aggregate_type = 'PAYMENT'"},
+        {MSG,
+         {{"biz_type", "ORDER"}, {"biz_id", "ORDER202605130001"}},
+         "biz_type = 'ORDER' AND biz_id = 'ORDER202605130001'"},
+        {OB,
+         {{"biz_type", "ORDER"}, {"biz_id", "100000000000000001"}},
+         "aggregate_type = 'ORDER' AND aggregate_id = '100000000000000001'"},
+        {MSG, {{"biz_id", "订单-中文-001"}}, "biz_id = '订单-中文-001'"},
+        {OB, {{"aggregate_id", "ORD\033[2J"}}, "aggregate_id = CONCAT('ORD', CHAR(27), '[2J')"},
+        {MSG, {{"event_no", "MSG-MAX-1"}}, "event_no = 'MSG-MAX-1'"},
+        {MSG, {{"event_no", "MSG-0094"}}, "event_no = 'MSG-0094'"}, /* a deleted row: none */
+        {OB, {{"event_no", "OB-MAX-1"}}, "event_no = 'OB-MAX-1'"},
+        {OB, {{"event_no", "EVT-SHARED-0001"}}, "event_no = 'EVT-SHARED-0001'"},
+        {MSG, {{"trace_id", "trace-202605130001"}}, "trace_id = 'trace-202605130001'"},
+        {OB, {{"trace_id", "trace-202605130001"}}, "trace_id = 'trace-202605130001'"},
+        {MSG, {{"source", "payment-service"}}, "event_source = 'payment-service'"},
+        {OB, {{"event_source", "refund-service"}}, "event_source = 'refund-service'"},
+        {OB, {{"locked_by", "publisher-02"}}, "locked_by = 'publisher-02'"},
+        {OB,
+         {{"locked_by", "pub-\033[31m红-发布器"}},
+         "locked_by = CONCAT('pub-', CHAR(27), '[31m红-发布器')"},
+        {OB, {{"topic", "pay.event"}}, "topic = 'pay.event'"},
+        {OB, {{"channel", "HTTP"}}, "publish_channel = 'HTTP'"},
+        {MSG, {{"fail_reason", "a%b"}}, "INSTR(fail_reason, 'a%b') > 0"},
+        {OB, {{"fail_reason", "a%b"}}, "INSTR(fail_reason, 'a%b') > 0"},
+        {MSG, {{"reason", "a_b"}}, "INSTR(fail_reason, 'a_b') > 0"},
+        {OB, {{"reason", "a_b"}}, "INSTR(fail_reason, 'a_b') > 0"},
+        {MSG, {{"fail_reason", "100%"}}, "INSTR(fail_reason, '100%') > 0"},
+        {OB, {{"fail_reason", "100%"}}, "INSTR(fail_reason, '100%') > 0"},
+        {MSG, {{"fail_reason", "C:\\tmp"}}, "INSTR(fail_reason, 'C:\\\\tmp') > 0"},
+        {OB, {{"fail_reason", "C:\\tmp"}}, "INSTR(fail_reason, 'C:\\\\tmp') > 0"},
+        {MSG, {{"fail_reason", "库存服务"}}, "INSTR(fail_reason, '库存服务') > 0"},
+        {OB, {{"fail_reason", "MQ消息"}}, "INSTR(fail_reason, 'MQ消息') > 0"},
+        {MSG, {{"fail_reason", "HTTP 503"}}, "INSTR(fail_reason, 'HTTP 503') > 0"},
+        {OB, {{"fail_reason", "\033[2J"}}, "INSTR(fail_reason, CONCAT(CHAR(27), '[2J')) > 0"},
+        {MSG, {{"since", "2026-06-01 09:00:00"}}, "create_time >= '2026-06-01 09:00:00'"},
+        {OB, {{"since", "2026-06-01 09:00"}}, "create_time >= '2026-06-01 09:00:00'"},
+        {MSG, {{"until", "2026-06-01 09:00:00"}}, "create_time < '2026-06-01 09:00:00'"},
+        {OB, {{"until", "2026-06-01T09:00:00"}}, "create_time < '2026-06-01 09:00:00'"},
+        {MSG,
+         {{"since", "2026-05-31"}, {"until", "2026-06-01"}},
+         "create_time >= '2026-05-31 00:00:00' AND create_time < '2026-06-01 00:00:00'"},
+        {OB,
+         {{"since", "2026-05-30 12:00:01"}, {"until", "2026-05-31 12:00:00"}},
+         "create_time >= '2026-05-30 12:00:01' AND create_time < '2026-05-31 12:00:00'"},
+        {MSG,
+         {{"event_type", "ORDER_CREATED"},
+          {"source", "order-service"},
+          {"since", "2026-05-30 13:00"}},
+         "event_type = 'ORDER_CREATED' AND event_source = 'order-service' AND "
+         "create_time >= '2026-05-30 13:00:00'"},
+        {OB,
+         {{"topic", "pay.event"}, {"locked_by", "publisher-02"}, {"fail_reason", "a_b"}},
+         "topic = 'pay.event' AND locked_by = 'publisher-02' AND INSTR(fail_reason, 'a_b') > 0"},
 };
 
 /* Each filter on every list gives exactly the reference's rows; on some list it keeps rows
@@ -697,8 +711,8 @@ START_TEST(filters_match_reference)
 				struct ev_list_req req;
 				struct ids got = {0};
 				char *name = case_name(c);
-				char *what = ev_xasprintf("%s where %s, page size %d", name, f->cond,
-							  sizes[s]);
+				char *what = ev_xasprintf("%s where %s, page size %d", name,
+				                          f->cond, sizes[s]);
 
 				req_for(c, &req);
 				req.filter = &filter;
@@ -714,10 +728,66 @@ START_TEST(filters_match_reference)
 			free(all_sql);
 		}
 		if (strstr(f->cond, "MSG-0094") == NULL)
-			ck_assert_msg(kept, "filter %s keeps no row of any list on the seed", f->cond);
+			ck_assert_msg(kept, "filter %s keeps no row of any list on the seed",
+			              f->cond);
 		ck_assert_msg(dropped, "filter %s drops no row of any list on the seed", f->cond);
 		ev_filter_free(&filter);
 	}
+}
+END_TEST
+
+/* The SQL as rendered for --log-sql, --dry-run and the confirmation dialog (parameters as
+ * literals: CJK, ESC, quotes, backslashes, '%' and '_') selects what the prepared statement
+ * selects. */
+static void check_rendered(const struct lcase *c, const struct ev_filter *filter)
+{
+	struct ev_list_req req;
+	struct ev_error err = {0};
+	struct ev_rowset *rs = NULL;
+	struct ids got = {0}, rendered = {0};
+
+	req_for(c, &req);
+	req.filter = filter;
+	req.limit = 1000;
+	struct ev_query *q = ev_query_list(&req, &err);
+	ck_assert_msg(q != NULL, "%s", err.msg);
+	if (ev_conn_run(g_conn, q, &rs, &err) != 0)
+		ck_abort_msg("%s: %s", q->name, err.msg);
+	for (size_t r = 0; r < rs->nrows; r++)
+		ids_push(&got, ev_rowset_get(rs, r, "id"));
+	char *sql = ev_query_render(q);
+	ref_ids(sql, &rendered);
+	char *what = ev_xasprintf("rendered %s", sql);
+	assert_same(&got, &rendered, what);
+	free(what);
+	free(sql);
+	ids_free(&got);
+	ids_free(&rendered);
+	ev_rowset_free(&rs);
+	ev_query_free(&q);
+}
+
+START_TEST(rendered_sql_selects_the_same)
+{
+	for (size_t i = 0; i < NLCASES; i++)
+		check_rendered(&lcases[i], NULL);
+	for (size_t i = 0; i < sizeof(fcases) / sizeof(fcases[0]); i++) {
+		const struct fcase *f = &fcases[i];
+		struct ev_filter filter = {0};
+		struct ev_error err = {0};
+
+		for (int j = 0; j < 3 && f->kv[j][0] != NULL; j++)
+			ck_assert_int_eq(ev_filter_set(&filter, f->kv[j][0], f->kv[j][1], &err), 0);
+		for (int k = 0; k < EV_LIST_COUNT; k++)
+			check_rendered(primary_case(f->table, (enum ev_list_kind)k), &filter);
+		ev_filter_free(&filter);
+	}
+	/* A quote in a value. */
+	struct ev_filter filter = {0};
+	struct ev_error err = {0};
+	ck_assert_int_eq(ev_filter_set(&filter, "fail_reason", "it's \\ 100%", &err), 0);
+	check_rendered(primary_case(MSG, EV_LIST_FAILED), &filter);
+	ev_filter_free(&filter);
 }
 END_TEST
 
@@ -773,8 +843,8 @@ static void assert_bytes(const struct ev_cell *c, const char *want, const char *
 	size_t n = strlen(want);
 
 	ck_assert_msg(c->s != NULL, "%s: NULL", what);
-	ck_assert_msg(c->len == n && memcmp(c->s, want, n) == 0,
-		      "%s: %zu bytes back, %zu expected", what, c->len, n);
+	ck_assert_msg(c->len == n && memcmp(c->s, want, n) == 0, "%s: %zu bytes back, %zu expected",
+	              what, c->len, n);
 }
 
 START_TEST(show_by_no_finds_the_right_table)
@@ -839,10 +909,10 @@ START_TEST(show_big_ids)
 		unsigned long long id;
 		const char *text;
 	} big[] = {
-		{MSG, "MSG-MAX", 18446744073709551615ULL, "18446744073709551615"},
-		{MSG, "MSG-MAX-1", 18446744073709551614ULL, "18446744073709551614"},
-		{OB, "OB-MAX", 18446744073709551615ULL, "18446744073709551615"},
-		{OB, "OB-MAX-1", 18446744073709551614ULL, "18446744073709551614"},
+	        {MSG, "MSG-MAX", 18446744073709551615ULL, "18446744073709551615"},
+	        {MSG, "MSG-MAX-1", 18446744073709551614ULL, "18446744073709551614"},
+	        {OB, "OB-MAX", 18446744073709551615ULL, "18446744073709551615"},
+	        {OB, "OB-MAX-1", 18446744073709551614ULL, "18446744073709551614"},
 	};
 
 	ck_assert(18446744073709551615ULL == ULLONG_MAX);
@@ -878,8 +948,7 @@ START_TEST(show_every_row_byte_exact)
 		ck_assert_uint_ge(all.n, 60);
 		for (size_t i = 0; i < all.n; i++) {
 			unsigned long long id = strtoull(all.v[i], NULL, 10);
-			struct ev_rowset *rs =
-				run_show(ev_query_show_by_id(t, table_names[t], id));
+			struct ev_rowset *rs = run_show(ev_query_show_by_id(t, table_names[t], id));
 			ck_assert_uint_eq(rs->nrows, 1);
 
 			struct ev_buf cols;
@@ -887,7 +956,7 @@ START_TEST(show_every_row_byte_exact)
 			for (size_t c = 0; c < def->ncolumns; c++)
 				ev_buf_printf(&cols, "%s%s", c ? ", " : "", def->columns[c].name);
 			char *q = ev_xasprintf("SELECT %s FROM %s WHERE id = %s", cols.data,
-					       table_names[t], all.v[i]);
+			                       table_names[t], all.v[i]);
 			ev_buf_free(&cols);
 			ck_assert_int_eq(mysql_query(g_db, q), 0);
 			MYSQL_RES *r = mysql_store_result(g_db);
@@ -898,16 +967,17 @@ START_TEST(show_every_row_byte_exact)
 				const struct ev_cell *got = cell(rs, 0, def->columns[c].name);
 				if (row[c] == NULL) {
 					ck_assert_msg(got->s == NULL, "%s id %s: %s should be NULL",
-						      def->key, all.v[i], def->columns[c].name);
+					              def->key, all.v[i], def->columns[c].name);
 					continue;
 				}
-				ck_assert_msg(got->s != NULL, "%s id %s: %s came back NULL", def->key,
-					      all.v[i], def->columns[c].name);
-				ck_assert_msg(got->len == len[c] && memcmp(got->s, row[c], len[c]) == 0,
-					      "%s id %s: %s differs: '%.60s' (%zu bytes), server "
-					      "'%.60s' (%lu bytes)",
-					      def->key, all.v[i], def->columns[c].name, got->s,
-					      got->len, row[c], len[c]);
+				ck_assert_msg(got->s != NULL, "%s id %s: %s came back NULL",
+				              def->key, all.v[i], def->columns[c].name);
+				ck_assert_msg(got->len == len[c] &&
+				                      memcmp(got->s, row[c], len[c]) == 0,
+				              "%s id %s: %s differs: '%.60s' (%zu bytes), server "
+				              "'%.60s' (%lu bytes)",
+				              def->key, all.v[i], def->columns[c].name, got->s,
+				              got->len, row[c], len[c]);
 			}
 			mysql_free_result(r);
 			free(q);
@@ -926,23 +996,25 @@ START_TEST(payloads_come_back_whole)
 		const char *no;
 		long long min;
 	} big[] = {
-		{MSG, "MSG-0070", 200 * 1024},
-		{OB, "OB-0170", 200 * 1000},
-		{MSG, "MSG-0071", 200},
-		{OB, "OB-0171", 200},
+	        {MSG, "MSG-0070", 200 * 1024},
+	        {OB, "OB-0170", 200 * 1000},
+	        {MSG, "MSG-0071", 200},
+	        {OB, "OB-0171", 200},
 	};
 
 	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
 		struct ev_rowset *rs = show_no(big[i].t, big[i].no);
 		ck_assert_uint_eq(rs->nrows, 1);
 		const struct ev_cell *p = cell(rs, 0, "event_payload");
-		long long want = tdb_int(g_db, "SELECT LENGTH(event_payload) FROM %s WHERE event_no = '%s'",
-					 table_names[big[i].t], big[i].no);
+		long long want =
+		        tdb_int(g_db, "SELECT LENGTH(event_payload) FROM %s WHERE event_no = '%s'",
+		                table_names[big[i].t], big[i].no);
 		ck_assert_int_ge(want, big[i].min);
 		ck_assert_msg(p->s != NULL && (long long)p->len == want,
-			      "%s: payload of %zu bytes, stored %lld", big[i].no, p->len, want);
-		char *stored = tdb_scalar(g_db, "SELECT event_payload FROM %s WHERE event_no = '%s'",
-					  table_names[big[i].t], big[i].no);
+		              "%s: payload of %zu bytes, stored %lld", big[i].no, p->len, want);
+		char *stored =
+		        tdb_scalar(g_db, "SELECT event_payload FROM %s WHERE event_no = '%s'",
+		                   table_names[big[i].t], big[i].no);
 		ck_assert(memcmp(p->s, stored, p->len) == 0);
 		free(stored);
 		ev_rowset_free(&rs);
@@ -956,10 +1028,11 @@ START_TEST(payloads_come_back_whole)
 	static const char *const numbers[] = {"MSG-0072", "OB-0172"};
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		rs = show_no((enum ev_table_kind)t, numbers[t]);
-		assert_bytes(cell(rs, 0, "event_payload"),
-			     "{\"orderAmount\": 199.00, \"big\": 18446744073709551616, \"neg\": -0.0, "
-			     "\"dup\": 1, \"dup\": 2}",
-			     numbers[t]);
+		assert_bytes(
+		        cell(rs, 0, "event_payload"),
+		        "{\"orderAmount\": 199.00, \"big\": 18446744073709551616, \"neg\": -0.0, "
+		        "\"dup\": 1, \"dup\": 2}",
+		        numbers[t]);
 		ev_rowset_free(&rs);
 	}
 	rs = show_no(MSG, "EVT202605130001");
@@ -1019,7 +1092,7 @@ START_TEST(text_bytes_exact)
 		const struct ev_column_def *col = &ev_model_table(OB)->columns[c];
 		if (col->nullable)
 			ck_assert_msg(cell(rs, 0, col->name)->s == NULL, "%s should be NULL",
-				      col->name);
+			              col->name);
 		else
 			ck_assert_msg(cell(rs, 0, col->name)->s != NULL, "%s is NULL", col->name);
 	}
@@ -1032,11 +1105,12 @@ END_TEST
 /* The columns of an index in order ("a,b"), from information_schema. */
 static char *index_columns(enum ev_table_kind t, const char *index)
 {
-	return tdb_scalar(g_db,
-			  "SELECT IFNULL(GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX SEPARATOR ','), "
-			  "'') FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
-			  "AND TABLE_NAME = '%s' AND INDEX_NAME = '%s'",
-			  table_names[t], index);
+	return tdb_scalar(
+	        g_db,
+	        "SELECT IFNULL(GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX SEPARATOR ','), "
+	        "'') FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() "
+	        "AND TABLE_NAME = '%s' AND INDEX_NAME = '%s'",
+	        table_names[t], index);
 }
 
 static bool leading(const char *cols, const char *cand)
@@ -1076,23 +1150,27 @@ static void explain_one(const struct ev_query_def *d, const struct ev_query *q, 
 	const char *extra = row[ci_extra] ? row[ci_extra] : "";
 	const char *tk = ev_model_table(d->table)->key;
 
+	if (getenv("CHECK_LISTS_SHOW_PLANS") != NULL)
+		printf("%s %-22s %-14s type=%-6s key=%-28s %s\n", tk, d->name, variant, type,
+		       key ? key : "NULL", extra);
+
 	ck_assert_msg(key != NULL, "%s %s (%s): no index used (type %s)\n  %s", tk, d->name,
-		      variant, type, sql);
+	              variant, type, sql);
 	char *cols = index_columns(d->table, key);
 	bool ok = false;
 	for (int i = 0; i < 3 && d->index[i] != NULL; i++)
 		ok = ok || leading(cols, d->index[i]);
 	ck_assert_msg(ok, "%s %s (%s): uses %s (%s), not one of the query table's indexes (%s%s%s)",
-		      tk, d->name, variant, key, cols, d->index[0],
-		      d->index[1] ? " | " : "", d->index[1] ? d->index[1] : "");
+	              tk, d->name, variant, key, cols, d->index[0], d->index[1] ? " | " : "",
+	              d->index[1] ? d->index[1] : "");
 	ck_assert_msg(strcmp(type, "ALL") != 0 && strcmp(type, "index") != 0,
-		      "%s %s (%s): a scan (type %s, key %s)\n  %s", tk, d->name, variant, type, key,
-		      sql);
+	              "%s %s (%s): a scan (type %s, key %s)\n  %s", tk, d->name, variant, type, key,
+	              sql);
 	if (!d->sort_allowed)
 		ck_assert_msg(strstr(extra, "Using filesort") == NULL,
-			      "%s %s (%s): sorts (%s) where the query table says the index serves "
-			      "the order\n  %s",
-			      tk, d->name, variant, extra, sql);
+		              "%s %s (%s): sorts (%s) where the query table says the index serves "
+		              "the order\n  %s",
+		              tk, d->name, variant, extra, sql);
 	free(cols);
 	mysql_free_result(r);
 	free(ex);
@@ -1111,14 +1189,16 @@ static void explain_all(void)
 		struct ev_query *q = NULL;
 
 		if (strcmp(d->name, "show.by_no") == 0) {
-			q = ev_query_show_by_no(d->table, table_names[d->table], "MSG-0030");
+			q = ev_query_show_by_no(d->table, table_names[d->table],
+			                        d->table == MSG ? "MSG-0030" : "OB-0130");
 			explain_one(d, q, "by event_no");
 			ev_query_free(&q);
 			checked++;
 			continue;
 		}
 		if (strcmp(d->name, "show.by_id") == 0) {
-			q = ev_query_show_by_id(d->table, table_names[d->table], 30);
+			q = ev_query_show_by_id(d->table, table_names[d->table],
+			                        d->table == MSG ? 30 : 130);
 			explain_one(d, q, "by id");
 			ev_query_free(&q);
 			checked++;
@@ -1143,16 +1223,19 @@ static void explain_all(void)
 			explain_one(d, q, "first page");
 			ev_query_free(&q);
 
-			/* The next pages: after a value, and after a NULL where the sort key
-			 * has them. */
+			/* The next pages: after a value (none in the noretry bucket, whose sort
+			 * key is always NULL: the server would see an impossible WHERE), and
+			 * after a NULL where the sort key has them. */
 			req.after.set = true;
 			req.after.id = 100;
 			snprintf(req.after.value, sizeof(req.after.value), "%s",
-				 "2026-06-01 11:00:00");
-			q = ev_query_list(&req, &err);
-			ck_assert_ptr_nonnull(q);
-			explain_one(d, q, "after a value");
-			ev_query_free(&q);
+			         "2026-06-01 11:00:00");
+			if (req.kind != EV_LIST_FAILED_NORETRY) {
+				q = ev_query_list(&req, &err);
+				ck_assert_ptr_nonnull(q);
+				explain_one(d, q, "after a value");
+				ev_query_free(&q);
+			}
 			if (nullable) {
 				req.after.value_null = true;
 				req.after.value[0] = '\0';
@@ -1163,8 +1246,8 @@ static void explain_all(void)
 			}
 			checked++;
 		}
-		ck_assert_msg(found, "%s %s: no list builds this query", ev_model_table(d->table)->key,
-			      d->name);
+		ck_assert_msg(found, "%s %s: no list builds this query",
+		              ev_model_table(d->table)->key, d->name);
 	}
 	ck_assert_uint_ge(checked, 2 * (EV_LIST_COUNT + 2));
 }
@@ -1191,9 +1274,9 @@ START_TEST(with_recommended_indexes)
 	explain_all();
 	check_all_lists(sizes, sizeof(sizes) / sizeof(sizes[0]));
 	tdb_exec(g_db, "ALTER TABLE biz_message_event DROP KEY idx_evtop_status_type, DROP KEY "
-		       "idx_evtop_status_update, DROP KEY idx_evtop_status_handle");
+	               "idx_evtop_status_update, DROP KEY idx_evtop_status_handle");
 	tdb_exec(g_db, "ALTER TABLE biz_outbox_event DROP KEY idx_evtop_status_type, DROP KEY "
-		       "idx_evtop_status_update, DROP KEY idx_evtop_status_topic");
+	               "idx_evtop_status_update, DROP KEY idx_evtop_status_topic");
 }
 END_TEST
 
@@ -1212,6 +1295,7 @@ int main(void)
 	tcase_add_test(tc, lists_match_reference);
 	tcase_add_test(tc, failed_buckets_add_up);
 	tcase_add_test(tc, filters_match_reference);
+	tcase_add_test(tc, rendered_sql_selects_the_same);
 	tcase_add_test(tc, filter_unsupported_column);
 	tcase_add_test(tc, show_by_no_finds_the_right_table);
 	tcase_add_test(tc, show_big_ids);

@@ -131,3 +131,27 @@ void tdb_source(MYSQL *db, const char *path)
 	fclose(f);
 	free(stmt);
 }
+
+char *tdb_pinned_defaults(const char *now)
+{
+	const char *src = getenv("EVTOP_TEST_DEFAULTS_FILE");
+	const char *dir = getenv("EVTOP_TEST_DIR");
+	ck_assert_msg(src != NULL && dir != NULL, "run through tests/harness/run-test");
+	size_t n = strlen(dir) + 32;
+	char *path = malloc(n);
+	ck_assert_ptr_nonnull(path);
+	snprintf(path, n, "%s/pinned.cnf", dir);
+	FILE *in = fopen(src, "r");
+	FILE *out = fopen(path, "w");
+	ck_assert_msg(in != NULL && out != NULL, "cannot copy %s to %s", src, path);
+	char line[1024];
+	while (fgets(line, sizeof(line), in) != NULL) {
+		fputs(line, out);
+		if (strncmp(line, "[evtop]", 7) == 0)
+			fprintf(out, "init-command=\"SET timestamp = UNIX_TIMESTAMP('%s')\"\n",
+			        now);
+	}
+	fclose(in);
+	ck_assert_int_eq(fclose(out), 0);
+	return path;
+}

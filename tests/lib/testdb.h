@@ -18,4 +18,8 @@ char *tdb_srcpath(const char *rel);
 /* Run every statement of a file of ';'-terminated statements (no DELIMITER support). */
 void tdb_source(MYSQL *db, const char *path);
 
+/* A copy of the harness's option file whose [evtop] group pins NOW() to `now`
+ * ('YYYY-MM-DD hh:mm:ss') on every connect of evtop's sessions; malloc'd path. */
+char *tdb_pinned_defaults(const char *now);
+
 #endif

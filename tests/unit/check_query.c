@@ -93,9 +93,12 @@ START_TEST(high_retry_and_cancelled_sort_descending)
 	ck_assert(!q->sort_nullable);
 	ev_query_free(&q);
 	r = req(EV_TABLE_MESSAGE, EV_LIST_CANCELLED);
+	r.window_s = 7200;
 	q = build(&r);
-	ck_assert_ptr_nonnull(
-	        strstr(q->sql, "AND event_status = 4 ORDER BY update_time DESC, id DESC"));
+	ck_assert_ptr_nonnull(strstr(q->sql,
+	                             "AND event_status = 4 AND create_time >= NOW() - INTERVAL ? "
+	                             "SECOND ORDER BY create_time DESC, id DESC LIMIT ?"));
+	ck_assert_int_eq(q->params[0].i, 7200);
 	ev_query_free(&q);
 }
 END_TEST

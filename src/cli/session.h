@@ -1,0 +1,39 @@
+/* evtop — what every sub-command does around its work: parse the options, connect, check
+ * the tables, report errors (sanitised) on stderr. */
+#ifndef EV_CLI_SESSION_H
+#define EV_CLI_SESSION_H
+
+#include "cli/options.h"
+#include "db/conn.h"
+
+#include <stdio.h>
+
+struct ev_session {
+	struct ev_opts *o;
+	struct ev_conn *conn;
+	FILE *log;
+	struct ev_table_info info[EV_TABLE_COUNT];
+	bool have_info[EV_TABLE_COUNT];
+};
+
+/* Parse the options; returns an exit code to return now (help shown, usage error), or -1
+ * to go on. A wrong number of positional arguments prints the usage line. */
+int ev_session_parse(struct ev_opts *o, int argc, char **argv, void (*usage)(FILE *), int min_args,
+                     int max_args);
+/* Open --log-sql and connect. */
+int ev_session_open(struct ev_session *s, struct ev_opts *o, struct ev_error *err);
+void ev_session_close(struct ev_session *s);
+/* Read the table's indexes and columns once, and check it exists with the model's columns. */
+int ev_session_check_table(struct ev_session *s, enum ev_table_kind t, struct ev_error *err);
+/* The tables a command works on: --table's, or both (outbox first). Returns how many. */
+int ev_session_tables(const struct ev_opts *o, enum ev_table_kind *kinds);
+/* "evtop: <message>" on stderr, sanitised. */
+void ev_session_report(const struct ev_error *err);
+
+/* The dashboards of the tables of o into dash[table] (NULL where a table failed). Returns an
+ * exit code: 0, or 3 when a table could not be read (said on stderr unless quiet). */
+struct ev_dash;
+int ev_dashboard_collect(struct ev_session *s, const struct ev_opts *o, struct ev_dash **dash,
+                         bool quiet);
+
+#endif

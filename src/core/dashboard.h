@@ -1,0 +1,112 @@
+/* evtop — the dashboard: per group of one dimension (event_type, topic, source, biz_type,
+ * channel), the backlog by status, stuck, the failed buckets, the oldest pending event, and
+ * what was created / succeeded / was cancelled in a time window; and totals. The queries are
+ * built here; src/db runs them (ev_dash_fetch) and they come back as rowsets this module
+ * folds into a struct ev_dash. */
+#ifndef EV_CORE_DASHBOARD_H
+#define EV_CORE_DASHBOARD_H
+
+#include "core/model.h"
+#include "core/query.h"
+#include "core/rowset.h"
+
+#include <stdbool.h>
+
+/* Counts are capped: a count that reached its cap is a lower bound ("≥100000"). */
+#define EV_DASH_CAP 100000
+
+#define EV_DASH_FIGURE_LIST(X)                                                                     \
+	X(PENDING, "pending")                                                                      \
+	X(PROCESSING, "processing")                                                                \
+	X(STUCK, "stuck")                                                                          \
+	X(FAILED, "failed")                                                                        \
+	X(FAILED_DUE, "failed_due")                                                                \
+	X(FAILED_WAITING, "failed_waiting")                                                        \
+	X(FAILED_NORETRY, "failed_noretry")                                                        \
+	X(EXHAUSTED, "exhausted")                                                                  \
+	X(CANCELLED, "cancelled")                                                                  \
+	X(SUCCESS, "success")                                                                      \
+	X(CREATED, "created")                                                                      \
+	X(OLDEST_PENDING_AGE, "oldest_pending_age")                                                \
+	X(LONGEST_RETRY_WAIT, "longest_retry_wait")
+
+enum ev_dash_figure {
+#define X(id, name) EV_DASH_##id,
+	EV_DASH_FIGURE_LIST(X)
+#undef X
+	        EV_DASH_NFIGURES,
+};
+
+/* One figure: its value, and whether it is a lower bound (capped) or unknown (its query
+ * failed, timed out, or needs an index the server lacks). Ages are seconds; -1 = none. */
+struct ev_figure {
+	long long value;
+	bool capped;
+	bool unknown;
+};
+
+struct ev_dash_row {
+	char *group; /* the group's value (sanitise before display); NULL for SQL NULL */
+	struct ev_figure f[EV_DASH_NFIGURES];
+};
+
+struct ev_dash {
+	enum ev_table_kind table;
+	const char *dimension; /* the dimension key */
+	int window_s;
+	size_t nrows;
+	struct ev_dash_row *rows; /* sorted: most backlog first, then group */
+	struct ev_dash_row total;
+	/* Why figures are unknown, e.g. "success: n/a — needs an index on (create_time)". */
+	char *notes;
+	double server_ms; /* wall time of the queries that built it */
+};
+
+/* Which statuses each query covers. */
+enum ev_dash_query {
+	EV_DQ_PENDING,    /* status 0: count, oldest create_time, longest retry wait */
+	EV_DQ_PROCESSING, /* status 1: count and stuck */
+	EV_DQ_FAILED,     /* status 3: count and the four buckets */
+	EV_DQ_WINDOW,     /* created in the window: count, and success / cancelled among them */
+	EV_DQ_COUNT,
+};
+
+struct ev_dash_req {
+	const struct ev_table_info *info; /* the server's indexes (NULL: no hint) */
+	enum ev_table_kind table;
+	const char *table_name;
+	const char *dimension; /* a dimension key of the table, or NULL for totals only */
+	int window_s;
+	int stuck_threshold_s;
+};
+
+/* Build one of the dashboard's queries. Returns NULL with err (EV_ERR_SCHEMA "n/a — needs
+ * an index on (...)") when the server lacks every index it may use, or EV_ERR_USAGE for a
+ * dimension the table does not have. */
+struct ev_query *ev_dash_query(const struct ev_dash_req *req, enum ev_dash_query which,
+                               struct ev_error *err);
+
+/* A new, empty dashboard for req. */
+struct ev_dash *ev_dash_new(const struct ev_dash_req *req);
+/* Fold the result of query `which` into d. */
+void ev_dash_add(struct ev_dash *d, enum ev_dash_query which, const struct ev_rowset *rs);
+/* Mark the figures of query `which` unknown, with why. */
+void ev_dash_unknown(struct ev_dash *d, enum ev_dash_query which, const char *why);
+/* Sort the rows and compute the totals; call once after the adds. */
+void ev_dash_finish(struct ev_dash *d);
+void ev_dash_free(struct ev_dash **d);
+
+const char *ev_dash_figure_name(enum ev_dash_figure f);
+/* Figure by name, or -1. */
+int ev_dash_figure_parse(const char *name);
+/* The group row by value (NULL = the totals), or NULL if absent. */
+const struct ev_dash_row *ev_dash_find(const struct ev_dash *d, const char *group);
+
+/* Format a count for display: "12", "≥100000" when capped, "?" when unknown. Writes into
+ * buf (at least 24 bytes) and returns it. */
+const char *ev_figure_format(const struct ev_figure *f, char *buf, size_t size);
+
+/* A duration in seconds, short: "45s", "3m12s", "2h05m", "4d03h"; "-" for a negative value. */
+const char *ev_format_duration(long long seconds, char *buf, size_t size);
+
+#endif

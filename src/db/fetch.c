@@ -1,0 +1,52 @@
+#include <config.h>
+
+#include "db/fetch.h"
+
+#include <time.h>
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int ev_dash_fetch(struct ev_conn *c, const struct ev_dash_req *req, struct ev_dash **out,
+                  struct ev_error *err)
+{
+	struct ev_dash *d = ev_dash_new(req);
+	double t0 = mono_ms();
+
+	*out = NULL;
+	for (int w = 0; w < EV_DQ_COUNT; w++) {
+		struct ev_error qerr = {0};
+		struct ev_query *q = ev_dash_query(req, (enum ev_dash_query)w, &qerr);
+		struct ev_rowset *rs = NULL;
+		if (q == NULL) {
+			if (qerr.code != EV_ERR_SCHEMA) {
+				*err = qerr;
+				ev_dash_free(&d);
+				return -1;
+			}
+			ev_dash_unknown(d, (enum ev_dash_query)w, qerr.msg);
+			continue;
+		}
+		if (ev_conn_run(c, q, &rs, &qerr) < 0) {
+			ev_query_free(&q);
+			if (qerr.code == EV_ERR_TIMEOUT) {
+				ev_dash_unknown(d, (enum ev_dash_query)w, "timeout");
+				continue;
+			}
+			*err = qerr;
+			ev_dash_free(&d);
+			return -1;
+		}
+		ev_dash_add(d, (enum ev_dash_query)w, rs);
+		ev_rowset_free(&rs);
+		ev_query_free(&q);
+	}
+	ev_dash_finish(d);
+	d->server_ms = mono_ms() - t0;
+	*out = d;
+	return 0;
+}

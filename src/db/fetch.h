@@ -1,0 +1,15 @@
+/* evtop — multi-query reads built from core's queries: the dashboard of one table. Used by
+ * the sub-commands directly and by the console through its worker. */
+#ifndef EV_DB_FETCH_H
+#define EV_DB_FETCH_H
+
+#include "core/dashboard.h"
+#include "db/conn.h"
+
+/* Run the dashboard's queries for req on c and fold them into *out. A query that times out
+ * or needs a missing index leaves its figures unknown (with a note) and the rest stand.
+ * Returns -1 (and no dashboard) only when the connection is lost or the table is missing. */
+int ev_dash_fetch(struct ev_conn *c, const struct ev_dash_req *req, struct ev_dash **out,
+                  struct ev_error *err);
+
+#endif

@@ -1,0 +1,801 @@
+/* evtop — the console's main loop. The UI thread owns curses and never waits on the network:
+ * each turn it drains keys, drains finished jobs (dropping those of a superseded generation),
+ * fires the refresh timer, draws what is dirty with one doupdate(), then polls the terminal
+ * and the workers' wake-up pipes until the next timer. */
+#include <config.h>
+
+#include "ui/app.h"
+#include "core/text.h"
+#include "ui/term.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <wchar.h>
+
+static volatile sig_atomic_t got_quit, got_winch;
+
+static void on_quit(int sig)
+{
+	(void)sig;
+	got_quit = 1;
+}
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	got_winch = 1;
+}
+
+static void on_crash(int sig)
+{
+	ev_term_stop();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long long app_now(const struct app *a)
+{
+	return a->scripted ? a->vclock : mono_ms();
+}
+
+void app_message(struct app *a, int style, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
+	va_end(ap);
+	a->msg_style = style;
+	a->dirty = true;
+}
+
+void app_push(struct app *a, struct view *v)
+{
+	if (a->nviews == MAX_VIEWS) {
+		/* Deep enough: replace the top rather than grow without end. */
+		app_pop(a);
+	}
+	v->tag = ++a->next_tag;
+	a->views[a->nviews++] = v;
+	a->dirty = true;
+	if (v->ops->load)
+		v->ops->load(a, v);
+}
+
+void app_pop(struct app *a)
+{
+	if (a->nviews <= 1)
+		return;
+	struct view *v = a->views[--a->nviews];
+	app_cancel(a, v);
+	v->ops->free(v);
+	a->dirty = true;
+}
+
+struct view *app_top(struct app *a)
+{
+	return a->nviews ? a->views[a->nviews - 1] : NULL;
+}
+
+void app_submit(struct app *a, struct ev_worker *w, struct view *v, struct ev_job *job)
+{
+	job->tag = v->tag;
+	job->gen = v->gen;
+	if (v->loading == 0)
+		v->load_started = app_now(a);
+	v->loading++;
+	ev_worker_submit(w, job);
+	a->dirty = true;
+}
+
+void app_cancel(struct app *a, struct view *v)
+{
+	v->gen++;
+	ev_worker_supersede(a->wdash, v->tag, v->gen);
+	ev_worker_supersede(a->wlist, v->tag, v->gen);
+	v->loading = 0;
+	a->dirty = true;
+}
+
+void app_prompt(struct app *a, const char *label, const char *initial,
+                void (*done)(struct app *a, const char *text))
+{
+	a->prompting = true;
+	snprintf(a->prompt_label, sizeof(a->prompt_label), "%s", label);
+	snprintf(a->prompt_text, sizeof(a->prompt_text), "%s", initial ? initial : "");
+	a->prompt_len = strlen(a->prompt_text);
+	a->on_prompt = done;
+	a->dirty = true;
+}
+
+const char *app_table_name(const struct app *a, enum ev_table_kind t)
+{
+	const char *n = t == EV_TABLE_OUTBOX ? a->src->outbox_table : a->src->message_table;
+	return n ? n : ev_model_table(t)->default_name;
+}
+
+/* --- drawing helpers ---------------------------------------------------------------------- */
+
+void draw_text(int y, int x, int maxw, int style, const char *s)
+{
+	if (maxw <= 0 || s == NULL)
+		return;
+	char *safe = ev_text_sanitize(s, strlen(s));
+	char *fit = ev_text_fit(safe, maxw, true, false);
+	attrset(ev_term_attr((enum ev_style)style));
+	mvaddstr(y, x, fit);
+	attrset(A_NORMAL);
+	free(fit);
+	free(safe);
+}
+
+void draw_text_pad(int y, int x, int width, int style, const char *s)
+{
+	if (width <= 0)
+		return;
+	char *safe = ev_text_sanitize(s ? s : "", s ? strlen(s) : 0);
+	char *fit = ev_text_fit(safe, width, true, true);
+	attrset(ev_term_attr((enum ev_style)style));
+	mvaddstr(y, x, fit);
+	attrset(A_NORMAL);
+	free(fit);
+	free(safe);
+}
+
+void draw_text_right(int y, int x, int width, int style, const char *s)
+{
+	if (width <= 0)
+		return;
+	char *safe = ev_text_sanitize(s ? s : "", s ? strlen(s) : 0);
+	int w = ev_text_width(safe);
+	if (w > width) {
+		char *fit = ev_text_fit(safe, width, true, false);
+		free(safe);
+		safe = fit;
+		w = ev_text_width(safe);
+	}
+	attrset(ev_term_attr((enum ev_style)style));
+	mvhline(y, x, ' ', width - w);
+	mvaddstr(y, x + width - w, safe);
+	attrset(A_NORMAL);
+	free(safe);
+}
+
+void draw_fill(int y, int x, int width, int style)
+{
+	if (width <= 0)
+		return;
+	attrset(ev_term_attr((enum ev_style)style));
+	mvhline(y, x, ' ', width);
+	attrset(A_NORMAL);
+}
+
+/* --- status line, hints, message line -------------------------------------------------- */
+
+static void fmt_ms(char *buf, size_t size, long long ms)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, size, "%llds", ms / 1000);
+	else
+		snprintf(buf, size, "%.1fs", (double)ms / 1000.0);
+}
+
+static void draw_status(struct app *a, int cols)
+{
+	char line[512], every[32], eff[32];
+	const char *state;
+	int style = EV_STYLE_STATUS_LINE;
+
+	switch (a->state) {
+	case CONN_OK:
+		state = a->stale_since[0] ? "reconnected" : "connected";
+		break;
+	case CONN_LOST:
+		state = "reconnecting";
+		style = EV_STYLE_STALE;
+		break;
+	default:
+		state = "connecting";
+		break;
+	}
+	fmt_ms(every, sizeof(every), a->refresh_ms);
+	fmt_ms(eff, sizeof(eff), a->effective_ms);
+	char refresh[96];
+	if (a->paused)
+		snprintf(refresh, sizeof(refresh), "PAUSED");
+	else if (a->effective_ms > a->refresh_ms)
+		snprintf(refresh, sizeof(refresh), "every %s→%s (budget %.1f%%)", every, eff,
+		         a->cfg->budget_permille / 10.0);
+	else
+		snprintf(refresh, sizeof(refresh), "every %s", every);
+	char took[48] = "";
+	if (a->last_refresh_ms > 0)
+		snprintf(took, sizeof(took), " (%.0f ms)", a->last_refresh_ms);
+	char stale[64] = "";
+	if (a->stale_since[0])
+		snprintf(stale, sizeof(stale), " · STALE since %s", a->stale_since);
+	char offset[48] = "";
+	if (a->have_offset && !a->scripted && (a->server_offset_s > 1 || a->server_offset_s < -1))
+		snprintf(offset, sizeof(offset), " (%+llds)", a->server_offset_s);
+	char marked[32] = "";
+	if (a->marked > 0)
+		snprintf(marked, sizeof(marked), " · %d marked", a->marked);
+	snprintf(line, sizeof(line), "evtop · %s · tz %s · server %s%s · %s%s · %s%s · %s%s",
+	         a->server[0] ? a->server : "…", a->src->time_zone ? a->src->time_zone : "SYSTEM",
+	         a->server_now[0] ? a->server_now : "-", offset, refresh, took, state, stale,
+	         a->cfg->read_only ? "READ-ONLY" : "read-write", marked);
+	draw_text_pad(0, 0, cols, style, line);
+}
+
+static void draw_hints(struct app *a, int y, int cols)
+{
+	struct view *v = app_top(a);
+	enum ev_ui_context ctx = v ? v->ops->ctx : EV_CTX_GLOBAL;
+	char line[512] = "";
+	size_t n = 0;
+	for (int act = 0; act < EV_UA_COUNT; act++) {
+		if (!(ev_ui_action_flags((enum ev_ui_action)act) & EV_AF_HINT))
+			continue;
+		const char *key = ev_keymap_key_for(ctx, (enum ev_ui_action)act);
+		if (key == NULL)
+			continue;
+		/* Only what this screen answers: a context binding, or a global action. */
+		if (ev_keymap_lookup(ctx, ev_key_parse(key)) != (enum ev_ui_action)act)
+			continue;
+		if ((act == EV_UA_DIMENSION) && ctx != EV_CTX_DASHBOARD)
+			continue;
+		if (act == EV_UA_FILTER && ctx != EV_CTX_LIST)
+			continue;
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %s", n ? "  " : "", key,
+		                      ev_ui_action_name((enum ev_ui_action)act));
+		if (n >= sizeof(line))
+			break;
+	}
+	draw_text_pad(y, 0, cols, EV_STYLE_HINT, line);
+}
+
+static void draw_message(struct app *a, int y, int cols)
+{
+	move(y, 0);
+	clrtoeol();
+	if (a->prompting) {
+		char line[600];
+		snprintf(line, sizeof(line), "%s%s", a->prompt_label, a->prompt_text);
+		draw_text(y, 0, cols, EV_STYLE_NORMAL, line);
+		return;
+	}
+	struct view *v = app_top(a);
+	if (v != NULL && v->loading > 0) {
+		static const char spin[] = "|/-\\";
+		long long el = app_now(a) - v->load_started;
+		char line[128];
+		snprintf(line, sizeof(line), "%c loading… %.1fs (Esc cancels)",
+		         spin[(el / 250) % 4], (double)el / 1000.0);
+		draw_text(y, 0, cols, EV_STYLE_WARNING, line);
+		return;
+	}
+	if (a->msg[0])
+		draw_text(y, 0, cols, a->msg_style, a->msg);
+}
+
+static void draw_all(struct app *a)
+{
+	int rows = LINES, cols = COLS;
+	erase();
+	if (rows < 6 || cols < 20) {
+		draw_text(0, 0, cols, EV_STYLE_WARNING, "evtop: terminal too small");
+		if (rows > 1)
+			draw_text(1, 0, cols, EV_STYLE_NORMAL, "(needs 20x6; q quits)");
+		wnoutrefresh(stdscr);
+		doupdate();
+		return;
+	}
+	draw_status(a, cols);
+	struct view *v = app_top(a);
+	if (v != NULL)
+		v->ops->draw(a, v, 1, rows - 3, cols);
+	draw_message(a, rows - 2, cols);
+	draw_hints(a, rows - 1, cols);
+	wnoutrefresh(stdscr);
+	doupdate();
+	a->dirty = false;
+}
+
+/* --- keys ----------------------------------------------------------------------------------- */
+
+static void prompt_key(struct app *a, int key, bool is_char, wint_t wc)
+{
+	if (key == 27) {
+		a->prompting = false;
+	} else if (key == '\r' || key == '\n' || key == KEY_ENTER) {
+		a->prompting = false;
+		if (a->on_prompt)
+			a->on_prompt(a, a->prompt_text);
+	} else if (key == KEY_BACKSPACE || key == 127 || key == 8) {
+		/* Remove the last UTF-8 character. */
+		while (a->prompt_len > 0) {
+			a->prompt_len--;
+			if (((unsigned char)a->prompt_text[a->prompt_len] & 0xC0) != 0x80)
+				break;
+		}
+		a->prompt_text[a->prompt_len] = '\0';
+	} else if (key == 21) { /* C-u */
+		a->prompt_len = 0;
+		a->prompt_text[0] = '\0';
+	} else if (is_char && wc >= 32) {
+		char mb[8];
+		mbstate_t st;
+		memset(&st, 0, sizeof(st));
+		size_t n = wcrtomb(mb, (wchar_t)wc, &st);
+		if (n != (size_t)-1 && a->prompt_len + n + 1 < sizeof(a->prompt_text)) {
+			memcpy(a->prompt_text + a->prompt_len, mb, n);
+			a->prompt_len += n;
+			a->prompt_text[a->prompt_len] = '\0';
+		}
+	}
+	a->dirty = true;
+}
+
+static void global_action(struct app *a, enum ev_ui_action act)
+{
+	struct view *v = app_top(a);
+	switch (act) {
+	case EV_UA_QUIT:
+		if (a->nviews > 1)
+			app_pop(a);
+		else
+			a->quit = true;
+		break;
+	case EV_UA_BACK:
+		if (v != NULL && v->loading > 0) {
+			app_cancel(a, v);
+			app_message(a, EV_STYLE_WARNING, "cancelled (KILL QUERY sent)");
+		} else if (a->nviews > 1) {
+			app_pop(a);
+		}
+		break;
+	case EV_UA_HELP:
+		if (v == NULL || v->ops->ctx != EV_CTX_HELP)
+			app_push(a, view_help_new(a));
+		break;
+	case EV_UA_PAUSE:
+		a->paused = !a->paused;
+		app_message(a, EV_STYLE_NORMAL,
+		            a->paused ? "refresh paused (p resumes)" : "refresh resumed");
+		if (!a->paused)
+			a->next_refresh = app_now(a);
+		break;
+	case EV_UA_FASTER:
+	case EV_UA_SLOWER: {
+		static const int steps[] = {500, 1000, 2000, 5000, 10000, 30000, 60000};
+		int n = (int)(sizeof(steps) / sizeof(steps[0])), i = 0;
+		while (i < n - 1 && steps[i] < a->refresh_ms)
+			i++;
+		i += act == EV_UA_FASTER ? -1 : 1;
+		i = i < 0 ? 0 : i >= n ? n - 1 : i;
+		a->refresh_ms = steps[i];
+		a->next_refresh = app_now(a) + a->refresh_ms;
+		app_message(a, EV_STYLE_NORMAL, "refresh every %.1fs", a->refresh_ms / 1000.0);
+		break;
+	}
+	case EV_UA_REFRESH:
+		a->next_refresh = app_now(a);
+		break;
+	case EV_UA_REDRAW:
+		clearok(curscr, TRUE);
+		a->dirty = true;
+		break;
+	case EV_UA_COMMAND:
+		a->msg[0] = '\0';
+		break;
+	default:
+		break;
+	}
+}
+
+static void command_done(struct app *a, const char *text);
+
+static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
+{
+	if (a->prompting) {
+		prompt_key(a, key, is_char, wc);
+		return;
+	}
+	if (key == '\n' || key == KEY_ENTER)
+		key = '\r';
+	if (key == KEY_RESIZE) {
+		a->dirty = true;
+		return;
+	}
+	struct view *v = app_top(a);
+	enum ev_ui_action act = ev_keymap_lookup(v ? v->ops->ctx : EV_CTX_GLOBAL, key);
+	if (act == EV_UA_NONE) {
+		char name[32];
+		app_message(a, EV_STYLE_NORMAL, "%s: no action here (? shows the keys)",
+		            ev_key_name(key, name, sizeof(name)));
+		return;
+	}
+	a->msg[0] = '\0';
+	if (act == EV_UA_COMMAND) {
+		app_prompt(a, ":", "", command_done);
+		return;
+	}
+	if (v != NULL && v->ops->action(a, v, act))
+		return;
+	global_action(a, act);
+}
+
+/* ":" commands: what has no key, and everything by name. */
+static void command_done(struct app *a, const char *text)
+{
+	while (*text == ' ')
+		text++;
+	if (*text == '\0')
+		return;
+	if (strcmp(text, "q") == 0 || strcmp(text, "quit") == 0) {
+		a->quit = true;
+		return;
+	}
+	if (strncmp(text, "refresh ", 8) == 0) {
+		long long ms;
+		if (ev_parse_duration_ms(text + 8, &ms) == 0 && ms >= 100 && ms <= 3600000) {
+			a->refresh_ms = (int)ms;
+			a->next_refresh = app_now(a);
+			return;
+		}
+		app_message(a, EV_STYLE_ERROR, "refresh: expected a duration like 2s or 500ms");
+		return;
+	}
+	enum ev_ui_action act = ev_ui_action_parse(text);
+	if (act != EV_UA_NONE) {
+		struct view *v = app_top(a);
+		if (v == NULL || !v->ops->action(a, v, act))
+			global_action(a, act);
+		return;
+	}
+	app_message(a, EV_STYLE_ERROR,
+	            "unknown command '%.60s' (an action name, refresh DUR, quit)", text);
+}
+
+static void drain_keys(struct app *a)
+{
+	wint_t wc;
+	int r;
+	while ((r = get_wch(&wc)) != ERR) {
+		bool is_char = r == OK;
+		int key = is_char ? (wc < 128 ? (int)wc : 0x100000) : (int)wc;
+		handle_key(a, key, is_char, wc);
+		if (a->quit)
+			return;
+	}
+}
+
+/* --- results ------------------------------------------------------------------------------- */
+
+static struct view *view_by_tag(struct app *a, int tag)
+{
+	for (int i = 0; i < a->nviews; i++)
+		if (a->views[i]->tag == tag)
+			return a->views[i];
+	return NULL;
+}
+
+static void drain_results(struct app *a, struct ev_worker *w)
+{
+	struct ev_job *j;
+	ev_worker_drain_fd(w);
+	while ((j = ev_worker_take(w)) != NULL) {
+		struct view *v = view_by_tag(a, j->tag);
+		/* A superseded result is dropped: the view asked anew since. */
+		if (v != NULL && j->gen == v->gen && !j->cancelled) {
+			if (v->loading > 0)
+				v->loading--;
+			v->ops->result(a, v, j);
+			a->dirty = true;
+		}
+		ev_job_free(&j);
+	}
+}
+
+/* --- the refresh timer --------------------------------------------------------------------- */
+
+static void fire_timers(struct app *a)
+{
+	long long now = app_now(a);
+	if (a->paused || now < a->next_refresh)
+		return;
+	/* Stretch the interval when evtop's own queries exceed their server-time budget. */
+	double budget = a->cfg->budget_permille / 1000.0;
+	int need = budget > 0 ? (int)(a->last_refresh_ms / budget) : 0;
+	a->effective_ms = need > a->refresh_ms ? need : a->refresh_ms;
+	a->next_refresh = now + a->effective_ms;
+	for (int i = 0; i < a->nviews; i++) {
+		struct view *v = a->views[i];
+		/* At most one refresh in flight per view. */
+		if (v->ops->load != NULL && v->ops->on_timer && v->loading == 0 &&
+		    (i == a->nviews - 1 || i == 0))
+			v->ops->load(a, v);
+	}
+}
+
+static int poll_timeout(struct app *a)
+{
+	long long now = app_now(a);
+	long long until = a->paused ? 1000 : a->next_refresh - now;
+	struct view *v = app_top(a);
+	if (v != NULL && v->loading > 0 && until > 250)
+		until = 250; /* the spinner */
+	if (until < 0)
+		until = 0;
+	if (until > 1000)
+		until = 1000;
+	return (int)until;
+}
+
+/* --- scripted runs -------------------------------------------------------------------------- */
+
+static bool idle(struct app *a)
+{
+	if (ev_worker_pending(a->wdash) > 0 || ev_worker_pending(a->wlist) > 0)
+		return false;
+	for (int i = 0; i < a->nviews; i++)
+		if (a->views[i]->loading > 0)
+			return false;
+	return a->paused || app_now(a) < a->next_refresh;
+}
+
+/* Write the screen as text: one line per row, trailing spaces trimmed; a double-width
+ * character occupies two cells and is written once. */
+static int dump_screen(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	for (int y = 0; y < LINES; y++) {
+		char line[4096];
+		size_t n = 0, keep = 0;
+		for (int x = 0; x < COLS && n + 16 < sizeof(line); x++) {
+			cchar_t cc;
+			wchar_t wch[CCHARW_MAX + 1];
+			attr_t at;
+			short pair;
+			if (mvin_wch(y, x, &cc) == ERR ||
+			    getcchar(&cc, wch, &at, &pair, NULL) == ERR)
+				continue;
+			for (int k = 0; wch[k] != L'\0'; k++) {
+				mbstate_t st;
+				memset(&st, 0, sizeof(st));
+				size_t m = wcrtomb(line + n, wch[k], &st);
+				if (m != (size_t)-1)
+					n += m;
+			}
+			if (wch[0] != L' ')
+				keep = n;
+			int w = wcwidth(wch[0]);
+			if (w == 2)
+				x++;
+		}
+		fwrite(line, 1, keep, f);
+		fputc('\n', f);
+	}
+	return fclose(f);
+}
+
+/* One script command. Returns -1 on a bad command (the run then fails). */
+static int script_step(struct app *a, char *line, const char *script_path)
+{
+	char *cmd = strtok(line, " \t\r\n");
+	char *rest = strtok(NULL, "\r\n");
+	if (cmd == NULL || cmd[0] == '#')
+		return 0;
+	if (strcmp(cmd, "key") == 0 || strcmp(cmd, "keys") == 0) {
+		for (char *k = strtok(rest, " \t"); k != NULL; k = strtok(NULL, " \t")) {
+			int code = ev_key_parse(k);
+			if (code < 0) {
+				fprintf(stderr, "evtop: script %s: unknown key '%s'\n", script_path,
+				        k);
+				return -1;
+			}
+			handle_key(a, code, code < KEY_MIN, (wint_t)code);
+		}
+		return 0;
+	}
+	if (strcmp(cmd, "type") == 0) {
+		mbstate_t st;
+		memset(&st, 0, sizeof(st));
+		const char *p = rest ? rest : "";
+		wchar_t wc;
+		size_t n;
+		while (*p && (n = mbrtowc(&wc, p, strlen(p), &st)) != (size_t)-1 &&
+		       n != (size_t)-2 && n > 0) {
+			handle_key(a, wc < 128 ? (int)wc : 0x100000, true, (wint_t)wc);
+			p += n;
+		}
+		return 0;
+	}
+	if (strcmp(cmd, "screen") == 0) {
+		if (a->dirty)
+			draw_all(a);
+		return rest != NULL && dump_screen(rest) == 0 ? 0 : -1;
+	}
+	if (strcmp(cmd, "resize") == 0) {
+		int c, r;
+		if (rest == NULL || sscanf(rest, "%d %d", &c, &r) != 2)
+			return -1;
+		ev_term_resize(c, r);
+		a->dirty = true;
+		return 0;
+	}
+	if (strcmp(cmd, "clock") == 0) {
+		long long ms;
+		if (rest == NULL || rest[0] != '+' || ev_parse_duration_ms(rest + 1, &ms) < 0)
+			return -1;
+		a->vclock += ms;
+		return 0;
+	}
+	if (strcmp(cmd, "shell") == 0) {
+		return rest != NULL && system(rest) == 0 ? 0 : -1;
+	}
+	fprintf(stderr, "evtop: script %s: unknown command '%s'\n", script_path, cmd);
+	return -1;
+}
+
+/* --- setup ----------------------------------------------------------------------------------- */
+
+static void fatal_hook(void)
+{
+	ev_term_stop();
+}
+
+int ev_console_run(const struct ev_console_args *args)
+{
+	struct app app;
+	struct app *a = &app;
+	struct ev_error err = {0};
+	char msg[256];
+	FILE *script = NULL, *log = NULL;
+	int rc = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->args = args;
+	a->cfg = args->cfg;
+	a->src = args->src;
+	a->scripted = args->script != NULL;
+	a->refresh_ms = a->effective_ms = a->cfg->refresh_ms;
+	a->state = CONN_CONNECTING;
+
+	if (args->script != NULL) {
+		script = fopen(args->script, "r");
+		if (script == NULL) {
+			fprintf(stderr, "evtop: cannot read the script %s: %s\n", args->script,
+			        strerror(errno));
+			return 2;
+		}
+	}
+	if (args->log_sql != NULL) {
+		log = fopen(args->log_sql, "a");
+		if (log == NULL) {
+			fprintf(stderr, "evtop: --log-sql: cannot open %s: %s\n", args->log_sql,
+			        strerror(errno));
+			if (script)
+				fclose(script);
+			return 2;
+		}
+		ev_db_set_sql_log(log);
+	}
+
+	/* Two connections: dashboards on one, lists and details on the other. */
+	struct ev_conn *c1 = ev_conn_new(a->src, a->cfg), *c2 = ev_conn_new(a->src, a->cfg);
+	if (args->password) {
+		ev_conn_set_password(c1, args->password);
+		ev_conn_set_password(c2, args->password);
+	}
+	a->wdash = ev_worker_start(c1, &err);
+	a->wlist = a->wdash ? ev_worker_start(c2, &err) : NULL;
+	if (a->wdash == NULL || a->wlist == NULL) {
+		fprintf(stderr, "evtop: %s\n", err.msg);
+		ev_worker_stop(&a->wdash);
+		return 2;
+	}
+
+	if (ev_term_start(a->scripted ? "xterm-256color" : NULL, args->cols ? args->cols : 80,
+	                  args->rows ? args->rows : 24, args->mono, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "evtop: %s\n", msg);
+		ev_worker_stop(&a->wdash);
+		ev_worker_stop(&a->wlist);
+		if (script)
+			fclose(script);
+		return 2;
+	}
+	ev_fatal_set_hook(fatal_hook);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_quit;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_winch;
+	sigaction(SIGWINCH, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGSEGV, on_crash);
+	signal(SIGBUS, on_crash);
+	signal(SIGABRT, on_crash);
+	signal(SIGFPE, on_crash);
+
+	app_push(a, view_dash_new(a));
+	a->next_refresh = app_now(a) + a->refresh_ms;
+	a->dirty = true;
+
+	char line[4096];
+	while (!a->quit) {
+		if (got_quit)
+			break;
+		if (got_winch) {
+			got_winch = 0;
+			ev_term_resize(0, 0);
+			a->dirty = true;
+		}
+		if (!a->scripted)
+			drain_keys(a);
+		drain_results(a, a->wdash);
+		drain_results(a, a->wlist);
+		fire_timers(a);
+		if (a->dirty && !a->quit)
+			draw_all(a);
+		if (a->scripted) {
+			if (!idle(a)) {
+				struct pollfd p[2] = {{ev_worker_fd(a->wdash), POLLIN, 0},
+				                      {ev_worker_fd(a->wlist), POLLIN, 0}};
+				poll(p, 2, 50);
+				continue;
+			}
+			if (fgets(line, sizeof(line), script) == NULL)
+				break;
+			if (script_step(a, line, args->script) < 0) {
+				rc = 1;
+				break;
+			}
+			continue;
+		}
+		struct pollfd p[3] = {{0, POLLIN, 0},
+		                      {ev_worker_fd(a->wdash), POLLIN, 0},
+		                      {ev_worker_fd(a->wlist), POLLIN, 0}};
+		if (poll(p, 3, poll_timeout(a)) < 0 && errno != EINTR)
+			break;
+		if (a->views[a->nviews - 1]->loading > 0)
+			a->dirty = true; /* the spinner */
+	}
+
+	/* Cancel whatever still runs, on the server too, before leaving. */
+	ev_worker_cancel_all(a->wdash);
+	ev_worker_cancel_all(a->wlist);
+	while (a->nviews > 0) {
+		struct view *v = a->views[--a->nviews];
+		v->ops->free(v);
+	}
+	ev_term_stop();
+	ev_worker_stop(&a->wdash);
+	ev_worker_stop(&a->wlist);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		ev_table_info_clear(&a->info[t]);
+	if (script)
+		fclose(script);
+	if (log) {
+		ev_db_set_sql_log(NULL);
+		fclose(log);
+	}
+	return rc;
+}

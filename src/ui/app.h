@@ -1,0 +1,123 @@
+/* evtop — the console's shared state and the view interface (internal to src/ui). The UI
+ * thread owns all of it; workers only ever see jobs. */
+#ifndef EV_UI_APP_H
+#define EV_UI_APP_H
+
+#include "core/dashboard.h"
+#include "core/query.h"
+#include "db/worker.h"
+#include "ui/console.h"
+#include "ui/keys.h"
+
+#include <stdbool.h>
+
+struct app;
+struct view;
+
+struct view_ops {
+	const char *name;
+	enum ev_ui_context ctx;
+	/* Draw into rows [top, top + height) of the screen. */
+	void (*draw)(struct app *a, struct view *v, int top, int height, int cols);
+	/* Handle an action; return true if handled. */
+	bool (*action)(struct app *a, struct view *v, enum ev_ui_action act);
+	/* A job of this view came back (current generation only). */
+	void (*result)(struct app *a, struct view *v, struct ev_job *job);
+	/* Load the view (when pushed) and, with on_timer, again when the refresh timer fires. */
+	void (*load)(struct app *a, struct view *v);
+	bool on_timer;
+	void (*free)(struct view *v);
+};
+
+struct view {
+	const struct view_ops *ops;
+	int tag;           /* unique per view, for the workers */
+	unsigned long gen; /* bumped when the view asks anew: older results are dropped */
+	int loading;       /* jobs in flight */
+	long long load_started;
+};
+
+enum conn_state {
+	CONN_CONNECTING,
+	CONN_OK,
+	CONN_LOST,
+};
+
+#define MAX_VIEWS 8
+
+struct app {
+	const struct ev_console_args *args;
+	struct ev_config *cfg;
+	struct ev_source *src;
+	struct ev_worker *wdash; /* dashboards */
+	struct ev_worker *wlist; /* lists and details: a slow dashboard never blocks them */
+	bool quit;
+	bool dirty;
+	/* Time: real monotonic ms, or the virtual clock of a scripted run. */
+	bool scripted;
+	long long vclock;
+	/* The server. */
+	char server[160];
+	char server_now[32]; /* the server's NOW() at the last refresh */
+	long long server_offset_s;
+	bool have_offset;
+	enum conn_state state;
+	char last_error[256];
+	char stale_since[32]; /* server time of the last good refresh, when stale */
+	/* Tables. */
+	struct ev_table_info info[EV_TABLE_COUNT];
+	bool have_info;
+	char table_note[EV_TABLE_COUNT][160];
+	/* Refresh and budget. */
+	int refresh_ms;
+	int effective_ms;
+	bool paused;
+	long long next_refresh;
+	double last_refresh_ms;
+	double budget_share; /* server time / interval of the last refresh */
+	/* Views. */
+	struct view *views[MAX_VIEWS];
+	int nviews;
+	int next_tag;
+	/* The message line. */
+	char msg[256];
+	int msg_style;
+	/* A prompt on the message line. */
+	bool prompting;
+	char prompt_label[32];
+	char prompt_text[512];
+	size_t prompt_len;
+	void (*on_prompt)(struct app *a, const char *text);
+	int marked;
+};
+
+long long app_now(const struct app *a);
+void app_message(struct app *a, int style, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+void app_push(struct app *a, struct view *v);
+void app_pop(struct app *a);
+struct view *app_top(struct app *a);
+/* Submit a job for a view on a worker: bumps nothing; the caller bumps v->gen when the old
+ * results must be dropped. */
+void app_submit(struct app *a, struct ev_worker *w, struct view *v, struct ev_job *job);
+/* Drop and cancel a view's jobs in flight (Esc, leaving the view). */
+void app_cancel(struct app *a, struct view *v);
+void app_prompt(struct app *a, const char *label, const char *initial,
+                void (*done)(struct app *a, const char *text));
+const char *app_table_name(const struct app *a, enum ev_table_kind t);
+
+/* Drawing: text from the database goes through core/text before it reaches curses. */
+void draw_text(int y, int x, int maxw, int style, const char *s);      /* sanitised, fitted */
+void draw_text_pad(int y, int x, int width, int style, const char *s); /* padded to width */
+void draw_text_right(int y, int x, int width, int style, const char *s);
+void draw_fill(int y, int x, int width, int style);
+
+/* The views. */
+struct view *view_dash_new(struct app *a);
+struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
+                           const char *filter_key, const char *filter_value);
+struct view *view_help_new(struct app *a);
+struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,
+                             unsigned long long id);
+
+#endif

@@ -1,0 +1,22 @@
+/* evtop — the interactive console (`evtop` with no sub-command). */
+#ifndef EV_UI_CONSOLE_H
+#define EV_UI_CONSOLE_H
+
+#include "core/config.h"
+
+struct ev_console_args {
+	struct ev_config *cfg;
+	struct ev_source *src;
+	const char *password; /* NULL: the option files decide */
+	const char *log_sql;  /* --log-sql FILE, or NULL */
+	/* Scripted runs (tests, demos): keys and commands from a file, rendering into a
+	 * virtual terminal of cols x rows that needs no tty. */
+	const char *script;
+	int cols, rows;
+	bool mono;
+};
+
+/* Run the console until the operator quits. Returns the process exit code. */
+int ev_console_run(const struct ev_console_args *args);
+
+#endif

@@ -1,0 +1,94 @@
+/* evtop — the console's actions and key bindings, as data. One X-macro list of actions
+ * generates the enum, the names used by the config file and test scripts, the help screen and
+ * the hint bar; the bindings table maps (context, key) to an action, the screen's context
+ * first, then the global one. */
+#ifndef EV_UI_KEYS_H
+#define EV_UI_KEYS_H
+
+#include <stdbool.h>
+
+enum {
+	EV_AF_NEEDS_ROW = 1, /* acts on the row under the cursor */
+	EV_AF_WRITES = 2,    /* changes the database: refused read-only, always confirmed */
+	EV_AF_CONFIRM = 4,   /* asks before it acts */
+	EV_AF_HINT = 8,      /* shown in the hint bar */
+};
+
+/* X(ID, name, help, flags) */
+#define EV_UI_ACTION_LIST(X)                                                                       \
+	X(QUIT, "quit", "quit (from a list or pane: go back)", EV_AF_HINT)                         \
+	X(BACK, "back", "go back; cancel a running query", 0)                                      \
+	X(HELP, "help", "show the keys", EV_AF_HINT)                                               \
+	X(UP, "up", "move up", 0)                                                                  \
+	X(DOWN, "down", "move down", 0)                                                            \
+	X(LEFT, "left", "previous column", 0)                                                      \
+	X(RIGHT, "right", "next column", 0)                                                        \
+	X(PAGE_UP, "page-up", "previous page", 0)                                                  \
+	X(PAGE_DOWN, "page-down", "next page", 0)                                                  \
+	X(TOP, "top", "first row", 0)                                                              \
+	X(BOTTOM, "bottom", "last row", 0)                                                         \
+	X(OPEN, "open", "open the list behind a cell / the event", EV_AF_NEEDS_ROW | EV_AF_HINT)   \
+	X(NEXT_TABLE, "next-table", "switch between the outbox and the message table", EV_AF_HINT) \
+	X(DIMENSION, "dimension", "group by the next dimension", EV_AF_HINT)                       \
+	X(WINDOW_LONGER, "window-longer", "longer time window", 0)                                 \
+	X(WINDOW_SHORTER, "window-shorter", "shorter time window", 0)                              \
+	X(FILTER, "filter", "filter the list (key=value ...)", EV_AF_HINT)                         \
+	X(COMMAND, "command", "command line (:help lists the commands)", 0)                        \
+	X(PAUSE, "pause", "pause or resume the refresh", EV_AF_HINT)                               \
+	X(FASTER, "faster", "refresh more often", 0)                                               \
+	X(SLOWER, "slower", "refresh less often", 0)                                               \
+	X(REFRESH, "refresh", "refresh now", 0)                                                    \
+	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW)                                 \
+	X(FOLD, "fold", "fold or unfold the object or array under the cursor", EV_AF_HINT)         \
+	X(FOLD_ALL, "fold-all", "fold every object and array", 0)                                  \
+	X(UNFOLD_ALL, "unfold-all", "unfold every object and array", 0)                            \
+	X(SEARCH, "search", "search the event's text", EV_AF_HINT)                                 \
+	X(SEARCH_NEXT, "search-next", "next match", 0)                                             \
+	X(REDRAW, "redraw", "redraw the screen", 0)
+
+enum ev_ui_action {
+#define X(id, name, help, flags) EV_UA_##id,
+	EV_UI_ACTION_LIST(X)
+#undef X
+	        EV_UA_COUNT,
+	EV_UA_NONE = -1,
+};
+
+enum ev_ui_context {
+	EV_CTX_GLOBAL,
+	EV_CTX_DASHBOARD,
+	EV_CTX_LIST,
+	EV_CTX_DETAIL,
+	EV_CTX_HELP,
+	EV_CTX_COUNT,
+};
+
+struct ev_binding {
+	enum ev_ui_context ctx;
+	const char *key; /* a key name, see ev_key_name */
+	enum ev_ui_action action;
+};
+
+extern const struct ev_binding ev_bindings[];
+
+const char *ev_ui_action_name(enum ev_ui_action a);
+const char *ev_ui_action_help(enum ev_ui_action a);
+unsigned ev_ui_action_flags(enum ev_ui_action a);
+/* Action by name (config files, scripts), or EV_UA_NONE. */
+enum ev_ui_action ev_ui_action_parse(const char *name);
+const char *ev_ui_context_name(enum ev_ui_context c);
+
+/* The action of a key in a context (falling back to the global bindings). */
+enum ev_ui_action ev_keymap_lookup(enum ev_ui_context ctx, int key);
+/* The first key bound to an action in a context (or globally), for the hint bar; NULL if
+ * none. */
+const char *ev_keymap_key_for(enum ev_ui_context ctx, enum ev_ui_action a);
+
+/* Key names: "q", "?", "Enter", "Esc", "Tab", "Space", "Up", "Down", "Left", "Right",
+ * "PgUp", "PgDn", "Home", "End", "Backspace", "F1".."F12", "C-a".."C-z". The key code is
+ * the curses one (a character, or KEY_*). Returns -1 for an unknown name. */
+int ev_key_parse(const char *name);
+/* The name of a key code, into buf. */
+const char *ev_key_name(int key, char *buf, unsigned size);
+
+#endif

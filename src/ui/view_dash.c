@@ -1,0 +1,591 @@
+/* evtop — the dashboard view: both tables at once (split; Tab moves the focus), one row per
+ * group of the current dimension, totals, changed numbers highlighted, a sparkline of each
+ * group's backlog over the session. Enter on a cell opens the list behind it. */
+#include <config.h>
+
+#include "core/text.h"
+#include "db/fetch.h"
+#include "ui/app.h"
+#include "ui/term.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SPARK_LEN 12
+
+struct spark {
+	char *group;
+	long long v[SPARK_LEN];
+	int n;
+};
+
+struct table_state {
+	struct ev_dash *cur, *prev;
+	char note[200]; /* missing table, failed query */
+	struct spark *sparks;
+	size_t nsparks;
+	int sel_row; /* 0..nrows (nrows = the totals) */
+	int scroll;
+};
+
+struct dash_view {
+	struct view base;
+	struct table_state t[EV_TABLE_COUNT];
+	enum ev_table_kind focus;
+	int sel_col;
+	int dim; /* index into the outbox's dimensions */
+	int window_s;
+};
+
+/* The columns, left to right; the first that do not fit are dropped from the right. */
+static const struct {
+	enum ev_dash_figure fig;
+	const char *head;
+	int width;
+	int list; /* the list Enter opens, or -1 */
+} columns[] = {
+        {EV_DASH_PENDING, "PEND", 6, EV_LIST_PENDING},
+        {EV_DASH_PROCESSING, "PROC", 6, EV_LIST_PROCESSING},
+        {EV_DASH_STUCK, "STUCK", 6, EV_LIST_STUCK},
+        {EV_DASH_FAILED, "FAIL", 6, EV_LIST_FAILED},
+        {EV_DASH_FAILED_DUE, "DUE", 6, EV_LIST_FAILED_DUE},
+        {EV_DASH_FAILED_WAITING, "WAIT", 6, EV_LIST_FAILED_WAITING},
+        {EV_DASH_FAILED_NORETRY, "NORTY", 6, EV_LIST_FAILED_NORETRY},
+        {EV_DASH_EXHAUSTED, "EXHST", 6, EV_LIST_FAILED_EXHAUSTED},
+        {EV_DASH_OLDEST_PENDING_AGE, "OLDEST", 7, EV_LIST_PENDING},
+        {EV_DASH_LONGEST_RETRY_WAIT, "RWAIT", 7, EV_LIST_PENDING},
+        {EV_DASH_CREATED, "NEW", 7, -1},
+        {EV_DASH_SUCCESS, "OK", 7, -1},
+        {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED},
+};
+#define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
+
+static const int windows[] = {300, 900, 3600, 6 * 3600, 86400, 7 * 86400};
+#define NWINDOWS ((int)(sizeof(windows) / sizeof(windows[0])))
+
+static const char *dim_key(const struct dash_view *d, enum ev_table_kind t)
+{
+	const struct ev_table_def *ob = ev_model_table(EV_TABLE_OUTBOX);
+	const char *key = ob->dimensions[d->dim].key;
+	/* topic and channel are the outbox's only: the message table stays by event_type. */
+	return ev_model_dimension(ev_model_table(t), key) ? key : "event_type";
+}
+
+/* --- the job ---------------------------------------------------------------------------------- */
+
+struct dash_arg {
+	char *table_name[EV_TABLE_COUNT];
+	const char *dimension[EV_TABLE_COUNT];
+	int window_s, stuck_s;
+	bool need_info;
+	struct ev_table_info info[EV_TABLE_COUNT];
+	char where[96];
+};
+
+struct dash_result {
+	bool have_info;
+	struct ev_table_info info[EV_TABLE_COUNT];
+	struct ev_dash *dash[EV_TABLE_COUNT];
+	char note[EV_TABLE_COUNT][200];
+	char now[32];
+	long long unix_time;
+	char server[160];
+	bool failed; /* the connection: data is stale */
+	struct ev_error err;
+};
+
+static void free_arg(void *p)
+{
+	struct dash_arg *a = p;
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		free(a->table_name[t]);
+		ev_table_info_clear(&a->info[t]);
+	}
+	free(a);
+}
+
+static void free_result(void *p)
+{
+	struct dash_result *r = p;
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		ev_table_info_clear(&r->info[t]);
+		ev_dash_free(&r->dash[t]);
+	}
+	free(r);
+}
+
+/* Runs on the dashboard worker. */
+static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	struct dash_arg *arg = job->arg;
+	struct dash_result *r = ev_xcalloc(1, sizeof(*r));
+	job->result = r;
+	job->free_result = free_result;
+
+	struct ev_query *q = ev_query_server_clock();
+	struct ev_rowset *rs = NULL;
+	if (ev_conn_run(c, q, &rs, err) < 0) {
+		ev_query_free(&q);
+		r->failed = true;
+		r->err = *err;
+		return -1;
+	}
+	snprintf(r->now, sizeof(r->now), "%s",
+	         ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
+	r->unix_time = ev_rowset_cell(rs, 0, 1)->s ? atoll(ev_rowset_cell(rs, 0, 1)->s) : 0;
+	ev_rowset_free(&rs);
+	ev_query_free(&q);
+	const struct ev_server_version *v = ev_conn_server(c);
+	snprintf(r->server, sizeof(r->server), "%s (%s %d.%d.%d)", arg->where,
+	         ev_flavour_name(v->flavour), v->major, v->minor, v->patch);
+
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		struct ev_table_info *ti = arg->need_info ? &r->info[t] : &arg->info[t];
+		if (arg->need_info && ev_conn_table_info(c, arg->table_name[t], ti, err) < 0) {
+			r->failed = true;
+			r->err = *err;
+			return -1;
+		}
+		if (!ti->exists) {
+			snprintf(r->note[t], sizeof(r->note[t]),
+			         "%s: no such table in this database", arg->table_name[t]);
+			continue;
+		}
+		struct ev_dash_req req = {
+		        .info = ti,
+		        .table = (enum ev_table_kind)t,
+		        .table_name = arg->table_name[t],
+		        .dimension = arg->dimension[t],
+		        .window_s = arg->window_s,
+		        .stuck_threshold_s = arg->stuck_s,
+		};
+		struct ev_error qerr = {0};
+		if (ev_dash_fetch(c, &req, &r->dash[t], &qerr) < 0) {
+			if (qerr.code == EV_ERR_CONNECT) {
+				r->failed = true;
+				r->err = qerr;
+				*err = qerr;
+				return -1;
+			}
+			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", qerr.msg);
+		}
+	}
+	r->have_info = arg->need_info;
+	return 0;
+}
+
+static void dash_refresh(struct app *a, struct view *v)
+{
+	struct dash_view *d = (struct dash_view *)v;
+	struct dash_arg *arg = ev_xcalloc(1, sizeof(*arg));
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		arg->table_name[t] = ev_xstrdup(app_table_name(a, (enum ev_table_kind)t));
+		arg->dimension[t] = dim_key(d, (enum ev_table_kind)t);
+		if (a->have_info)
+			ev_table_info_copy(&arg->info[t], &a->info[t]);
+	}
+	arg->window_s = d->window_s;
+	arg->stuck_s = a->cfg->stuck_threshold_s;
+	arg->need_info = !a->have_info;
+	snprintf(arg->where, sizeof(arg->where), "%s%s%s",
+	         a->src->host ? a->src->host : "localhost", a->src->database ? "/" : "",
+	         a->src->database ? a->src->database : "");
+	app_submit(a, a->wdash, v, ev_job_new(0, 0, dash_job, arg, free_arg));
+}
+
+static void spark_push(struct table_state *ts, const char *group, long long value)
+{
+	const char *g = group ? group : "";
+	struct spark *s = NULL;
+	for (size_t i = 0; i < ts->nsparks; i++)
+		if (strcmp(ts->sparks[i].group, g) == 0)
+			s = &ts->sparks[i];
+	if (s == NULL) {
+		if (ts->nsparks >= 1000)
+			return; /* bounded: thousands of groups need no trend each */
+		ts->sparks = ev_xrealloc(ts->sparks, (ts->nsparks + 1) * sizeof(*ts->sparks));
+		s = &ts->sparks[ts->nsparks++];
+		memset(s, 0, sizeof(*s));
+		s->group = ev_xstrdup(g);
+	}
+	if (s->n == SPARK_LEN) {
+		memmove(s->v, s->v + 1, (SPARK_LEN - 1) * sizeof(s->v[0]));
+		s->n--;
+	}
+	s->v[s->n++] = value;
+}
+
+static void dash_result(struct app *a, struct view *v, struct ev_job *job)
+{
+	struct dash_view *d = (struct dash_view *)v;
+	struct dash_result *r = job->result;
+
+	if (r == NULL || r->failed) {
+		/* Keep the last data on screen, marked stale. */
+		if (a->state == CONN_OK && a->stale_since[0] == '\0')
+			snprintf(a->stale_since, sizeof(a->stale_since), "%s",
+			         a->server_now[0] ? a->server_now : "start");
+		a->state = CONN_LOST;
+		snprintf(a->last_error, sizeof(a->last_error), "%.250s", job->err.msg);
+		app_message(a, EV_STYLE_ERROR, "%s", job->err.msg);
+		return;
+	}
+	if (a->state == CONN_LOST)
+		app_message(a, EV_STYLE_NORMAL, "reconnected");
+	a->state = CONN_OK;
+	a->stale_since[0] = '\0';
+	snprintf(a->server_now, sizeof(a->server_now), "%s", r->now);
+	snprintf(a->server, sizeof(a->server), "%s", r->server);
+	a->server_offset_s = r->unix_time - (long long)time(NULL);
+	a->have_offset = true;
+	a->last_refresh_ms = job->elapsed_ms;
+	if (r->have_info) {
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			ev_table_info_clear(&a->info[t]);
+			a->info[t] = r->info[t];
+			memset(&r->info[t], 0, sizeof(r->info[t]));
+		}
+		a->have_info = true;
+	}
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		struct table_state *ts = &d->t[t];
+		snprintf(ts->note, sizeof(ts->note), "%s", r->note[t]);
+		if (r->dash[t] == NULL)
+			continue;
+		ev_dash_free(&ts->prev);
+		ts->prev = ts->cur;
+		ts->cur = r->dash[t];
+		r->dash[t] = NULL;
+		/* A new dimension or window: nothing to compare with. */
+		if (ts->prev && (ts->prev->dimension != ts->cur->dimension ||
+		                 ts->prev->window_s != ts->cur->window_s))
+			ev_dash_free(&ts->prev);
+		for (size_t i = 0; i < ts->cur->nrows; i++) {
+			const struct ev_dash_row *row = &ts->cur->rows[i];
+			spark_push(ts, row->group,
+			           row->f[EV_DASH_PENDING].value +
+			                   row->f[EV_DASH_PROCESSING].value +
+			                   row->f[EV_DASH_FAILED].value);
+		}
+		const struct ev_figure *tf = ts->cur->total.f;
+		spark_push(ts, "\001TOTAL",
+		           tf[EV_DASH_PENDING].value + tf[EV_DASH_PROCESSING].value +
+		                   tf[EV_DASH_FAILED].value);
+		if (ts->sel_row > (int)ts->cur->nrows)
+			ts->sel_row = (int)ts->cur->nrows;
+	}
+}
+
+/* --- drawing ---------------------------------------------------------------------------------- */
+
+static void cell_text(const struct ev_figure *f, enum ev_dash_figure fig, char *buf, size_t size)
+{
+	if ((fig == EV_DASH_OLDEST_PENDING_AGE || fig == EV_DASH_LONGEST_RETRY_WAIT) &&
+	    !f->unknown) {
+		char dur[32];
+		ev_format_duration(f->value, dur, sizeof(dur));
+		snprintf(buf, size, "%s%s", f->capped && f->value >= 0 ? "≥" : "", dur);
+		return;
+	}
+	ev_figure_format(f, buf, size);
+}
+
+static const struct ev_dash_row *prev_row(const struct table_state *ts, const char *group)
+{
+	if (ts->prev == NULL)
+		return NULL;
+	if (group == NULL)
+		return &ts->prev->total;
+	return ev_dash_find(ts->prev, group);
+}
+
+static void draw_spark(int y, int x, int width, const struct table_state *ts, const char *group)
+{
+	static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+	const struct spark *s = NULL;
+	for (size_t i = 0; i < ts->nsparks; i++)
+		if (strcmp(ts->sparks[i].group, group ? group : "") == 0)
+			s = &ts->sparks[i];
+	if (s == NULL || width <= 0)
+		return;
+	int start = s->n > width ? s->n - width : 0;
+	long long max = s->v[start], min = s->v[start];
+	for (int i = start; i < s->n; i++) {
+		if (s->v[i] > max)
+			max = s->v[i];
+		if (s->v[i] < min)
+			min = s->v[i];
+	}
+	/* Scaled between the smallest and largest value shown: a flat backlog is a flat line,
+	 * at the bottom when empty. */
+	move(y, x);
+	for (int i = start; i < s->n; i++) {
+		int level =
+		        max == min ? (max > 0 ? 3 : 0) : (int)((s->v[i] - min) * 7 / (max - min));
+		addstr(bars[level]);
+	}
+}
+
+static int group_width(int cols, int ncols_shown)
+{
+	int used = 0;
+	for (int c = 0; c < ncols_shown; c++)
+		used += columns[c].width;
+	int w = cols - used - 1 - (SPARK_LEN + 1);
+	return w < 8 ? 8 : w > 40 ? 40 : w;
+}
+
+static int shown_columns(int cols)
+{
+	int n = NCOLS;
+	for (;;) {
+		int used = 9; /* the smallest group column and a space */
+		for (int c = 0; c < n; c++)
+			used += columns[c].width;
+		if (used <= cols || n <= 1)
+			return n;
+		n--;
+	}
+}
+
+static void draw_row(int y, int cols, const struct table_state *ts, const struct ev_dash_row *row,
+                     const char *label, bool selected, int sel_col, int ncols, bool total)
+{
+	int gw = group_width(cols, ncols);
+	int x = 0;
+	draw_text_pad(y, x, gw,
+	              selected ? EV_STYLE_SELECTED
+	              : total  ? EV_STYLE_TITLE
+	                       : EV_STYLE_NORMAL,
+	              label);
+	x += gw + 1;
+	const struct ev_dash_row *old = prev_row(ts, total ? NULL : row->group);
+	for (int c = 0; c < ncols; c++) {
+		char buf[48];
+		const struct ev_figure *f = &row->f[columns[c].fig];
+		cell_text(f, columns[c].fig, buf, sizeof(buf));
+		int style = EV_STYLE_NORMAL;
+		if (f->unknown)
+			style = EV_STYLE_WARNING;
+		else if (columns[c].fig == EV_DASH_STUCK && f->value > 0)
+			style = EV_STYLE_STUCK;
+		else if ((columns[c].fig == EV_DASH_FAILED ||
+		          columns[c].fig == EV_DASH_EXHAUSTED) &&
+		         f->value > 0)
+			style = EV_STYLE_STATUS_FAILED;
+		if (old != NULL && !f->unknown && old->f[columns[c].fig].value != f->value &&
+		    columns[c].fig != EV_DASH_OLDEST_PENDING_AGE &&
+		    columns[c].fig != EV_DASH_LONGEST_RETRY_WAIT)
+			style = EV_STYLE_CHANGED;
+		if (selected && c == sel_col)
+			style = EV_STYLE_SELECTED;
+		draw_text_right(y, x + 1, columns[c].width - 1, style, buf);
+		x += columns[c].width;
+	}
+	if (x + 1 + 4 <= cols)
+		draw_spark(y, x + 1, cols - x - 1 < SPARK_LEN ? cols - x - 1 : SPARK_LEN, ts,
+		           total ? "\001TOTAL" : row->group);
+}
+
+static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t, int top,
+                       int height, int cols, bool focused)
+{
+	struct table_state *ts = &d->t[t];
+	const struct ev_table_def *def = ev_model_table(t);
+	char title[256], win[32];
+	ev_format_duration(d->window_s, win, sizeof(win));
+	snprintf(title, sizeof(title), "%s %s (%s) · by %s · NEW/OK/CANC: created in the last %s",
+	         focused ? "▶" : " ", def->key, app_table_name(a, t), dim_key(d, t), win);
+	draw_text_pad(top, 0, cols, focused ? EV_STYLE_TITLE : EV_STYLE_NORMAL, title);
+	if (height < 2)
+		return;
+	if (ts->cur == NULL) {
+		draw_text(top + 1, 2, cols - 2, ts->note[0] ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
+		          ts->note[0] ? ts->note : "loading…");
+		return;
+	}
+	int ncols = shown_columns(cols);
+	int gw = group_width(cols, ncols);
+	/* Header. */
+	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
+	draw_text_pad(top + 1, 0, gw, EV_STYLE_HEADER, dim_key(d, t));
+	int x = gw + 1;
+	for (int c = 0; c < ncols; c++) {
+		draw_text_right(top + 1, x + 1, columns[c].width - 1, EV_STYLE_HEADER,
+		                columns[c].head);
+		x += columns[c].width;
+	}
+	if (x + 6 <= cols)
+		draw_text(top + 1, x + 1, cols - x - 1, EV_STYLE_HEADER, "TREND");
+	/* Rows, then the totals on the last line of the block. */
+	int body = height - 3;
+	if (ts->note[0] && body > 1)
+		body--;
+	if (body < 0)
+		body = 0;
+	int n = (int)ts->cur->nrows;
+	if (ts->sel_row < ts->scroll)
+		ts->scroll = ts->sel_row;
+	if (ts->sel_row < n && ts->sel_row >= ts->scroll + body)
+		ts->scroll = ts->sel_row - body + 1;
+	if (ts->scroll > n - body)
+		ts->scroll = n - body > 0 ? n - body : 0;
+	int y = top + 2;
+	for (int i = ts->scroll; i < n && y < top + 2 + body; i++, y++) {
+		const struct ev_dash_row *row = &ts->cur->rows[i];
+		draw_row(y, cols, ts, row, row->group ? row->group : "(null)",
+		         focused && ts->sel_row == i, d->sel_col, ncols, false);
+	}
+	if (n == 0 && body > 0)
+		draw_text(y++, 2, cols - 2, EV_STYLE_NORMAL,
+		          "no backlog and nothing created in the window");
+	y = top + 2 + body;
+	char more[48] = "TOTAL";
+	if (n > body)
+		snprintf(more, sizeof(more), "TOTAL (%d groups)", n);
+	draw_row(y, cols, ts, &ts->cur->total, more, focused && ts->sel_row == n, d->sel_col, ncols,
+	         true);
+	if (ts->note[0] && y + 1 < top + height)
+		draw_text(y + 1, 2, cols - 2, EV_STYLE_WARNING, ts->note);
+}
+
+static void dash_draw(struct app *a, struct view *v, int top, int height, int cols)
+{
+	struct dash_view *d = (struct dash_view *)v;
+	enum ev_table_kind other = d->focus == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX;
+	if (height >= 14) {
+		/* Split: the outbox above, the message table below. */
+		int h1 = height / 2;
+		draw_table(a, d, EV_TABLE_OUTBOX, top, h1, cols, d->focus == EV_TABLE_OUTBOX);
+		draw_table(a, d, EV_TABLE_MESSAGE, top + h1, height - h1, cols,
+		           d->focus == EV_TABLE_MESSAGE);
+	} else {
+		draw_table(a, d, d->focus, top, height, cols, true);
+		(void)other;
+	}
+}
+
+/* --- actions -----------------------------------------------------------------------------------
+ */
+
+static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct dash_view *d = (struct dash_view *)v;
+	struct table_state *ts = &d->t[d->focus];
+	int n = ts->cur ? (int)ts->cur->nrows : 0;
+
+	switch (act) {
+	case EV_UA_UP:
+		if (ts->sel_row > 0)
+			ts->sel_row--;
+		break;
+	case EV_UA_DOWN:
+		if (ts->sel_row < n)
+			ts->sel_row++;
+		break;
+	case EV_UA_PAGE_UP:
+		ts->sel_row = ts->sel_row > 10 ? ts->sel_row - 10 : 0;
+		break;
+	case EV_UA_PAGE_DOWN:
+		ts->sel_row = ts->sel_row + 10 < n ? ts->sel_row + 10 : n;
+		break;
+	case EV_UA_TOP:
+		ts->sel_row = 0;
+		break;
+	case EV_UA_BOTTOM:
+		ts->sel_row = n;
+		break;
+	case EV_UA_LEFT:
+		if (d->sel_col > 0)
+			d->sel_col--;
+		break;
+	case EV_UA_RIGHT:
+		if (d->sel_col < shown_columns(COLS) - 1)
+			d->sel_col++;
+		break;
+	case EV_UA_NEXT_TABLE:
+		d->focus = d->focus == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX;
+		break;
+	case EV_UA_DIMENSION: {
+		const struct ev_table_def *ob = ev_model_table(EV_TABLE_OUTBOX);
+		d->dim = (d->dim + 1) % (int)ob->ndimensions;
+		app_message(a, EV_STYLE_NORMAL, "by %s", ob->dimensions[d->dim].key);
+		app_cancel(a, v);
+		dash_refresh(a, v);
+		break;
+	}
+	case EV_UA_WINDOW_LONGER:
+	case EV_UA_WINDOW_SHORTER: {
+		int i = 0;
+		while (i < NWINDOWS - 1 && windows[i] < d->window_s)
+			i++;
+		i += act == EV_UA_WINDOW_LONGER ? 1 : -1;
+		i = i < 0 ? 0 : i >= NWINDOWS ? NWINDOWS - 1 : i;
+		d->window_s = windows[i];
+		app_cancel(a, v);
+		dash_refresh(a, v);
+		break;
+	}
+	case EV_UA_OPEN: {
+		int list = columns[d->sel_col].list;
+		if (ts->cur == NULL || list < 0) {
+			app_message(a, EV_STYLE_NORMAL, "no list behind this column");
+			break;
+		}
+		const char *group = ts->sel_row < n ? ts->cur->rows[ts->sel_row].group : NULL;
+		const char *key = dim_key(d, d->focus);
+		if (ts->sel_row < n && group == NULL) {
+			app_message(a, EV_STYLE_NORMAL, "a NULL %s cannot be filtered on: all rows",
+			            key);
+			key = NULL;
+		}
+		app_push(a, view_list_new(a, d->focus, (enum ev_list_kind)list, group ? key : NULL,
+		                          group));
+		break;
+	}
+	case EV_UA_REFRESH:
+		app_cancel(a, v);
+		dash_refresh(a, v);
+		return true;
+	default:
+		return false;
+	}
+	a->dirty = true;
+	return true;
+}
+
+static void dash_free(struct view *v)
+{
+	struct dash_view *d = (struct dash_view *)v;
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		ev_dash_free(&d->t[t].cur);
+		ev_dash_free(&d->t[t].prev);
+		for (size_t i = 0; i < d->t[t].nsparks; i++)
+			free(d->t[t].sparks[i].group);
+		free(d->t[t].sparks);
+	}
+	free(d);
+}
+
+static const struct view_ops dash_ops = {
+        .name = "dashboard",
+        .ctx = EV_CTX_DASHBOARD,
+        .draw = dash_draw,
+        .action = dash_action,
+        .result = dash_result,
+        .load = dash_refresh,
+        .free = dash_free,
+        .on_timer = true,
+};
+
+struct view *view_dash_new(struct app *a)
+{
+	struct dash_view *d = ev_xcalloc(1, sizeof(*d));
+	d->base.ops = &dash_ops;
+	d->focus = EV_TABLE_OUTBOX;
+	d->window_s = a->cfg->window_s;
+	return &d->base;
+}

@@ -1,0 +1,376 @@
+/* evtop — the detail pane: every column of one event (NULL shown as such, the status with
+ * its meaning), then event_payload and event_headers pretty-printed from the stored text by
+ * core/jsonview, with folding, scrolling and search. */
+#include <config.h>
+
+#include "core/jsonview.h"
+#include "core/text.h"
+#include "ui/app.h"
+#include "ui/term.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct detail_view {
+	struct view base;
+	enum ev_table_kind table;
+	char event_no[80];
+	unsigned long long id;
+	struct ev_rowset *row;
+	char **head; /* "column  value" lines */
+	int *head_style;
+	int nhead;
+	struct ev_jsonview *payload, *headers;
+	int cursor; /* a line of the whole pane */
+	int scroll;
+	char search[128];
+	char error[512];
+};
+
+static int payload_start(const struct detail_view *d)
+{
+	return d->nhead + 1;
+}
+
+static int headers_start(const struct detail_view *d)
+{
+	return payload_start(d) + (d->payload ? (int)ev_jsonview_line_count(d->payload) : 0) + 1;
+}
+
+static int total_lines(const struct detail_view *d)
+{
+	return headers_start(d) + (d->headers ? (int)ev_jsonview_line_count(d->headers) : 0);
+}
+
+struct detail_result {
+	struct ev_rowset *rows;
+};
+
+static void free_result(void *p)
+{
+	struct detail_result *r = p;
+	ev_rowset_free(&r->rows);
+	free(r);
+}
+
+static void free_query(void *p)
+{
+	struct ev_query *q = p;
+	ev_query_free(&q);
+}
+
+static int detail_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	struct detail_result *r = ev_xcalloc(1, sizeof(*r));
+	job->result = r;
+	job->free_result = free_result;
+	return ev_conn_run(c, job->arg, &r->rows, err);
+}
+
+static void detail_refresh(struct app *a, struct view *v)
+{
+	struct detail_view *d = (struct detail_view *)v;
+	struct ev_query *q = ev_query_show_by_id(d->table, app_table_name(a, d->table), d->id);
+	app_submit(a, a->wlist, v, ev_job_new(0, 0, detail_job, q, free_query));
+}
+
+static void add_head(struct detail_view *d, int style, const char *text)
+{
+	d->head = ev_xrealloc(d->head, (size_t)(d->nhead + 1) * sizeof(*d->head));
+	d->head_style = ev_xrealloc(d->head_style, (size_t)(d->nhead + 1) * sizeof(*d->head_style));
+	d->head[d->nhead] = ev_xstrdup(text);
+	d->head_style[d->nhead] = style;
+	d->nhead++;
+}
+
+static void detail_clear(struct detail_view *d)
+{
+	for (int i = 0; i < d->nhead; i++)
+		free(d->head[i]);
+	free(d->head);
+	free(d->head_style);
+	d->head = NULL;
+	d->head_style = NULL;
+	d->nhead = 0;
+	ev_jsonview_free(&d->payload);
+	ev_jsonview_free(&d->headers);
+	ev_rowset_free(&d->row);
+}
+
+static void detail_result(struct app *a, struct view *v, struct ev_job *job)
+{
+	struct detail_view *d = (struct detail_view *)v;
+	struct detail_result *r = job->result;
+	if (job->rc < 0 || r == NULL || r->rows == NULL) {
+		snprintf(d->error, sizeof(d->error), "%s", job->err.msg);
+		return;
+	}
+	if (r->rows->nrows == 0) {
+		snprintf(d->error, sizeof(d->error), "event %s is gone from %s", d->event_no,
+		         app_table_name(a, d->table));
+		return;
+	}
+	d->error[0] = '\0';
+	detail_clear(d);
+	d->row = r->rows;
+	r->rows = NULL;
+	const struct ev_table_def *def = ev_model_table(d->table);
+	const char *deleted = ev_rowset_get(d->row, 0, "deleted");
+	char line[1200];
+	snprintf(line, sizeof(line), "%s event %s%s", def->key, d->event_no,
+	         deleted && strcmp(deleted, "0") != 0 ? "  [DELETED]" : "");
+	add_head(d, deleted && strcmp(deleted, "0") != 0 ? EV_STYLE_DELETED : EV_STYLE_TITLE, line);
+	for (size_t c = 0; c < d->row->ncols; c++) {
+		const char *name = d->row->cols[c].name;
+		const struct ev_cell *cell = ev_rowset_cell(d->row, 0, c);
+		if (d->row->cols[c].type == EV_CT_JSON)
+			continue;
+		if (cell->s == NULL) {
+			snprintf(line, sizeof(line), "%-18s NULL", name);
+			add_head(d, EV_STYLE_NULL_VALUE, line);
+		} else if (strcmp(name, def->status_col) == 0) {
+			int st = atoi(cell->s);
+			snprintf(line, sizeof(line), "%-18s %s  %s / %s", name, cell->s,
+			         ev_model_status_name(def, st, false),
+			         ev_model_status_name(def, st, true));
+			add_head(d, EV_STYLE_NORMAL, line);
+		} else {
+			char *safe = ev_text_sanitize(cell->s, cell->len);
+			snprintf(line, sizeof(line), "%-18s %.1000s", name, safe);
+			add_head(d, EV_STYLE_NORMAL, line);
+			free(safe);
+		}
+	}
+	int pc = ev_rowset_col(d->row, "event_payload");
+	if (pc >= 0) {
+		const struct ev_cell *cell = ev_rowset_cell(d->row, 0, (size_t)pc);
+		d->payload =
+		        ev_jsonview_new(cell->s ? cell->s : "null", cell->s ? cell->len : 4, 3);
+	}
+	int hc = ev_rowset_col(d->row, "event_headers");
+	if (hc >= 0) {
+		const struct ev_cell *cell = ev_rowset_cell(d->row, 0, (size_t)hc);
+		d->headers =
+		        ev_jsonview_new(cell->s ? cell->s : "null", cell->s ? cell->len : 4, 3);
+	}
+}
+
+static void draw_jline(struct ev_jsonview *jv, size_t i, int y, int cols, bool sel)
+{
+	const struct ev_jline *l = ev_jsonview_line(jv, i);
+	int x = 2;
+	if (sel)
+		draw_fill(y, 0, cols, EV_STYLE_SELECTED);
+	move(y, x);
+	/* Draw the spans in order; bytes between spans are NORMAL. */
+	size_t pos = 0, s = 0;
+	while (pos < l->len && x < cols) {
+		size_t end = l->len;
+		int style = EV_STYLE_NORMAL;
+		if (s < l->nspans && l->spans[s].off == pos) {
+			end = pos + l->spans[s].len;
+			style = (int)l->spans[s].style;
+			s++;
+		} else if (s < l->nspans) {
+			end = l->spans[s].off;
+		}
+		char *part = ev_xstrndup(l->text + pos, end - pos);
+		char *fit = ev_text_fit(part, cols - x, true, false);
+		attrset(ev_term_attr((enum ev_style)(sel ? EV_STYLE_SELECTED : style)));
+		mvaddstr(y, x, fit);
+		x += ev_text_width(fit);
+		attrset(A_NORMAL);
+		free(fit);
+		free(part);
+		pos = end;
+	}
+}
+
+static void detail_draw(struct app *a, struct view *v, int top, int height, int cols)
+{
+	struct detail_view *d = (struct detail_view *)v;
+	(void)a;
+	if (d->error[0]) {
+		draw_text(top, 0, cols, EV_STYLE_ERROR, d->error);
+		top++;
+		height--;
+	}
+	if (d->row == NULL) {
+		if (!d->error[0])
+			draw_text(top, 2, cols - 2, EV_STYLE_NORMAL, "loading…");
+		return;
+	}
+	int total = total_lines(d);
+	if (d->cursor >= total)
+		d->cursor = total - 1;
+	if (d->cursor < d->scroll)
+		d->scroll = d->cursor;
+	if (d->cursor >= d->scroll + height)
+		d->scroll = d->cursor - height + 1;
+	for (int i = 0; i < height && d->scroll + i < total; i++) {
+		int line = d->scroll + i, y = top + i;
+		bool sel = line == d->cursor;
+		if (line < d->nhead) {
+			if (sel)
+				draw_fill(y, 0, cols, EV_STYLE_SELECTED);
+			draw_text(y, 0, cols, sel ? EV_STYLE_SELECTED : d->head_style[line],
+			          d->head[line]);
+		} else if (line == d->nhead) {
+			draw_text_pad(y, 0, cols, sel ? EV_STYLE_SELECTED : EV_STYLE_HEADER,
+			              "event_payload");
+		} else if (line < headers_start(d) - 1) {
+			draw_jline(d->payload, (size_t)(line - payload_start(d)), y, cols, sel);
+		} else if (line == headers_start(d) - 1) {
+			draw_text_pad(y, 0, cols, sel ? EV_STYLE_SELECTED : EV_STYLE_HEADER,
+			              d->headers ? "event_headers" : "");
+		} else if (d->headers) {
+			draw_jline(d->headers, (size_t)(line - headers_start(d)), y, cols, sel);
+		}
+	}
+}
+
+/* The view and line a pane line falls in, for folding. */
+static struct ev_jsonview *json_at(struct detail_view *d, int line, size_t *jl, int *base)
+{
+	if (d->payload && line >= payload_start(d) && line < headers_start(d) - 1) {
+		*jl = (size_t)(line - payload_start(d));
+		*base = payload_start(d);
+		return d->payload;
+	}
+	if (d->headers && line >= headers_start(d)) {
+		*jl = (size_t)(line - headers_start(d));
+		*base = headers_start(d);
+		return d->headers;
+	}
+	return NULL;
+}
+
+static void search_from(struct app *a, struct detail_view *d, int from)
+{
+	if (d->search[0] == '\0')
+		return;
+	size_t jl;
+	int base;
+	for (int pass = 0; pass < 2; pass++) {
+		struct ev_jsonview *jv = pass == 0 ? d->payload : d->headers;
+		if (jv == NULL)
+			continue;
+		int b = pass == 0 ? payload_start(d) : headers_start(d);
+		size_t start = from >= b && json_at(d, from, &jl, &base) == jv ? jl : 0;
+		long hit = ev_jsonview_find(jv, d->search, start);
+		if (hit >= 0) {
+			d->cursor = (pass == 0 ? payload_start(d) : headers_start(d)) + (int)hit;
+			return;
+		}
+	}
+	for (int i = 0; i < d->nhead; i++)
+		if (strstr(d->head[i], d->search) != NULL) {
+			d->cursor = i;
+			return;
+		}
+	app_message(a, EV_STYLE_WARNING, "not found: %s", d->search);
+}
+
+static void search_done(struct app *a, const char *text)
+{
+	struct detail_view *d = (struct detail_view *)app_top(a);
+	snprintf(d->search, sizeof(d->search), "%s", text);
+	search_from(a, d, d->cursor);
+}
+
+static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct detail_view *d = (struct detail_view *)v;
+	int total = d->row ? total_lines(d) : 0;
+	int page = LINES - 5 > 1 ? LINES - 5 : 1;
+	size_t jl;
+	int base;
+	struct ev_jsonview *jv;
+
+	switch (act) {
+	case EV_UA_UP:
+		if (d->cursor > 0)
+			d->cursor--;
+		break;
+	case EV_UA_DOWN:
+		if (d->cursor < total - 1)
+			d->cursor++;
+		break;
+	case EV_UA_PAGE_UP:
+		d->cursor = d->cursor > page ? d->cursor - page : 0;
+		break;
+	case EV_UA_PAGE_DOWN:
+		d->cursor = d->cursor + page < total ? d->cursor + page : total - 1;
+		break;
+	case EV_UA_TOP:
+		d->cursor = 0;
+		break;
+	case EV_UA_BOTTOM:
+		d->cursor = total - 1;
+		break;
+	case EV_UA_OPEN:
+	case EV_UA_FOLD:
+		jv = json_at(d, d->cursor, &jl, &base);
+		if (jv != NULL) {
+			long at = ev_jsonview_toggle(jv, jl);
+			if (at >= 0)
+				d->cursor = base + (int)at;
+		}
+		break;
+	case EV_UA_FOLD_ALL:
+	case EV_UA_UNFOLD_ALL:
+		if (d->payload)
+			ev_jsonview_fold_all(d->payload, act == EV_UA_FOLD_ALL);
+		if (d->headers)
+			ev_jsonview_fold_all(d->headers, act == EV_UA_FOLD_ALL);
+		if (d->cursor >= total_lines(d))
+			d->cursor = total_lines(d) - 1;
+		break;
+	case EV_UA_SEARCH:
+		app_prompt(a, "search: ", d->search, search_done);
+		break;
+	case EV_UA_SEARCH_NEXT:
+		search_from(a, d, d->cursor);
+		break;
+	case EV_UA_REFRESH:
+		detail_refresh(a, v);
+		break;
+	default:
+		return false;
+	}
+	a->dirty = true;
+	return true;
+}
+
+static void detail_free(struct view *v)
+{
+	struct detail_view *d = (struct detail_view *)v;
+	detail_clear(d);
+	free(d);
+}
+
+static const struct view_ops detail_ops = {
+        .name = "detail",
+        .ctx = EV_CTX_DETAIL,
+        .draw = detail_draw,
+        .action = detail_action,
+        .result = detail_result,
+        .load = detail_refresh,
+        .free = detail_free,
+        .on_timer = false,
+};
+
+struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,
+                             unsigned long long id)
+{
+	struct detail_view *d = ev_xcalloc(1, sizeof(*d));
+	d->base.ops = &detail_ops;
+	d->table = t;
+	d->id = id;
+	snprintf(d->event_no, sizeof(d->event_no), "%.64s", event_no ? event_no : "?");
+	/* Loaded once when opened, not by the timer: the operator is reading it. */
+	(void)a;
+	return &d->base;
+}

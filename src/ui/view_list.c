@@ -1,0 +1,522 @@
+/* evtop — a list view: one kind of list on one table, read a page at a time by keyset (the
+ * console holds one page, whatever the depth), filtered with '/', refreshed in place. */
+#include <config.h>
+
+#include "core/text.h"
+#include "ui/app.h"
+#include "ui/term.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct list_view {
+	struct view base;
+	enum ev_table_kind table;
+	enum ev_list_kind kind;
+	struct ev_filter filter;
+	char filter_text[512];
+	/* The page on screen, the cursor it started after, and those of the pages before. */
+	struct ev_rowset *rows;
+	struct ev_query *query; /* the page's query (its sort column, for cursors) */
+	struct ev_cursor start;
+	struct ev_cursor *back;
+	size_t nback;
+	bool more;
+	int page;
+	int sel;
+	int scroll;
+	int hscroll;
+	/* What to do when the page arrives: select its first or last row. */
+	int want;
+	char error[512];
+	/* Marked ids. */
+	unsigned long long *marks;
+	size_t nmarks;
+};
+
+enum { WANT_KEEP, WANT_FIRST, WANT_LAST };
+
+struct list_arg {
+	struct ev_list_req req;
+	struct ev_table_info info;
+	char *table_name;
+	struct ev_filter filter;
+	struct ev_query *query; /* built on the UI thread; the job runs it */
+};
+
+struct list_result {
+	struct ev_rowset *rows;
+	struct ev_query *query;
+};
+
+static void free_arg(void *p)
+{
+	struct list_arg *a = p;
+	ev_table_info_clear(&a->info);
+	ev_filter_free(&a->filter);
+	free(a->table_name);
+	ev_query_free(&a->query);
+	free(a);
+}
+
+static void free_result(void *p)
+{
+	struct list_result *r = p;
+	ev_rowset_free(&r->rows);
+	ev_query_free(&r->query);
+	free(r);
+}
+
+static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	struct list_arg *arg = job->arg;
+	struct list_result *r = ev_xcalloc(1, sizeof(*r));
+	job->result = r;
+	job->free_result = free_result;
+	if (ev_conn_run(c, arg->query, &r->rows, err) < 0)
+		return -1;
+	r->query = arg->query;
+	arg->query = NULL;
+	return 0;
+}
+
+static void filter_copy(struct ev_filter *dst, const struct ev_filter *src)
+{
+	memset(dst, 0, sizeof(*dst));
+#define CP(f) dst->f = src->f ? ev_xstrdup(src->f) : NULL
+	CP(event_type);
+	CP(topic);
+	CP(biz_type);
+	CP(biz_id);
+	CP(event_no);
+	CP(trace_id);
+	CP(source);
+	CP(locked_by);
+	CP(channel);
+	CP(fail_reason);
+	CP(since);
+	CP(until);
+#undef CP
+}
+
+static void load(struct app *a, struct list_view *l, const struct ev_cursor *after, int want)
+{
+	struct ev_error err = {0};
+	struct list_arg *arg = ev_xcalloc(1, sizeof(*arg));
+
+	if (!a->have_info) {
+		app_message(a, EV_STYLE_WARNING, "waiting for the first refresh…");
+		free(arg);
+		return;
+	}
+	arg->table_name = ev_xstrdup(app_table_name(a, l->table));
+	ev_table_info_copy(&arg->info, &a->info[l->table]);
+	filter_copy(&arg->filter, &l->filter);
+	arg->req = (struct ev_list_req){
+	        .info = &arg->info,
+	        .table = l->table,
+	        .table_name = arg->table_name,
+	        .kind = l->kind,
+	        .filter = &arg->filter,
+	        .limit = a->cfg->page_size,
+	        .stuck_threshold_s = a->cfg->stuck_threshold_s,
+	        .high_retry_min = a->cfg->high_retry_min,
+	        .window_s = a->cfg->window_s,
+	};
+	if (after != NULL)
+		arg->req.after = *after;
+	if (!arg->info.exists) {
+		snprintf(l->error, sizeof(l->error), "%s: no such table in this database",
+		         arg->table_name);
+		free_arg(arg);
+		return;
+	}
+	arg->query = ev_query_list(&arg->req, &err);
+	if (arg->query == NULL) {
+		snprintf(l->error, sizeof(l->error), "%s", err.msg);
+		free_arg(arg);
+		a->dirty = true;
+		return;
+	}
+	l->want = want;
+	/* A newer request supersedes any page still coming. */
+	app_cancel(a, &l->base);
+	app_submit(a, a->wlist, &l->base, ev_job_new(0, 0, list_job, arg, free_arg));
+	if (after != NULL)
+		l->start = *after;
+	else
+		memset(&l->start, 0, sizeof(l->start));
+}
+
+static void list_refresh(struct app *a, struct view *v)
+{
+	struct list_view *l = (struct list_view *)v;
+	load(a, l, l->start.set ? &l->start : NULL, WANT_KEEP);
+}
+
+static void list_result(struct app *a, struct view *v, struct ev_job *job)
+{
+	struct list_view *l = (struct list_view *)v;
+	struct list_result *r = job->result;
+	if (job->rc < 0 || r == NULL || r->rows == NULL) {
+		snprintf(l->error, sizeof(l->error), "%s", job->err.msg);
+		app_message(a, EV_STYLE_ERROR, "%s", job->err.msg);
+		return;
+	}
+	l->error[0] = '\0';
+	ev_rowset_free(&l->rows);
+	ev_query_free(&l->query);
+	l->rows = r->rows;
+	l->query = r->query;
+	r->rows = NULL;
+	r->query = NULL;
+	l->more = l->rows->nrows > (size_t)l->query->limit;
+	if (l->more)
+		ev_rowset_truncate(l->rows, (size_t)l->query->limit);
+	int n = (int)l->rows->nrows;
+	if (l->want == WANT_FIRST)
+		l->sel = 0;
+	else if (l->want == WANT_LAST)
+		l->sel = n - 1;
+	if (l->sel >= n)
+		l->sel = n - 1;
+	if (l->sel < 0)
+		l->sel = 0;
+	l->want = WANT_KEEP;
+}
+
+/* --- drawing ------------------------------------------------------------------------------------
+ */
+
+struct col {
+	const char *name;
+	const char *head;
+	int width; /* 0: the rest */
+};
+
+static const struct col outbox_cols[] = {
+        {"event_no", "EVENT_NO", 24},
+        {"event_type", "TYPE", 18},
+        {"publish_status", "ST", 11},
+        {"retry_count", "TRY", 5},
+        {"next_retry_time", "NEXT_RETRY", 19},
+        {"lock_until", "LOCK_UNTIL", 19},
+        {"locked_by", "LOCKED_BY", 14},
+        {"aggregate_id", "AGGREGATE", 20},
+        {"create_time", "CREATED", 19},
+        {"fail_reason", "FAIL_REASON", 0},
+        {NULL, NULL, 0},
+};
+
+static const struct col message_cols[] = {
+        {"event_no", "EVENT_NO", 24},
+        {"event_type", "TYPE", 18},
+        {"event_status", "ST", 11},
+        {"retry_count", "TRY", 5},
+        {"next_retry_time", "NEXT_RETRY", 19},
+        {"last_handle_time", "LAST_HANDLE", 19},
+        {"biz_id", "BIZ_ID", 20},
+        {"create_time", "CREATED", 19},
+        {"fail_reason", "FAIL_REASON", 0},
+        {NULL, NULL, 0},
+};
+
+static bool is_marked(const struct list_view *l, unsigned long long id)
+{
+	for (size_t i = 0; i < l->nmarks; i++)
+		if (l->marks[i] == id)
+			return true;
+	return false;
+}
+
+static int status_style(int st)
+{
+	switch (st) {
+	case 0:
+		return EV_STYLE_STATUS_PENDING;
+	case 1:
+		return EV_STYLE_STATUS_PROCESSING;
+	case 2:
+		return EV_STYLE_STATUS_SUCCESS;
+	case 3:
+		return EV_STYLE_STATUS_FAILED;
+	default:
+		return EV_STYLE_STATUS_CANCELLED;
+	}
+}
+
+static void list_draw(struct app *a, struct view *v, int top, int height, int cols)
+{
+	struct list_view *l = (struct list_view *)v;
+	const struct ev_table_def *def = ev_model_table(l->table);
+	const struct col *cs = l->table == EV_TABLE_OUTBOX ? outbox_cols : message_cols;
+	char title[640];
+
+	snprintf(title, sizeof(title), "%s (%s) · %s%s%s · page %d%s", def->key,
+	         app_table_name(a, l->table), ev_list_name(l->kind), l->filter_text[0] ? " · " : "",
+	         l->filter_text, l->page + 1, l->more ? " (more: PgDn)" : "");
+	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
+	if (l->error[0]) {
+		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, l->error);
+		top++;
+		height--;
+	}
+	if (l->rows == NULL) {
+		if (!l->error[0])
+			draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL, "loading…");
+		return;
+	}
+	/* The header. */
+	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
+	int x = 2;
+	for (int c = l->hscroll; cs[c].name != NULL && x < cols; c++) {
+		int w = cs[c].width ? cs[c].width : cols - x;
+		draw_text_pad(top + 1, x, w < cols - x ? w : cols - x, EV_STYLE_HEADER, cs[c].head);
+		x += w + 1;
+	}
+	int body = height - 2;
+	int n = (int)l->rows->nrows;
+	if (n == 0) {
+		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL,
+		          l->page > 0 ? "no more rows (PgUp goes back)" : "no rows");
+		return;
+	}
+	if (l->sel < l->scroll)
+		l->scroll = l->sel;
+	if (l->sel >= l->scroll + body)
+		l->scroll = l->sel - body + 1;
+	for (int i = l->scroll, y = top + 2; i < n && y < top + 2 + body; i++, y++) {
+		bool sel = i == l->sel;
+		const char *id = ev_rowset_get(l->rows, (size_t)i, "id");
+		bool marked = id != NULL && is_marked(l, strtoull(id, NULL, 10));
+		if (sel)
+			draw_fill(y, 0, cols, EV_STYLE_SELECTED);
+		draw_text(y, 0, 2,
+		          marked ? EV_STYLE_MARKED
+		          : sel  ? EV_STYLE_SELECTED
+		                 : EV_STYLE_NORMAL,
+		          marked ? "*" : " ");
+		x = 2;
+		for (int c = l->hscroll; cs[c].name != NULL && x < cols; c++) {
+			int w = cs[c].width ? cs[c].width : cols - x;
+			if (w > cols - x)
+				w = cols - x;
+			const char *val = ev_rowset_get(l->rows, (size_t)i, cs[c].name);
+			char buf[64];
+			int style = sel ? EV_STYLE_SELECTED : EV_STYLE_NORMAL;
+			if (val == NULL) {
+				val = "-";
+				if (!sel)
+					style = EV_STYLE_NULL_VALUE;
+			} else if (strcmp(cs[c].name, def->status_col) == 0) {
+				int st = atoi(val);
+				snprintf(buf, sizeof(buf), "%d %s", st,
+				         ev_model_status_name(def, st, false));
+				val = buf;
+				if (!sel)
+					style = status_style(st);
+			} else if (strcmp(cs[c].name, "retry_count") == 0) {
+				snprintf(buf, sizeof(buf), "%s/%s", val,
+				         ev_rowset_get(l->rows, (size_t)i, "max_retry_count"));
+				val = buf;
+			}
+			draw_text_pad(y, x, w, style, val);
+			x += w + 1;
+		}
+	}
+}
+
+/* --- actions -------------------------------------------------------------------------------------
+ */
+
+static void next_page(struct app *a, struct list_view *l)
+{
+	if (!l->more || l->rows == NULL || l->rows->nrows == 0)
+		return;
+	struct ev_cursor c;
+	ev_cursor_from_row(l->query, l->rows, l->rows->nrows - 1, &c);
+	l->back = ev_xrealloc(l->back, (l->nback + 1) * sizeof(*l->back));
+	l->back[l->nback++] = l->start;
+	l->page++;
+	load(a, l, &c, WANT_FIRST);
+}
+
+static void prev_page(struct app *a, struct list_view *l, int want)
+{
+	if (l->nback == 0)
+		return;
+	struct ev_cursor c = l->back[--l->nback];
+	l->page--;
+	load(a, l, c.set ? &c : NULL, want);
+}
+
+static void filter_done(struct app *a, const char *text)
+{
+	struct list_view *l = (struct list_view *)app_top(a);
+	struct ev_filter f = {0};
+	struct ev_error err = {0};
+	if (ev_filter_parse(&f, text, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "%s", err.msg);
+		ev_filter_free(&f);
+		return;
+	}
+	const char *bad = ev_filter_unsupported(&f, l->table);
+	if (bad != NULL) {
+		app_message(a, EV_STYLE_ERROR, "the %s table has no %s column",
+		            ev_model_table(l->table)->key, bad);
+		ev_filter_free(&f);
+		return;
+	}
+	ev_filter_free(&l->filter);
+	l->filter = f;
+	snprintf(l->filter_text, sizeof(l->filter_text), "%s", text);
+	free(l->back);
+	l->back = NULL;
+	l->nback = 0;
+	l->page = 0;
+	l->sel = 0;
+	load(a, l, NULL, WANT_FIRST);
+}
+
+static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct list_view *l = (struct list_view *)v;
+	int n = l->rows ? (int)l->rows->nrows : 0;
+	int page = LINES - 6 > 1 ? LINES - 6 : 1;
+
+	switch (act) {
+	case EV_UA_UP:
+		if (l->sel > 0)
+			l->sel--;
+		else
+			prev_page(a, l, WANT_LAST);
+		break;
+	case EV_UA_DOWN:
+		if (l->sel < n - 1)
+			l->sel++;
+		else
+			next_page(a, l);
+		break;
+	case EV_UA_PAGE_UP:
+		if (l->sel > 0)
+			l->sel = l->sel > page ? l->sel - page : 0;
+		else
+			prev_page(a, l, WANT_LAST);
+		break;
+	case EV_UA_PAGE_DOWN:
+		if (l->sel < n - 1)
+			l->sel = l->sel + page < n ? l->sel + page : n - 1;
+		else
+			next_page(a, l);
+		break;
+	case EV_UA_TOP:
+		if (l->page > 0) {
+			free(l->back);
+			l->back = NULL;
+			l->nback = 0;
+			l->page = 0;
+			load(a, l, NULL, WANT_FIRST);
+		}
+		l->sel = 0;
+		break;
+	case EV_UA_BOTTOM:
+		l->sel = n > 0 ? n - 1 : 0;
+		if (l->more)
+			app_message(a, EV_STYLE_NORMAL,
+			            "last row of this page; PgDn reads the next");
+		break;
+	case EV_UA_LEFT:
+		if (l->hscroll > 0)
+			l->hscroll--;
+		break;
+	case EV_UA_RIGHT:
+		if (l->hscroll < 6)
+			l->hscroll++;
+		break;
+	case EV_UA_FILTER:
+		app_prompt(a, "filter (key=value … reason~text): ", l->filter_text, filter_done);
+		break;
+	case EV_UA_MARK: {
+		const char *id = n ? ev_rowset_get(l->rows, (size_t)l->sel, "id") : NULL;
+		if (id == NULL)
+			break;
+		unsigned long long v64 = strtoull(id, NULL, 10);
+		size_t i;
+		for (i = 0; i < l->nmarks && l->marks[i] != v64; i++)
+			;
+		if (i < l->nmarks) {
+			l->marks[i] = l->marks[--l->nmarks];
+			a->marked--;
+		} else {
+			l->marks = ev_xrealloc(l->marks, (l->nmarks + 1) * sizeof(*l->marks));
+			l->marks[l->nmarks++] = v64;
+			a->marked++;
+		}
+		if (l->sel < n - 1)
+			l->sel++;
+		break;
+	}
+	case EV_UA_OPEN: {
+		if (n == 0)
+			break;
+		const char *no = ev_rowset_get(l->rows, (size_t)l->sel, "event_no");
+		const char *id = ev_rowset_get(l->rows, (size_t)l->sel, "id");
+		app_push(a, view_detail_new(a, l->table, no, id ? strtoull(id, NULL, 10) : 0));
+		break;
+	}
+	case EV_UA_REFRESH:
+		list_refresh(a, v);
+		break;
+	case EV_UA_NEXT_TABLE:
+		app_message(a, EV_STYLE_NORMAL,
+		            "Tab switches tables on the dashboard (q goes back)");
+		break;
+	default:
+		return false;
+	}
+	a->dirty = true;
+	return true;
+}
+
+static void list_free(struct view *v)
+{
+	struct list_view *l = (struct list_view *)v;
+	ev_rowset_free(&l->rows);
+	ev_query_free(&l->query);
+	ev_filter_free(&l->filter);
+	free(l->back);
+	free(l->marks);
+	free(l);
+}
+
+static const struct view_ops list_ops = {
+        .name = "list",
+        .ctx = EV_CTX_LIST,
+        .draw = list_draw,
+        .action = list_action,
+        .result = list_result,
+        .load = list_refresh,
+        .free = list_free,
+        .on_timer = true,
+};
+
+struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
+                           const char *filter_key, const char *filter_value)
+{
+	struct list_view *l = ev_xcalloc(1, sizeof(*l));
+	l->base.ops = &list_ops;
+	l->table = t;
+	l->kind = kind;
+	if (filter_key != NULL && filter_value != NULL) {
+		struct ev_error err = {0};
+		if (ev_filter_set(&l->filter, filter_key, filter_value, &err) == 0) {
+			bool quote = strpbrk(filter_value, " \"") != NULL;
+			snprintf(l->filter_text, sizeof(l->filter_text), "%s=%s%s%s", filter_key,
+			         quote ? "\"" : "", filter_value, quote ? "\"" : "");
+		}
+	}
+	(void)a;
+	return &l->base;
+}
