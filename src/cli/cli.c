@@ -5,6 +5,8 @@
 #include <string.h>
 
 const struct ev_subcommand ev_subcommands[] = {
+        {"check", "check --warning E --critical E", "a monitoring plugin (exit 0/1/2/3)",
+         ev_cmd_check},
         {"dashboard", "dashboard", "the backlog per group, per table", ev_cmd_dashboard},
         {"list", "list KIND", "a list of events: failed, stuck, pending, high-retry, ...",
          ev_cmd_list},

@@ -26,6 +26,7 @@ int ev_cmd_show(int argc, char **argv);
 int ev_cmd_trail(int argc, char **argv);
 int ev_cmd_trace(int argc, char **argv);
 int ev_cmd_dashboard(int argc, char **argv);
+int ev_cmd_check(int argc, char **argv);
 
 /* Look up a sub-command by name; NULL if there is none. */
 const struct ev_subcommand *ev_subcommand_find(const char *name);

@@ -115,7 +115,9 @@ void app_prompt(struct app *a, const char *label, const char *initial,
 {
 	a->prompting = true;
 	snprintf(a->prompt_label, sizeof(a->prompt_label), "%s", label);
-	snprintf(a->prompt_text, sizeof(a->prompt_text), "%s", initial ? initial : "");
+	/* An earlier filter is offered for editing, with a space to add a term. */
+	snprintf(a->prompt_text, sizeof(a->prompt_text), "%s%s", initial ? initial : "",
+	         initial && initial[0] ? " " : "");
 	a->prompt_len = strlen(a->prompt_text);
 	a->on_prompt = done;
 	a->dirty = true;
@@ -217,12 +219,12 @@ static void draw_status(struct app *a, int cols)
 	if (a->paused)
 		snprintf(refresh, sizeof(refresh), "PAUSED");
 	else if (a->effective_ms > a->refresh_ms)
-		snprintf(refresh, sizeof(refresh), "every %s→%s (budget %.1f%%)", every, eff,
+		snprintf(refresh, sizeof(refresh), "%s→%s (budget %.1f%%)", every, eff,
 		         a->cfg->budget_permille / 10.0);
 	else
-		snprintf(refresh, sizeof(refresh), "every %s", every);
+		snprintf(refresh, sizeof(refresh), "%s", every);
 	char took[48] = "";
-	if (a->last_refresh_ms > 0)
+	if (a->last_refresh_ms > 0 && !a->scripted)
 		snprintf(took, sizeof(took), " (%.0f ms)", a->last_refresh_ms);
 	char stale[64] = "";
 	if (a->stale_since[0])
@@ -233,10 +235,11 @@ static void draw_status(struct app *a, int cols)
 	char marked[32] = "";
 	if (a->marked > 0)
 		snprintf(marked, sizeof(marked), " · %d marked", a->marked);
-	snprintf(line, sizeof(line), "evtop · %s · tz %s · server %s%s · %s%s · %s%s · %s%s",
-	         a->server[0] ? a->server : "…", a->src->time_zone ? a->src->time_zone : "SYSTEM",
-	         a->server_now[0] ? a->server_now : "-", offset, refresh, took, state, stale,
-	         a->cfg->read_only ? "READ-ONLY" : "read-write", marked);
+	/* What matters in an incident first: is the data live, then where it comes from. */
+	snprintf(line, sizeof(line), "evtop · %s%s · %s · %s%s · tz %s · %s%s · %s%s", state, stale,
+	         a->server[0] ? a->server : "…", a->server_now[0] ? a->server_now : "-", offset,
+	         a->src->time_zone ? a->src->time_zone : "SYSTEM", refresh, took,
+	         a->cfg->read_only ? "READ-ONLY" : "rw", marked);
 	draw_text_pad(0, 0, cols, style, line);
 }
 
@@ -519,7 +522,8 @@ static void fire_timers(struct app *a)
 		return;
 	/* Stretch the interval when evtop's own queries exceed their server-time budget. */
 	double budget = a->cfg->budget_permille / 1000.0;
-	int need = budget > 0 ? (int)(a->last_refresh_ms / budget) : 0;
+	/* A scripted run keeps to its virtual clock: real query times would make it flaky. */
+	int need = budget > 0 && !a->scripted ? (int)(a->last_refresh_ms / budget) : 0;
 	a->effective_ms = need > a->refresh_ms ? need : a->refresh_ms;
 	a->next_refresh = now + a->effective_ms;
 	for (int i = 0; i < a->nviews; i++) {

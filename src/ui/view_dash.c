@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#define SPARK_LEN 12
+#define SPARK_LEN 10 /* samples kept and shown */
 
 struct spark {
 	char *group;
@@ -57,9 +57,9 @@ static const struct {
         {EV_DASH_EXHAUSTED, "EXHST", 6, EV_LIST_FAILED_EXHAUSTED},
         {EV_DASH_OLDEST_PENDING_AGE, "OLDEST", 7, EV_LIST_PENDING},
         {EV_DASH_LONGEST_RETRY_WAIT, "RWAIT", 7, EV_LIST_PENDING},
+        {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED},
         {EV_DASH_CREATED, "NEW", 7, -1},
         {EV_DASH_SUCCESS, "OK", 7, -1},
-        {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED},
 };
 #define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
 
@@ -329,26 +329,34 @@ static void draw_spark(int y, int x, int width, const struct table_state *ts, co
 	}
 }
 
-static int group_width(int cols, int ncols_shown)
-{
-	int used = 0;
-	for (int c = 0; c < ncols_shown; c++)
-		used += columns[c].width;
-	int w = cols - used - 1 - (SPARK_LEN + 1);
-	return w < 8 ? 8 : w > 40 ? 40 : w;
-}
+#define GROUP_MIN 16
 
+/* How many figure columns fit beside a group column of at least GROUP_MIN (or the widest
+ * group, if narrower); the rightmost go first. */
 static int shown_columns(int cols)
 {
 	int n = NCOLS;
 	for (;;) {
-		int used = 9; /* the smallest group column and a space */
+		/* The group, the figures, and the trend: the trend outranks the last figures. */
+		int used = GROUP_MIN + 1 + (cols >= 60 ? SPARK_LEN + 1 : 0);
 		for (int c = 0; c < n; c++)
 			used += columns[c].width;
 		if (used <= cols || n <= 1)
 			return n;
 		n--;
 	}
+}
+
+/* The group column takes what the figures leave, up to 40, after room for the trend. */
+static int group_width(int cols, int ncols_shown)
+{
+	int used = 0;
+	for (int c = 0; c < ncols_shown; c++)
+		used += columns[c].width;
+	int w = cols - used - 1;
+	if (w - (SPARK_LEN + 1) >= GROUP_MIN)
+		w -= SPARK_LEN + 1;
+	return w < 6 ? 6 : w > 40 ? 40 : w;
 }
 
 static void draw_row(int y, int cols, const struct table_state *ts, const struct ev_dash_row *row,

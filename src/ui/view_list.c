@@ -196,32 +196,116 @@ struct col {
 	int width; /* 0: the rest */
 };
 
-static const struct col outbox_cols[] = {
+/* The columns of a list: what the operator decides on for that kind, the reason last. */
+static const struct col failed_outbox[] = {
         {"event_no", "EVENT_NO", 24},
-        {"event_type", "TYPE", 18},
-        {"publish_status", "ST", 11},
+        {"event_type", "TYPE", 16},
         {"retry_count", "TRY", 5},
         {"next_retry_time", "NEXT_RETRY", 19},
-        {"lock_until", "LOCK_UNTIL", 19},
-        {"locked_by", "LOCKED_BY", 14},
-        {"aggregate_id", "AGGREGATE", 20},
-        {"create_time", "CREATED", 19},
+        {"aggregate_id", "AGGREGATE", 14},
         {"fail_reason", "FAIL_REASON", 0},
+        {"topic", "TOPIC", 16},
+        {"create_time", "CREATED", 19},
         {NULL, NULL, 0},
+};
+static const struct col failed_message[] = {
+        {"event_no", "EVENT_NO", 24},
+        {"event_type", "TYPE", 16},
+        {"retry_count", "TRY", 5},
+        {"next_retry_time", "NEXT_RETRY", 19},
+        {"biz_id", "BIZ_ID", 14},
+        {"fail_reason", "FAIL_REASON", 0},
+        {"event_source", "SOURCE", 16},
+        {"create_time", "CREATED", 19},
+        {NULL, NULL, 0},
+};
+static const struct col busy_outbox[] = {
+        {"event_no", "EVENT_NO", 24},
+        {"event_type", "TYPE", 16},
+        {"locked_by", "LOCKED_BY", 14},
+        {"lock_until", "LOCK_UNTIL", 19},
+        {"retry_count", "TRY", 5},
+        {"aggregate_id", "AGGREGATE", 14},
+        {"last_publish_time", "LAST_PUBLISH", 19},
+        {"create_time", "CREATED", 19},
+        {NULL, NULL, 0},
+};
+static const struct col busy_message[] = {
+        {"event_no", "EVENT_NO", 24},
+        {"event_type", "TYPE", 16},
+        {"last_handle_time", "LAST_HANDLE", 19},
+        {"retry_count", "TRY", 5},
+        {"biz_id", "BIZ_ID", 14},
+        {"event_source", "SOURCE", 16},
+        {"create_time", "CREATED", 19},
+        {NULL, NULL, 0},
+};
+static const struct col waiting_outbox[] = {
+        {"event_no", "EVENT_NO", 24},       {"event_type", "TYPE", 16},
+        {"create_time", "CREATED", 19},     {"retry_count", "TRY", 5},
+        {"aggregate_id", "AGGREGATE", 14},  {"topic", "TOPIC", 16},
+        {"fail_reason", "LAST_FAILURE", 0}, {NULL, NULL, 0},
+};
+static const struct col waiting_message[] = {
+        {"event_no", "EVENT_NO", 24},       {"event_type", "TYPE", 16},
+        {"create_time", "CREATED", 19},     {"retry_count", "TRY", 5},
+        {"biz_id", "BIZ_ID", 14},           {"event_source", "SOURCE", 16},
+        {"fail_reason", "LAST_FAILURE", 0}, {NULL, NULL, 0},
+};
+static const struct col all_outbox[] = {
+        {"event_no", "EVENT_NO", 24},      {"event_type", "TYPE", 16},
+        {"publish_status", "STATUS", 13},  {"retry_count", "TRY", 5},
+        {"create_time", "CREATED", 19},    {"update_time", "UPDATED", 19},
+        {"fail_reason", "FAIL_REASON", 0}, {NULL, NULL, 0},
+};
+static const struct col all_message[] = {
+        {"event_no", "EVENT_NO", 24},      {"event_type", "TYPE", 16},
+        {"event_status", "STATUS", 13},    {"retry_count", "TRY", 5},
+        {"create_time", "CREATED", 19},    {"update_time", "UPDATED", 19},
+        {"fail_reason", "FAIL_REASON", 0}, {NULL, NULL, 0},
 };
 
-static const struct col message_cols[] = {
-        {"event_no", "EVENT_NO", 24},
-        {"event_type", "TYPE", 18},
-        {"event_status", "ST", 11},
-        {"retry_count", "TRY", 5},
-        {"next_retry_time", "NEXT_RETRY", 19},
-        {"last_handle_time", "LAST_HANDLE", 19},
-        {"biz_id", "BIZ_ID", 20},
-        {"create_time", "CREATED", 19},
-        {"fail_reason", "FAIL_REASON", 0},
-        {NULL, NULL, 0},
-};
+static const struct col *list_columns(const struct list_view *l)
+{
+	bool ob = l->table == EV_TABLE_OUTBOX;
+	switch (l->kind) {
+	case EV_LIST_FAILED:
+	case EV_LIST_FAILED_DUE:
+	case EV_LIST_FAILED_WAITING:
+	case EV_LIST_FAILED_NORETRY:
+	case EV_LIST_FAILED_EXHAUSTED:
+	case EV_LIST_HIGH_RETRY:
+		return ob ? failed_outbox : failed_message;
+	case EV_LIST_STUCK:
+	case EV_LIST_PROCESSING:
+		return ob ? busy_outbox : busy_message;
+	case EV_LIST_PENDING:
+		return ob ? waiting_outbox : waiting_message;
+	default:
+		return ob ? all_outbox : all_message;
+	}
+}
+
+/* A fixed width, or for the flexible column (the reason) what is left after the fixed
+ * columns that follow it, at least 24. */
+static int col_width(const struct col *cs, int c, int left)
+{
+	if (cs[c].width)
+		return cs[c].width;
+	int after = 0;
+	for (int k = c + 1; cs[k].name != NULL; k++)
+		after += cs[k].width + 1;
+	int w = left - after;
+	return w < 24 ? (left < 24 ? left : 24) : w;
+}
+
+static int cs_count(const struct col *cs)
+{
+	int n = 0;
+	while (cs[n].name != NULL)
+		n++;
+	return n;
+}
 
 static bool is_marked(const struct list_view *l, unsigned long long id)
 {
@@ -251,7 +335,7 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 {
 	struct list_view *l = (struct list_view *)v;
 	const struct ev_table_def *def = ev_model_table(l->table);
-	const struct col *cs = l->table == EV_TABLE_OUTBOX ? outbox_cols : message_cols;
+	const struct col *cs = list_columns(l);
 	char title[640];
 
 	snprintf(title, sizeof(title), "%s (%s) · %s%s%s · page %d%s", def->key,
@@ -272,7 +356,7 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
 	int x = 2;
 	for (int c = l->hscroll; cs[c].name != NULL && x < cols; c++) {
-		int w = cs[c].width ? cs[c].width : cols - x;
+		int w = col_width(cs, c, cols - x);
 		draw_text_pad(top + 1, x, w < cols - x ? w : cols - x, EV_STYLE_HEADER, cs[c].head);
 		x += w + 1;
 	}
@@ -300,7 +384,7 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 		          marked ? "*" : " ");
 		x = 2;
 		for (int c = l->hscroll; cs[c].name != NULL && x < cols; c++) {
-			int w = cs[c].width ? cs[c].width : cols - x;
+			int w = col_width(cs, c, cols - x);
 			if (w > cols - x)
 				w = cols - x;
 			const char *val = ev_rowset_get(l->rows, (size_t)i, cs[c].name);
@@ -432,7 +516,7 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 			l->hscroll--;
 		break;
 	case EV_UA_RIGHT:
-		if (l->hscroll < 6)
+		if (cs_count(list_columns(l)) > l->hscroll + 2)
 			l->hscroll++;
 		break;
 	case EV_UA_FILTER:

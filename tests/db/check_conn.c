@@ -167,6 +167,7 @@ START_TEST(unreachable_server_is_said_quickly)
 {
 	free(cfg.sources[0].defaults_file);
 	cfg.sources[0].defaults_file = NULL;
+	free(cfg.sources[0].defaults_group);
 	cfg.sources[0].defaults_group = strdup("evtop_none");
 	cfg.sources[0].socket = strdup("/nonexistent/evtop.sock");
 	struct ev_conn *c = ev_conn_new(&cfg.sources[0], &cfg);
@@ -441,6 +442,7 @@ START_TEST(worker_reports_a_lost_server_and_backs_off)
 	cfg.sources[0].socket = strdup("/nonexistent/evtop.sock");
 	free(cfg.sources[0].defaults_file);
 	cfg.sources[0].defaults_file = NULL;
+	free(cfg.sources[0].defaults_group);
 	cfg.sources[0].defaults_group = strdup("evtop_none");
 	struct ev_worker *w = ev_worker_start(ev_conn_new(&cfg.sources[0], &cfg), &err);
 	ev_worker_submit(w, ev_job_query(1, 1, raw_query("SELECT 1")));

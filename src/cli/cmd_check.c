@@ -1,0 +1,239 @@
+/* evtop — `evtop check`: a monitoring plugin over the dashboard's figures (doc/check.md).
+ * Exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (cannot tell, usage error, server gone). */
+#include <config.h>
+
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "cli/session.h"
+#include "core/checkexpr.h"
+#include "core/dashboard.h"
+#include "core/text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static void usage(FILE *out)
+{
+	fputs("Usage: evtop check [--warning EXPR] [--critical EXPR] [OPTION]...\n"
+	      "A monitoring plugin: reads the dashboard's figures of both tables and exits 0 "
+	      "(OK),\n"
+	      "1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN: evtop cannot tell, e.g. the server is\n"
+	      "unreachable). Expressions: 'stuck > 0 or exhausted > 10', 'oldest_pending_age >\n"
+	      "10m', 'outbox.failed[ORDER_CREATED] > 0' (groups of --by, default event_type);\n"
+	      "doc/check.md has the grammar and every figure.\n\n",
+	      out);
+	ev_opts_usage(out);
+}
+
+struct lookup {
+	struct ev_dash *dash[EV_TABLE_COUNT];
+	bool have[EV_TABLE_COUNT];
+	int window_s;
+};
+
+/* One table's figure: 0 exact, 1 lower bound, -1 unknown. */
+static int table_figure(const struct lookup *lk, enum ev_table_kind t, const char *name,
+                        const char *group, double *value)
+{
+	const struct ev_dash *d = lk->dash[t];
+	if (!lk->have[t] || d == NULL)
+		return -1;
+	const struct ev_dash_row *row = ev_dash_find(d, group);
+	if (row == NULL) {
+		/* A group with no events: its counts are 0, its ages 0. */
+		*value = 0;
+		return 0;
+	}
+	double minutes = lk->window_s / 60.0;
+	const struct ev_figure *f = row->f;
+	int idx = ev_dash_figure_parse(name);
+	if (idx >= 0) {
+		if (f[idx].unknown)
+			return -1;
+		*value = f[idx].value < 0 ? 0 : (double)f[idx].value;
+		return f[idx].capped ? 1 : 0;
+	}
+	/* Rates over the window, by creation time: created, and finished among those created. */
+	const struct ev_figure *cr = &f[EV_DASH_CREATED], *ok = &f[EV_DASH_SUCCESS],
+	                       *cn = &f[EV_DASH_CANCELLED];
+	if (cr->unknown || ok->unknown || cn->unknown)
+		return -1;
+	double created = (double)cr->value / minutes;
+	double finished = (double)(ok->value + cn->value) / minutes;
+	if (strcasecmp(name, "created_per_min") == 0) {
+		*value = created;
+		return cr->capped ? 1 : 0;
+	}
+	if (strcasecmp(name, "finished_per_min") == 0) {
+		*value = finished;
+		return ok->capped || cn->capped ? 1 : 0;
+	}
+	if (strcasecmp(name, "drain_time") == 0) {
+		const struct ev_figure *p = &f[EV_DASH_PENDING], *pr = &f[EV_DASH_PROCESSING],
+		                       *fa = &f[EV_DASH_FAILED];
+		if (p->unknown || pr->unknown || fa->unknown || p->capped || pr->capped ||
+		    fa->capped)
+			return -1;
+		double backlog = (double)(p->value + pr->value + fa->value);
+		double net = finished - created; /* per minute */
+		*value = backlog == 0 ? 0 : net > 0 ? backlog / net * 60.0 : INFINITY;
+		return 0;
+	}
+	return -1;
+}
+
+static int figure(void *ctx, const char *table, const char *name, const char *group, double *value)
+{
+	struct lookup *lk = ctx;
+	if (table != NULL) {
+		int t = ev_model_table_parse(table);
+		return t < 0 ? -1 : table_figure(lk, (enum ev_table_kind)t, name, group, value);
+	}
+	/* Both tables: counts and rates add up, ages and durations take the larger. */
+	const struct ev_figure_def *def = ev_checkexpr_figure_find(name);
+	bool sum = def == NULL || def->unit != EV_FIG_SECONDS;
+	int rc = 0;
+	double total = 0;
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		double v = 0;
+		int r = table_figure(lk, (enum ev_table_kind)t, name, group, &v);
+		if (r < 0)
+			return -1;
+		if (r == 1)
+			rc = 1;
+		total = sum ? total + v : (v > total ? v : total);
+	}
+	*value = total;
+	return rc;
+}
+
+static void perfdata(const struct lookup *lk)
+{
+	static const enum ev_dash_figure shown[] = {EV_DASH_PENDING,   EV_DASH_PROCESSING,
+	                                            EV_DASH_STUCK,     EV_DASH_FAILED,
+	                                            EV_DASH_EXHAUSTED, EV_DASH_OLDEST_PENDING_AGE};
+	bool first = true;
+	for (int t = EV_TABLE_COUNT - 1; t >= 0; t--) {
+		if (lk->dash[t] == NULL)
+			continue;
+		for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+			const struct ev_figure *f = &lk->dash[t]->total.f[shown[i]];
+			if (f->unknown)
+				continue;
+			printf("%s%s_%s=%lld%s", first ? " | " : " ",
+			       ev_model_table((enum ev_table_kind)t)->key,
+			       ev_dash_figure_name(shown[i]), f->value < 0 ? 0 : f->value,
+			       shown[i] == EV_DASH_OLDEST_PENDING_AGE ? "s" : "");
+			first = false;
+		}
+	}
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	char *safe = ev_text_sanitize(s, strlen(s));
+	fputc('"', out);
+	for (const char *p = safe; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+	free(safe);
+}
+
+int ev_cmd_check(int argc, char **argv)
+{
+	struct ev_opts o;
+	struct ev_error err = {0};
+	struct ev_session s;
+	struct ev_checkexpr *warn = NULL, *crit = NULL;
+	struct lookup lk;
+	int rc = ev_session_parse(&o, argc, argv, usage, 0, 0);
+
+	memset(&lk, 0, sizeof(lk));
+	if (rc >= 0) {
+		ev_opts_free(&o);
+		/* The plugin convention: a usage error is UNKNOWN. */
+		return rc == EV_EXIT_OK ? EV_EXIT_OK : EV_CHECK_UNKNOWN;
+	}
+	if (o.warning == NULL && o.critical == NULL) {
+		fputs("EVTOP UNKNOWN - give --warning EXPR and/or --critical EXPR (doc/check.md)\n",
+		      stdout);
+		ev_opts_free(&o);
+		return EV_CHECK_UNKNOWN;
+	}
+	if (o.warning != NULL && (warn = ev_checkexpr_parse(o.warning, &err)) == NULL) {
+		printf("EVTOP UNKNOWN - --warning: %s\n", err.msg);
+		ev_opts_free(&o);
+		return EV_CHECK_UNKNOWN;
+	}
+	if (o.critical != NULL && (crit = ev_checkexpr_parse(o.critical, &err)) == NULL) {
+		printf("EVTOP UNKNOWN - --critical: %s\n", err.msg);
+		ev_checkexpr_free(&warn);
+		ev_opts_free(&o);
+		return EV_CHECK_UNKNOWN;
+	}
+	if (o.by == NULL)
+		o.by = ev_xstrdup("event_type");
+	if (ev_session_open(&s, &o, &err) < 0) {
+		char *safe = ev_text_sanitize(err.msg, strlen(err.msg));
+		printf("EVTOP UNKNOWN - %s\n", safe);
+		free(safe);
+		ev_session_close(&s);
+		ev_checkexpr_free(&warn);
+		ev_checkexpr_free(&crit);
+		ev_opts_free(&o);
+		return EV_CHECK_UNKNOWN;
+	}
+	ev_dashboard_collect(&s, &o, lk.dash, true);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		lk.have[t] = lk.dash[t] != NULL;
+	lk.window_s = o.cfg.window_s;
+
+	struct ev_buf why;
+	ev_buf_init(&why);
+	enum ev_tristate w = warn ? ev_checkexpr_eval(warn, figure, &lk, &why) : EV_FALSE;
+	if (warn && crit)
+		ev_buf_adds(&why, " ");
+	enum ev_tristate c = crit ? ev_checkexpr_eval(crit, figure, &lk, &why) : EV_FALSE;
+	enum ev_check_status st = ev_checkexpr_status(w, c);
+	const char *which = st == EV_CHECK_CRITICAL  ? "critical"
+	                    : st == EV_CHECK_WARNING ? "warning"
+	                    : st == EV_CHECK_UNKNOWN ? "cannot tell"
+	                                             : "ok";
+	if (o.format == EV_FMT_JSON) {
+		static const char *const tri[] = {"false", "true", "null"};
+		printf("{\"status\":\"%s\",\"code\":%d,\"warning\":", ev_checkexpr_status_name(st),
+		       (int)st);
+		if (o.warning)
+			json_str(stdout, o.warning);
+		else
+			fputs("null", stdout);
+		printf(",\"warning_result\":%s,\"critical\":", warn ? tri[w] : "null");
+		if (o.critical)
+			json_str(stdout, o.critical);
+		else
+			fputs("null", stdout);
+		printf(",\"critical_result\":%s,\"figures\":", crit ? tri[c] : "null");
+		json_str(stdout, why.data ? why.data : "");
+		fputs("}\n", stdout);
+	} else {
+		char *safe = ev_text_sanitize(why.data ? why.data : "", why.len);
+		printf("EVTOP %s - %s: %s", ev_checkexpr_status_name(st), which, safe);
+		free(safe);
+		perfdata(&lk);
+		putchar('\n');
+	}
+	ev_buf_free(&why);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		ev_dash_free(&lk.dash[t]);
+	ev_session_close(&s);
+	ev_checkexpr_free(&warn);
+	ev_checkexpr_free(&crit);
+	ev_opts_free(&o);
+	return (int)st;
+}

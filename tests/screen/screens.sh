@@ -1,0 +1,74 @@
+#!/bin/sh
+# Screen tests: the real console, driven by scripts of keys and commands, rendering into a
+# virtual terminal (no tty), against the test database with the server's clock pinned.
+# Each script's `screen NAME` dumps are compared exactly with tests/screen/expected/NAME.
+# EVTOP_SCREEN_UPDATE=1 writes the expected files anew (review them with git diff).
+set -u
+evtop=${EVTOP:?}
+src=${EVTOP_SRCDIR:?}
+cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
+dir=${EVTOP_TEST_DIR:?}
+client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
+now='2026-06-01 12:00:00'
+fails=0
+n=0
+
+{ echo "SET timestamp = UNIX_TIMESTAMP('$now');"; cat "$src/tests/data/seed.sql"; } | "$client" --defaults-file="$cnf" ||
+	{ echo "cannot load the seed"; exit 99; }
+# evtop's sessions read [evtop]: pin NOW() there, re-applied on every reconnect.
+sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
+
+run() { # run SCRIPT SIZE
+	script=$1
+	size=$2
+	name=$(basename "$script" .keys)
+	mkdir -p "$dir/out/$name"
+	# The script's `screen X` lines write into the run's own folder.
+	sed "s|^screen \(.*\)|screen $dir/out/$name/\1|" "$script" >"$dir/$name.keys"
+	(cd "$dir" && LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
+		"$evtop" --defaults-file="$dir/pinned.cnf" --script "$dir/$name.keys" --screen "$size" \
+		</dev/null >"$dir/$name.stdout" 2>"$dir/$name.stderr")
+	rc=$?
+	n=$((n + 1))
+	if [ $rc -ne 0 ]; then
+		fails=$((fails + 1))
+		echo "not ok $n - $name: evtop exited $rc: $(cat "$dir/$name.stderr")"
+		return
+	fi
+	echo "ok $n - $name runs"
+	for shot in "$dir/out/$name"/*; do
+		[ -f "$shot" ] || continue
+		want="$src/tests/screen/expected/$name.$(basename "$shot")"
+		# The socket lives in a temporary folder: name it the same in every run.
+		# and how a dead server's connection error reads depends on the moment it is seen.
+		sed -i -e "s|${EVTOP_TEST_SOCKET:-/nonexistent}|<socket>|g" \
+			-e 's/^\(cannot connect to\|connection lost\).*/<connection error>/' "$shot"
+		n=$((n + 1))
+		if [ "${EVTOP_SCREEN_UPDATE:-}" = 1 ]; then
+			cp "$shot" "$want"
+			echo "ok $n - $name/$(basename "$shot") (written)"
+		elif [ ! -f "$want" ]; then
+			fails=$((fails + 1))
+			echo "not ok $n - $name/$(basename "$shot"): no expected file $want"
+			cat "$shot"
+		elif cmp -s "$shot" "$want"; then
+			echo "ok $n - $name/$(basename "$shot")"
+		else
+			fails=$((fails + 1))
+			echo "not ok $n - $name/$(basename "$shot") differs:"
+			diff -u "$want" "$shot"
+		fi
+	done
+}
+
+for s in "$src"/tests/screen/scripts/*.keys; do
+	size=$(sed -n 's/^# size: *//p' "$s" | head -n 1)
+	if grep -q '^shell kill' "$s" && [ ! -f "$dir/../mariadbd.pid" ]; then
+		echo "# $(basename "$s"): skipped (it stops the server; this one is not the harness's)"
+		continue
+	fi
+	run "$s" "${size:-80x24}"
+done
+
+echo "$((n - fails)) passed, $fails failed"
+[ $fails -eq 0 ]
