@@ -744,6 +744,7 @@ int ev_console_run(const struct ev_console_args *args)
 	a->dirty = true;
 
 	char line[4096];
+	bool have_line = false;
 	while (!a->quit) {
 		if (got_quit)
 			break;
@@ -760,15 +761,22 @@ int ev_console_run(const struct ev_console_args *args)
 		if (a->dirty && !a->quit)
 			draw_all(a);
 		if (a->scripted) {
-			if (!idle(a)) {
+			/* Each command waits until no query is in flight and no timer is due; one
+			 * written "!command" does not (to act while a slow query runs). */
+			if (!have_line) {
+				if (fgets(line, sizeof(line), script) == NULL)
+					break;
+				have_line = true;
+			}
+			bool now = line[0] == '!';
+			if (!now && !idle(a)) {
 				struct pollfd p[2] = {{ev_worker_fd(a->wdash), POLLIN, 0},
-				                      {ev_worker_fd(a->wlist), POLLIN, 0}};
+						      {ev_worker_fd(a->wlist), POLLIN, 0}};
 				poll(p, 2, 50);
 				continue;
 			}
-			if (fgets(line, sizeof(line), script) == NULL)
-				break;
-			if (script_step(a, line, args->script) < 0) {
+			have_line = false;
+			if (script_step(a, now ? line + 1 : line, args->script) < 0) {
 				rc = 1;
 				break;
 			}

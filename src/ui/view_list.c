@@ -24,6 +24,7 @@ struct list_view {
 	struct ev_cursor *back;
 	size_t nback;
 	bool more;
+	int fresh; /* rows new on this page since the last refresh */
 	int page;
 	int sel;
 	int scroll;
@@ -166,6 +167,29 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 		return;
 	}
 	l->error[0] = '\0';
+	/* A refresh keeps the cursor on the same event, and counts the rows that are new on
+	 * this page (the badge); a page turn starts at its first or last row. */
+	char *sel_id = NULL;
+	struct ev_rowset *old = l->rows;
+	if (l->want == WANT_KEEP && old != NULL && l->sel < (int)old->nrows) {
+		const char *id = ev_rowset_get(old, (size_t)l->sel, "id");
+		sel_id = id ? ev_xstrdup(id) : NULL;
+	}
+	l->fresh = 0;
+	if (l->want == WANT_KEEP && old != NULL) {
+		size_t limit = r->rows->nrows < (size_t)r->query->limit ? r->rows->nrows
+		                                                        : (size_t)r->query->limit;
+		for (size_t i = 0; i < limit; i++) {
+			const char *id = ev_rowset_get(r->rows, i, "id");
+			bool seen = false;
+			for (size_t k = 0; k < old->nrows && !seen && id; k++) {
+				const char *o = ev_rowset_get(old, k, "id");
+				seen = o != NULL && strcmp(o, id) == 0;
+			}
+			if (!seen)
+				l->fresh++;
+		}
+	}
 	ev_rowset_free(&l->rows);
 	ev_query_free(&l->query);
 	l->rows = r->rows;
@@ -176,6 +200,16 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 	if (l->more)
 		ev_rowset_truncate(l->rows, (size_t)l->query->limit);
 	int n = (int)l->rows->nrows;
+	if (sel_id != NULL) {
+		for (int i = 0; i < n; i++) {
+			const char *id = ev_rowset_get(l->rows, (size_t)i, "id");
+			if (id != NULL && strcmp(id, sel_id) == 0) {
+				l->sel = i;
+				break;
+			}
+		}
+		free(sel_id);
+	}
 	if (l->want == WANT_FIRST)
 		l->sel = 0;
 	else if (l->want == WANT_LAST)
@@ -338,9 +372,12 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	const struct col *cs = list_columns(l);
 	char title[640];
 
-	snprintf(title, sizeof(title), "%s (%s) · %s%s%s · page %d%s", def->key,
+	char fresh[32] = "";
+	if (l->fresh > 0)
+		snprintf(fresh, sizeof(fresh), " · %d new", l->fresh);
+	snprintf(title, sizeof(title), "%s (%s) · %s%s%s · page %d%s%s", def->key,
 	         app_table_name(a, l->table), ev_list_name(l->kind), l->filter_text[0] ? " · " : "",
-	         l->filter_text, l->page + 1, l->more ? " (more: PgDn)" : "");
+	         l->filter_text, l->page + 1, l->more ? " (more: PgDn)" : "", fresh);
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (l->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, l->error);

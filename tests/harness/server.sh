@@ -17,9 +17,11 @@ die() { echo "server.sh: $*" >&2; exit 1; }
 start() {
 	dir=$1
 	[ -x "$MARIADBD" ] || die "no mariadbd found (install mariadb-server)"
-	mkdir -p "$dir" || die "cannot create $dir"
+	# A temporary folder of its own: servers installed side by side in the default /tmp
+	# collide on their temporary tables' names.
+	mkdir -p "$dir/tmp" || die "cannot create $dir"
 	if [ ! -d "$dir/data/mysql" ]; then
-		"$INSTALL_DB" --no-defaults --datadir="$dir/data" --user=root \
+		"$INSTALL_DB" --no-defaults --datadir="$dir/data" --tmpdir="$dir/tmp" --user=root \
 			--auth-root-authentication-method=normal --skip-test-db \
 			>"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; die "mariadb-install-db failed"; }
 	fi
@@ -31,6 +33,7 @@ start() {
 	# shellcheck disable=SC2086
 	"$MARIADBD" --no-defaults --datadir="$dir/data" --socket="$dir/sock" \
 		--pid-file="$dir/mariadbd.pid" --log-error="$dir/error.log" $net --user=root \
+		--tmpdir="$dir/tmp" \
 		--innodb-buffer-pool-size=128M --innodb-log-file-size=48M \
 		--innodb-flush-log-at-trx-commit=2 --skip-log-bin --max-connections=200 \
 		--character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \

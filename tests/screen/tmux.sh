@@ -1,0 +1,70 @@
+#!/bin/sh
+# The console as a person sees it: the real binary on a real pty (tmux), keys sent, the pane
+# captured and compared with what the database holds.
+set -u
+evtop=${EVTOP:?}
+cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
+dir=${EVTOP_TEST_DIR:?}
+src=${EVTOP_SRCDIR:?}
+client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
+command -v tmux >/dev/null || {
+	if [ "${CI:-}" = true ] || [ "${EVTOP_REQUIRE_DB:-}" = 1 ]; then echo "tmux missing"; exit 99; fi
+	echo "tmux missing: skipping"; exit 77
+}
+sock="evtop-test-$$"
+t() { tmux -L "$sock" "$@"; }
+trap 't kill-server 2>/dev/null' EXIT
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+# wait_for TEXT: until the pane shows TEXT (10 s at most)
+wait_for() {
+	i=0
+	while [ $i -lt 100 ]; do
+		t capture-pane -p -t ev >"$dir/pane" 2>/dev/null
+		grep -q -- "$1" "$dir/pane" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "# pane after waiting for '$1':"
+	sed 's/^/# /' "$dir/pane"
+	return 1
+}
+
+{ echo "SET timestamp = UNIX_TIMESTAMP('2026-06-01 12:00:00');"; cat "$src/tests/data/seed.sql"; } | sql || exit 99
+
+t new-session -d -s ev -x 100 -y 30 \
+	"LANG=C.UTF-8 TERM=xterm-256color '$evtop' --defaults-file='$cnf'; echo evtop-exit=\$?; sleep 30"
+wait_for 'connected' && ok "the console starts and connects" || not_ok "the console starts and connects"
+wait_for 'TOTAL' && ok "the dashboard shows totals" || not_ok "the dashboard shows totals"
+want=$(sql -e "SELECT COUNT(*) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 0")
+got=$(grep -m1 '^TOTAL' "$dir/pane" | awk '{print $2}')
+[ "$got" = "$want" ] && ok "outbox pending on screen ($got) = the database ($want)" ||
+	not_ok "outbox pending on screen ($got) = the database ($want)"
+if grep -q "$(printf '\033')" "$dir/pane"; then not_ok "no raw ESC in the pane"; else ok "no raw ESC in the pane"; fi
+
+# The failed list of the first group: the pane shows the rows the database lists first.
+t send-keys -t ev Right Right Right Enter
+wait_for 'failed · event_type=' && ok "Enter opens the list behind the cell" || not_ok "Enter opens the list behind the cell"
+group=$(sed -n 's/.*failed · event_type=\([A-Z_]*\).*/\1/p' "$dir/pane" | head -n 1)
+first=$(sql -e "SELECT event_no FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3 AND event_type = '$group' ORDER BY next_retry_time, id LIMIT 1")
+wait_for "$first" && ok "the first row is the database's first ($first)" || not_ok "the first row is the database's first ($first)"
+
+# The detail of that event, then back out and quit: the terminal is given back.
+t send-keys -t ev Enter
+wait_for "event_no           $first" && ok "Enter opens the event" || not_ok "Enter opens the event"
+t send-keys -t ev q q q
+wait_for 'evtop-exit=0' && ok "q q q quits with status 0" || not_ok "q q q quits with status 0"
+if pgrep -f "$evtop --defaults-file=$cnf" >/dev/null; then not_ok "no evtop left running"; else ok "no evtop left running"; fi
+
+# SIGTERM restores the terminal too.
+t kill-session -t ev
+t new-session -d -s ev -x 80 -y 24 "LANG=C.UTF-8 TERM=xterm-256color '$evtop' --defaults-file='$cnf'; echo evtop-exit=\$?; sleep 30"
+wait_for 'TOTAL' >/dev/null
+pkill -TERM -f "$evtop --defaults-file=$cnf"
+wait_for 'evtop-exit=' && ok "SIGTERM ends the console" || not_ok "SIGTERM ends the console"
+
+echo "$((n - fails)) passed, $fails failed"
+[ $fails -eq 0 ]

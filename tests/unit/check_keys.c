@@ -1,0 +1,105 @@
+/* ui/keys: the action list and the bindings table, from which the dispatcher, the help
+ * screen and the hint bar are all generated. */
+#include <config.h>
+
+#include "ui/keys.h"
+
+#include <check.h>
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+START_TEST(every_action_has_a_name_help_and_a_key)
+{
+	for (int a = 0; a < EV_UA_COUNT; a++) {
+		const char *name = ev_ui_action_name((enum ev_ui_action)a);
+		ck_assert_msg(name != NULL && name[0] != '\0', "action %d has no name", a);
+		ck_assert_msg(ev_ui_action_help((enum ev_ui_action)a)[0] != '\0', "%s has no help",
+		              name);
+		ck_assert_int_eq(ev_ui_action_parse(name), a);
+		bool bound = false;
+		for (const struct ev_binding *b = ev_bindings; b->key != NULL; b++)
+			bound |= b->action == (enum ev_ui_action)a;
+		ck_assert_msg(bound, "%s has no key (the help screen would not show it)", name);
+		for (int b = a + 1; b < EV_UA_COUNT; b++)
+			ck_assert_str_ne(name, ev_ui_action_name((enum ev_ui_action)b));
+	}
+	ck_assert_int_eq(ev_ui_action_parse("no-such-action"), EV_UA_NONE);
+}
+END_TEST
+
+START_TEST(no_two_bindings_collide)
+{
+	for (const struct ev_binding *a = ev_bindings; a->key != NULL; a++) {
+		ck_assert_msg(ev_key_parse(a->key) >= 0, "unknown key name '%s'", a->key);
+		for (const struct ev_binding *b = a + 1; b->key != NULL; b++)
+			ck_assert_msg(
+			        !(a->ctx == b->ctx && ev_key_parse(a->key) == ev_key_parse(b->key)),
+			        "%s is bound twice in the %s context", a->key,
+			        ev_ui_context_name(a->ctx));
+	}
+}
+END_TEST
+
+START_TEST(writing_actions_confirm)
+{
+	for (int a = 0; a < EV_UA_COUNT; a++) {
+		unsigned f = ev_ui_action_flags((enum ev_ui_action)a);
+		if (f & EV_AF_WRITES)
+			ck_assert_msg(f & EV_AF_CONFIRM, "%s writes without confirming",
+			              ev_ui_action_name((enum ev_ui_action)a));
+	}
+}
+END_TEST
+
+START_TEST(context_falls_back_to_global)
+{
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_LIST, '/'), EV_UA_FILTER);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DETAIL, '/'), EV_UA_SEARCH);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DASHBOARD, '/'), EV_UA_NONE);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_LIST, 'q'), EV_UA_QUIT);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_HELP, 'q'), EV_UA_BACK);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DASHBOARD, KEY_DOWN), EV_UA_DOWN);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DASHBOARD, 'j'), EV_UA_DOWN);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DASHBOARD, '\t'), EV_UA_NEXT_TABLE);
+	ck_assert_str_eq(ev_keymap_key_for(EV_CTX_LIST, EV_UA_FILTER), "/");
+	ck_assert_str_eq(ev_keymap_key_for(EV_CTX_DASHBOARD, EV_UA_QUIT), "q");
+}
+END_TEST
+
+START_TEST(key_names_round_trip)
+{
+	static const char *const names[] = {"q",     "?",    "/",    "Enter",    "Esc",   "Tab",
+	                                    "Space", "Up",   "Down", "Left",     "Right", "PgUp",
+	                                    "PgDn",  "Home", "End",  "F1",       "F5",    "F12",
+	                                    "C-a",   "C-l",  "C-r",  "Backspace"};
+	char buf[32];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int k = ev_key_parse(names[i]);
+		ck_assert_msg(k >= 0, "%s", names[i]);
+		ck_assert_str_eq(ev_key_name(k, buf, sizeof(buf)), names[i]);
+	}
+	ck_assert_int_eq(ev_key_parse("F13"), -1);
+	ck_assert_int_eq(ev_key_parse("Hyper"), -1);
+	ck_assert_int_eq(ev_key_parse("C-1"), -1);
+	ck_assert_str_eq(ev_key_name(KEY_ENTER, buf, sizeof(buf)), "Enter");
+	ck_assert_str_eq(ev_key_name('\n', buf, sizeof(buf)), "Enter");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("keys");
+	TCase *tc = tcase_create("keys");
+	tcase_add_test(tc, every_action_has_a_name_help_and_a_key);
+	tcase_add_test(tc, no_two_bindings_collide);
+	tcase_add_test(tc, writing_actions_confirm);
+	tcase_add_test(tc, context_falls_back_to_global);
+	tcase_add_test(tc, key_names_round_trip);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
