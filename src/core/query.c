@@ -792,6 +792,8 @@ struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *e
 		break;
 	}
 	add_filters(q, &b, t, req->filter);
+	if (req->reverse)
+		desc = !desc;
 	q->sort_col = sort;
 	q->sort_desc = desc;
 	q->sort_nullable = ev_model_column(t, sort)->nullable;
@@ -942,5 +944,62 @@ struct ev_query *ev_query_server_clock(void)
 	q->col_names[1] = "unix_time";
 	q->col_types[1] = EV_CT_INT;
 	q->limit = 1;
+	return q;
+}
+
+struct ev_query *ev_query_group(const struct ev_list_req *req, const char *column,
+                                struct ev_error *err)
+{
+	const struct ev_table_def *t = ev_model_table(req->table);
+	if (t == NULL || (strcmp(column, "fail_reason") != 0 && strcmp(column, "locked_by") != 0)) {
+		ev_error_set(err, EV_ERR_USAGE, "group by fail_reason or locked_by");
+		return NULL;
+	}
+	if (strcmp(column, "locked_by") == 0 && !t->has_lock) {
+		ev_error_set(err, EV_ERR_USAGE, "the %s table has no locked_by column", t->key);
+		return NULL;
+	}
+	/* The list's own query (its index, guard conditions and filters) reads the rows, with
+	 * the cap as its limit; the grouping happens over what it read. */
+	struct ev_list_req r = *req;
+	memset(&r.after, 0, sizeof(r.after));
+	r.limit = EV_PAGE_MAX;
+	struct ev_query *inner = ev_query_list(&r, err);
+	if (inner == NULL)
+		return NULL;
+	const char *from = strstr(inner->sql, " FROM `");
+	const char *order = strstr(inner->sql, " ORDER BY ");
+	struct ev_query *q = query_new("list.group");
+	struct ev_buf b;
+	ev_buf_init(&b);
+	ev_buf_printf(
+	        &b,
+	        "/* evtop:list.group */ SELECT grp, COUNT(*), MIN(create_time) FROM (SELECT "
+	        "%s AS grp, create_time%.*s LIMIT ?) AS capped GROUP BY grp ORDER BY COUNT(*) "
+	        "DESC, grp LIMIT 200",
+	        column, (int)(order - from), from);
+	/* The inner parameters, but the list's LIMIT becomes the cap. */
+	for (size_t i = 0; i + 1 < inner->nparams; i++) {
+		const struct ev_param *p = &inner->params[i];
+		if (p->type == EV_P_TEXT)
+			ev_query_add_text(q, p->s);
+		else if (p->type == EV_P_UINT)
+			ev_query_add_uint(q, p->u);
+		else
+			ev_query_add_int(q, p->i);
+	}
+	ev_query_add_int(q, 100001);
+	q->sql = ev_buf_steal(&b);
+	q->ncols = 3;
+	q->col_names = ev_xcalloc(3, sizeof(*q->col_names));
+	q->col_types = ev_xcalloc(3, sizeof(*q->col_types));
+	q->col_names[0] = column;
+	q->col_types[0] = EV_CT_TEXT;
+	q->col_names[1] = "count";
+	q->col_types[1] = EV_CT_INT;
+	q->col_names[2] = "oldest";
+	q->col_types[2] = EV_CT_DATETIME;
+	q->limit = 200;
+	ev_query_free(&inner);
 	return q;
 }

@@ -159,6 +159,7 @@ struct ev_list_req {
 	const char *object_type;        /* trail: biz_type / aggregate_type */
 	const char *object_id;          /* trail: biz_id / aggregate_id */
 	const char *trace_id;           /* trace */
+	bool reverse;                   /* the list's order reversed (the index serves both) */
 };
 
 #define EV_PAGE_MAX 1000
@@ -166,6 +167,14 @@ struct ev_list_req {
 /* Build the query for one page of a list. The query asks for limit + 1 rows so the caller
  * knows whether a next page exists. Returns NULL with err set for a bad request. */
 struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *err);
+
+/* A breakdown of a list's rows by one column: failures by fail_reason, processing and stuck
+ * events by locked_by (which publisher died holding what). Reads the list's rows through its
+ * index (at most EV_DASH-like cap of 100000, then "at least"), groups them, and returns
+ * (value, count, oldest create_time) most frequent first, at most 200 groups. `column` is
+ * "fail_reason" or "locked_by" (outbox). req->after and req->limit are ignored. */
+struct ev_query *ev_query_group(const struct ev_list_req *req, const char *column,
+                                struct ev_error *err);
 
 /* The detail of one event by event_no (deleted rows included: the caller shows a badge). */
 struct ev_query *ev_query_show_by_no(enum ev_table_kind t, const char *table_name,

@@ -771,7 +771,7 @@ int ev_console_run(const struct ev_console_args *args)
 			bool now = line[0] == '!';
 			if (!now && !idle(a)) {
 				struct pollfd p[2] = {{ev_worker_fd(a->wdash), POLLIN, 0},
-						      {ev_worker_fd(a->wlist), POLLIN, 0}};
+				                      {ev_worker_fd(a->wlist), POLLIN, 0}};
 				poll(p, 2, 50);
 				continue;
 			}

@@ -117,6 +117,15 @@ struct view *view_dash_new(struct app *a);
 struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                            const char *filter_key, const char *filter_value);
 struct view *view_help_new(struct app *a);
+/* The breakdown of a list by fail_reason or locked_by; Enter opens the list of one group. */
+struct view *view_group_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
+                            const struct ev_filter *filter, const char *filter_text,
+                            const char *column);
+/* A list with a whole filter (from the group view). */
+struct view *view_list_new_filtered(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
+                                    const struct ev_filter *filter, const char *filter_text);
+/* A deep copy of a filter. */
+void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src);
 struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,
                              unsigned long long id);
 

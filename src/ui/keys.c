@@ -54,6 +54,8 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_DASHBOARD, "W", EV_UA_WINDOW_SHORTER},
         {EV_CTX_LIST, "/", EV_UA_FILTER},
         {EV_CTX_LIST, "Space", EV_UA_MARK},
+        {EV_CTX_LIST, "o", EV_UA_REVERSE},
+        {EV_CTX_LIST, "b", EV_UA_GROUP},
         {EV_CTX_LIST, "Left", EV_UA_LEFT},
         {EV_CTX_LIST, "Right", EV_UA_RIGHT},
         {EV_CTX_DETAIL, "Space", EV_UA_FOLD},

@@ -38,6 +38,8 @@ enum {
 	X(FASTER, "faster", "refresh more often", 0)                                               \
 	X(SLOWER, "slower", "refresh less often", 0)                                               \
 	X(REFRESH, "refresh", "refresh now", 0)                                                    \
+	X(REVERSE, "reverse", "reverse the list's order", 0)                                       \
+	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT)         \
 	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW)                                 \
 	X(FOLD, "fold", "fold or unfold the object or array under the cursor", EV_AF_HINT)         \
 	X(FOLD_ALL, "fold-all", "fold every object and array", 0)                                  \

@@ -24,6 +24,7 @@ struct list_view {
 	struct ev_cursor *back;
 	size_t nback;
 	bool more;
+	bool reverse;
 	int fresh; /* rows new on this page since the last refresh */
 	int page;
 	int sel;
@@ -83,7 +84,7 @@ static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	return 0;
 }
 
-static void filter_copy(struct ev_filter *dst, const struct ev_filter *src)
+void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src)
 {
 	memset(dst, 0, sizeof(*dst));
 #define CP(f) dst->f = src->f ? ev_xstrdup(src->f) : NULL
@@ -114,7 +115,7 @@ static void load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 	}
 	arg->table_name = ev_xstrdup(app_table_name(a, l->table));
 	ev_table_info_copy(&arg->info, &a->info[l->table]);
-	filter_copy(&arg->filter, &l->filter);
+	ui_filter_copy(&arg->filter, &l->filter);
 	arg->req = (struct ev_list_req){
 	        .info = &arg->info,
 	        .table = l->table,
@@ -125,6 +126,7 @@ static void load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 	        .stuck_threshold_s = a->cfg->stuck_threshold_s,
 	        .high_retry_min = a->cfg->high_retry_min,
 	        .window_s = a->cfg->window_s,
+	        .reverse = l->reverse,
 	};
 	if (after != NULL)
 		arg->req.after = *after;
@@ -375,9 +377,10 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	char fresh[32] = "";
 	if (l->fresh > 0)
 		snprintf(fresh, sizeof(fresh), " · %d new", l->fresh);
-	snprintf(title, sizeof(title), "%s (%s) · %s%s%s · page %d%s%s", def->key,
-	         app_table_name(a, l->table), ev_list_name(l->kind), l->filter_text[0] ? " · " : "",
-	         l->filter_text, l->page + 1, l->more ? " (more: PgDn)" : "", fresh);
+	snprintf(title, sizeof(title), "%s (%s) · %s%s%s%s · page %d%s%s", def->key,
+	         app_table_name(a, l->table), ev_list_name(l->kind),
+	         l->reverse ? " (reversed)" : "", l->filter_text[0] ? " · " : "", l->filter_text,
+	         l->page + 1, l->more ? " (more: PgDn)" : "", fresh);
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (l->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, l->error);
@@ -559,6 +562,31 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_FILTER:
 		app_prompt(a, "filter (key=value … reason~text): ", l->filter_text, filter_done);
 		break;
+	case EV_UA_REVERSE:
+		/* The index serves both directions: start again from the other end. */
+		l->reverse = !l->reverse;
+		free(l->back);
+		l->back = NULL;
+		l->nback = 0;
+		l->page = 0;
+		load(a, l, NULL, WANT_FIRST);
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            l->reverse ? "order reversed" : "order as the list defines it");
+		break;
+	case EV_UA_GROUP: {
+		const char *col = NULL;
+		if (l->kind == EV_LIST_STUCK || l->kind == EV_LIST_PROCESSING)
+			col = l->table == EV_TABLE_OUTBOX ? "locked_by" : NULL;
+		else if (l->kind != EV_LIST_TRAIL && l->kind != EV_LIST_TRACE)
+			col = "fail_reason";
+		if (col == NULL) {
+			app_message(a, EV_STYLE_NORMAL,
+			            "the message table has no lock owner to group by");
+			break;
+		}
+		app_push(a, view_group_new(a, l->table, l->kind, &l->filter, l->filter_text, col));
+		break;
+	}
 	case EV_UA_MARK: {
 		const char *id = n ? ev_rowset_get(l->rows, (size_t)l->sel, "id") : NULL;
 		if (id == NULL)
@@ -639,5 +667,14 @@ struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kin
 		}
 	}
 	(void)a;
+	return &l->base;
+}
+
+struct view *view_list_new_filtered(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
+                                    const struct ev_filter *filter, const char *filter_text)
+{
+	struct list_view *l = (struct list_view *)view_list_new(a, t, kind, NULL, NULL);
+	ui_filter_copy(&l->filter, filter);
+	snprintf(l->filter_text, sizeof(l->filter_text), "%s", filter_text);
 	return &l->base;
 }

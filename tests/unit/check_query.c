@@ -310,6 +310,65 @@ START_TEST(index_hint_by_columns)
 }
 END_TEST
 
+START_TEST(reverse_flips_the_order_and_the_seek)
+{
+	struct ev_list_req r = req(EV_TABLE_OUTBOX, EV_LIST_FAILED);
+	r.reverse = true;
+	struct ev_query *q = build(&r);
+	ck_assert_ptr_nonnull(strstr(q->sql, "ORDER BY next_retry_time DESC, id DESC LIMIT ?"));
+	ck_assert(q->sort_desc);
+	ev_query_free(&q);
+	r.after.set = true;
+	r.after.id = 9;
+	strcpy(r.after.value, "2026-05-13 10:00:00");
+	q = build(&r);
+	/* Descending over a nullable key: the NULLs come last, after every value. */
+	ck_assert_ptr_nonnull(strstr(q->sql,
+	                             "AND (next_retry_time < ? OR (next_retry_time = ? AND id < ?) "
+	                             "OR next_retry_time IS NULL) ORDER BY"));
+	ev_query_free(&q);
+	r = req(EV_TABLE_MESSAGE, EV_LIST_HIGH_RETRY);
+	r.reverse = true;
+	q = build(&r);
+	ck_assert_ptr_nonnull(strstr(q->sql, "ORDER BY update_time, id LIMIT ?"));
+	ev_query_free(&q);
+}
+END_TEST
+
+START_TEST(group_by_reason_and_owner)
+{
+	struct ev_filter f = {0};
+	struct ev_error err = {0};
+	ck_assert_int_eq(ev_filter_set(&f, "event_type", "PAY_SUCCESS", &err), 0);
+	struct ev_list_req r = req(EV_TABLE_OUTBOX, EV_LIST_FAILED_DUE);
+	r.filter = &f;
+	struct ev_query *q = ev_query_group(&r, "fail_reason", &err);
+	ck_assert_msg(q != NULL, "%s", err.msg);
+	ck_assert_str_eq(q->sql,
+	                 "/* evtop:list.group */ SELECT grp, COUNT(*), MIN(create_time) FROM "
+	                 "(SELECT fail_reason AS grp, create_time FROM `biz_outbox_event` "
+	                 "WHERE deleted = 0 AND publish_status = 3 AND retry_count < "
+	                 "max_retry_count AND next_retry_time <= NOW() AND event_type = ? "
+	                 "LIMIT ?) AS capped GROUP BY grp ORDER BY COUNT(*) DESC, grp LIMIT 200");
+	ck_assert_uint_eq(q->nparams, 2);
+	ck_assert_str_eq(q->params[0].s, "PAY_SUCCESS");
+	ck_assert_int_eq(q->params[1].i, 100001);
+	ev_query_free(&q);
+	r = req(EV_TABLE_OUTBOX, EV_LIST_STUCK);
+	q = ev_query_group(&r, "locked_by", &err);
+	ck_assert_ptr_nonnull(strstr(q->sql,
+	                             "SELECT locked_by AS grp, create_time FROM `biz_outbox_event` "
+	                             "WHERE deleted = 0 AND publish_status = 1 AND lock_until "
+	                             "<= NOW() LIMIT ?"));
+	ev_query_free(&q);
+	/* The message table has no lock owner; only two columns are groupable. */
+	r.table = EV_TABLE_MESSAGE;
+	ck_assert_ptr_null(ev_query_group(&r, "locked_by", &err));
+	ck_assert_ptr_null(ev_query_group(&r, "biz_id", &err));
+	ev_filter_free(&f);
+}
+END_TEST
+
 START_TEST(custom_table_name)
 {
 	struct ev_list_req r = req(EV_TABLE_OUTBOX, EV_LIST_PENDING);
@@ -440,6 +499,8 @@ int main(void)
 	tcase_add_test(tc, limits_refused);
 	tcase_add_test(tc, index_hint_by_columns);
 	tcase_add_test(tc, custom_table_name);
+	tcase_add_test(tc, reverse_flips_the_order_and_the_seek);
+	tcase_add_test(tc, group_by_reason_and_owner);
 	tcase_add_test(tc, cursor_round_trip);
 	tcase_add_test(tc, render_for_humans);
 	tcase_add_test(tc, server_versions);
