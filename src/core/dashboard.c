@@ -5,7 +5,9 @@
 
 #include "core/dashboard.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,4 +356,27 @@ const char *ev_format_duration(long long s, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
 	return buf;
+}
+
+static bool parse_dt(const char *s, long long *out)
+{
+	struct tm tm;
+	int n = 0;
+	memset(&tm, 0, sizeof(tm));
+	if (s == NULL || sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+	                        &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6)
+		return false;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	/* Both values share the session's zone: read them as UTC, the difference is exact. */
+	*out = (long long)timegm(&tm);
+	return true;
+}
+
+long long ev_datetime_diff(const char *a, const char *b)
+{
+	long long x, y;
+	if (!parse_dt(a, &x) || !parse_dt(b, &y))
+		return LLONG_MIN;
+	return y - x;
 }

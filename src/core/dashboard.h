@@ -106,6 +106,10 @@ const struct ev_dash_row *ev_dash_find(const struct ev_dash *d, const char *grou
  * buf (at least 24 bytes) and returns it. */
 const char *ev_figure_format(const struct ev_figure *f, char *buf, size_t size);
 
+/* Seconds from datetime a to datetime b ('YYYY-MM-DD hh:mm:ss', both in the session's zone),
+ * or LLONG_MIN if either does not parse. */
+long long ev_datetime_diff(const char *a, const char *b);
+
 /* A duration in seconds, short: "45s", "3m12s", "2h05m", "4d03h"; "-" for a negative value. */
 const char *ev_format_duration(long long seconds, char *buf, size_t size);
 

@@ -452,6 +452,22 @@ static void command_done(struct app *a, const char *text)
 		a->quit = true;
 		return;
 	}
+	if (strncmp(text, "show ", 5) == 0) {
+		const char *no = text + 5;
+		while (*no == ' ')
+			no++;
+		if (*no == '\0' || strlen(no) > 64) {
+			app_message(a, EV_STYLE_ERROR,
+			            "show: give an event_no (at most 64 characters)");
+			return;
+		}
+		app_push(a, view_detail_new_by_no(a, no));
+		return;
+	}
+	if (strncmp(text, "trace ", 6) == 0 && text[6] != '\0') {
+		app_push(a, view_trace_new(a, text + 6));
+		return;
+	}
 	if (strncmp(text, "refresh ", 8) == 0) {
 		long long ms;
 		if (ev_parse_duration_ms(text + 8, &ms) == 0 && ms >= 100 && ms <= 3600000) {

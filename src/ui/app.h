@@ -124,6 +124,13 @@ struct view *view_group_new(struct app *a, enum ev_table_kind t, enum ev_list_ki
 /* A list with a whole filter (from the group view). */
 struct view *view_list_new_filtered(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                                     const struct ev_filter *filter, const char *filter_text);
+/* The detail of an event found by event_no in both tables (the outbox's first). */
+struct view *view_detail_new_by_no(struct app *a, const char *event_no);
+/* Every event of one business object (Enter opens one). */
+struct view *view_list_new_trail(struct app *a, enum ev_table_kind t, const char *type,
+                                 const char *id);
+/* Every event of one trace_id in both tables, merged in creation order. */
+struct view *view_trace_new(struct app *a, const char *trace_id);
 /* A deep copy of a filter. */
 void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src);
 struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,

@@ -41,6 +41,9 @@ enum {
 	X(REVERSE, "reverse", "reverse the list's order", 0)                                       \
 	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT)         \
 	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW)                                 \
+	X(TRAIL, "trail", "every event of this business object, in order", EV_AF_HINT)             \
+	X(TRACE, "trace", "every event of this trace_id, in both tables", EV_AF_HINT)              \
+	X(EXPORT, "export", "write the row, the payload or the event_no to a file", 0)             \
 	X(FOLD, "fold", "fold or unfold the object or array under the cursor", EV_AF_HINT)         \
 	X(FOLD_ALL, "fold-all", "fold every object and array", 0)                                  \
 	X(UNFOLD_ALL, "unfold-all", "unfold every object and array", 0)                            \

@@ -8,7 +8,13 @@
 #include "ui/app.h"
 #include "ui/term.h"
 
+#include "core/dashboard.h"
+#include "core/format.h"
+
 #include <curses.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,7 @@ struct detail_view {
 	enum ev_table_kind table;
 	char event_no[80];
 	unsigned long long id;
+	bool by_no; /* looked up by event_no in both tables */
 	struct ev_rowset *row;
 	char **head; /* "column  value" lines */
 	int *head_style;
@@ -46,6 +53,12 @@ static int total_lines(const struct detail_view *d)
 
 struct detail_result {
 	struct ev_rowset *rows;
+	enum ev_table_kind table;
+	bool in_both; /* an event_no is unique per table only */
+};
+
+struct detail_arg {
+	struct ev_query *q[EV_TABLE_COUNT]; /* by id: one; by event_no: both tables */
 };
 
 static void free_result(void *p)
@@ -55,25 +68,52 @@ static void free_result(void *p)
 	free(r);
 }
 
-static void free_query(void *p)
+static void free_arg(void *p)
 {
-	struct ev_query *q = p;
-	ev_query_free(&q);
+	struct detail_arg *g = p;
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		ev_query_free(&g->q[t]);
+	free(g);
 }
 
 static int detail_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 {
+	struct detail_arg *g = job->arg;
 	struct detail_result *r = ev_xcalloc(1, sizeof(*r));
 	job->result = r;
 	job->free_result = free_result;
-	return ev_conn_run(c, job->arg, &r->rows, err);
+	for (int t = EV_TABLE_COUNT - 1; t >= 0; t--) { /* the outbox first */
+		struct ev_rowset *rs = NULL;
+		if (g->q[t] == NULL)
+			continue;
+		if (ev_conn_run(c, g->q[t], &rs, err) < 0)
+			return -1;
+		if (rs->nrows > 0 && r->rows == NULL) {
+			r->rows = rs;
+			r->table = (enum ev_table_kind)t;
+		} else {
+			if (rs->nrows > 0)
+				r->in_both = true;
+			ev_rowset_free(&rs);
+		}
+	}
+	return 0;
 }
 
 static void detail_refresh(struct app *a, struct view *v)
 {
 	struct detail_view *d = (struct detail_view *)v;
-	struct ev_query *q = ev_query_show_by_id(d->table, app_table_name(a, d->table), d->id);
-	app_submit(a, a->wlist, v, ev_job_new(0, 0, detail_job, q, free_query));
+	struct detail_arg *g = ev_xcalloc(1, sizeof(*g));
+	if (d->id != 0 || !d->by_no) {
+		g->q[d->table] = ev_query_show_by_id(d->table, app_table_name(a, d->table), d->id);
+	} else {
+		for (int t = 0; t < EV_TABLE_COUNT; t++)
+			if (!a->have_info || a->info[t].exists)
+				g->q[t] = ev_query_show_by_no(
+				        (enum ev_table_kind)t,
+				        app_table_name(a, (enum ev_table_kind)t), d->event_no);
+	}
+	app_submit(a, a->wlist, v, ev_job_new(0, 0, detail_job, g, free_arg));
 }
 
 static void add_head(struct detail_view *d, int style, const char *text)
@@ -107,11 +147,21 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 		snprintf(d->error, sizeof(d->error), "%s", job->err.msg);
 		return;
 	}
-	if (r->rows->nrows == 0) {
-		snprintf(d->error, sizeof(d->error), "event %s is gone from %s", d->event_no,
-		         app_table_name(a, d->table));
+	if (r->rows == NULL || r->rows->nrows == 0) {
+		if (d->by_no)
+			snprintf(d->error, sizeof(d->error), "no event %.64s in either table",
+			         d->event_no);
+		else
+			snprintf(d->error, sizeof(d->error), "event %.64s is gone from %s",
+			         d->event_no, app_table_name(a, d->table));
 		return;
 	}
+	d->table = r->table;
+	if (r->in_both)
+		app_message(
+		        a, EV_STYLE_WARNING,
+		        "%.64s is also in the message table (event_no is unique per table only)",
+		        d->event_no);
 	d->error[0] = '\0';
 	detail_clear(d);
 	d->row = r->rows;
@@ -135,6 +185,19 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 			snprintf(line, sizeof(line), "%-18s %s  %s / %s", name, cell->s,
 			         ev_model_status_name(def, st, false),
 			         ev_model_status_name(def, st, true));
+			add_head(d, EV_STYLE_NORMAL, line);
+		} else if (d->row->cols[c].type == EV_CT_DATETIME && a->server_now[0]) {
+			/* Ages against the server's clock, never the bastion's. */
+			long long age = ev_datetime_diff(cell->s, a->server_now);
+			char dur[32];
+			if (age == LLONG_MIN)
+				snprintf(line, sizeof(line), "%-18s %.40s", name, cell->s);
+			else if (age >= 0)
+				snprintf(line, sizeof(line), "%-18s %.40s  (%s ago)", name, cell->s,
+				         ev_format_duration(age, dur, sizeof(dur)));
+			else
+				snprintf(line, sizeof(line), "%-18s %.40s  (in %s)", name, cell->s,
+				         ev_format_duration(-age, dur, sizeof(dur)));
 			add_head(d, EV_STYLE_NORMAL, line);
 		} else {
 			char *safe = ev_text_sanitize(cell->s, cell->len);
@@ -180,7 +243,7 @@ static void draw_jline(struct ev_jsonview *jv, size_t i, int y, int cols, bool s
 		char *fit = ev_text_fit(part, cols - x, true, false);
 		attrset(ev_term_attr((enum ev_style)(sel ? EV_STYLE_SELECTED : style)));
 		mvaddstr(y, x, fit);
-		x += ev_text_width(fit);
+		x = getcurx(stdscr); /* where curses put the cursor */
 		attrset(A_NORMAL);
 		free(fit);
 		free(part);
@@ -280,6 +343,48 @@ static void search_done(struct app *a, const char *text)
 	search_from(a, d, d->cursor);
 }
 
+/* Write the row (JSON, ids as strings, the payload as stored), the payload as stored, or the
+ * event_no to a file the operator names (for a change ticket). */
+static void export_done(struct app *a, const char *text)
+{
+	struct detail_view *d = (struct detail_view *)app_top(a);
+	char what[16], path[400];
+	if (sscanf(text, "%15s %399[^\n]", what, path) != 2) {
+		app_message(a, EV_STYLE_ERROR, "export: say what and where, e.g. row evtop.json");
+		return;
+	}
+	while (strlen(path) > 0 && path[strlen(path) - 1] == ' ')
+		path[strlen(path) - 1] = '\0';
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (f == NULL) {
+		if (fd >= 0)
+			close(fd);
+		app_message(a, EV_STYLE_ERROR, "export: cannot write %s", path);
+		return;
+	}
+	int rc = 0;
+	if (strcmp(what, "row") == 0) {
+		rc = ev_format_write(f, d->row, EV_FMT_JSON, 0);
+	} else if (strcmp(what, "payload") == 0) {
+		int pc = ev_rowset_col(d->row, "event_payload");
+		const struct ev_cell *cell = pc >= 0 ? ev_rowset_cell(d->row, 0, (size_t)pc) : NULL;
+		if (cell != NULL && cell->s != NULL)
+			fwrite(cell->s, 1, cell->len, f);
+		fputc('\n', f);
+	} else if (strcmp(what, "event_no") == 0) {
+		fprintf(f, "%s\n", d->event_no);
+	} else {
+		rc = -1;
+	}
+	if (fclose(f) != 0 || rc < 0) {
+		app_message(a, EV_STYLE_ERROR, "export: %s to %s failed (row, payload or event_no)",
+		            what, path);
+		return;
+	}
+	app_message(a, EV_STYLE_NORMAL, "wrote the %s to %s", what, path);
+}
+
 static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct detail_view *d = (struct detail_view *)v;
@@ -337,6 +442,33 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_REFRESH:
 		detail_refresh(a, v);
 		break;
+	case EV_UA_TRAIL: {
+		if (d->row == NULL)
+			break;
+		const struct ev_table_def *def = ev_model_table(d->table);
+		const char *type = ev_rowset_get(d->row, 0, def->type_col);
+		const char *id = ev_rowset_get(d->row, 0, def->object_col);
+		if (type && id)
+			app_push(a, view_list_new_trail(a, d->table, type, id));
+		break;
+	}
+	case EV_UA_TRACE: {
+		const char *trace = d->row ? ev_rowset_get(d->row, 0, "trace_id") : NULL;
+		if (trace == NULL) {
+			app_message(a, EV_STYLE_NORMAL, "this event has no trace_id");
+			break;
+		}
+		app_push(a, view_trace_new(a, trace));
+		break;
+	}
+	case EV_UA_EXPORT: {
+		if (d->row == NULL)
+			break;
+		char def[160];
+		snprintf(def, sizeof(def), "row evtop-%s.json", d->event_no);
+		app_prompt(a, "export row|payload|event_no to FILE: ", def, export_done);
+		break;
+	}
 	default:
 		return false;
 	}
@@ -372,5 +504,13 @@ struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *ev
 	snprintf(d->event_no, sizeof(d->event_no), "%.64s", event_no ? event_no : "?");
 	/* Loaded once when opened, not by the timer: the operator is reading it. */
 	(void)a;
+	return &d->base;
+}
+
+struct view *view_detail_new_by_no(struct app *a, const char *event_no)
+{
+	struct detail_view *d =
+	        (struct detail_view *)view_detail_new(a, EV_TABLE_OUTBOX, event_no, 0);
+	d->by_no = true;
 	return &d->base;
 }

@@ -69,7 +69,11 @@ static void build(struct help_view *h)
 		add(h, EV_STYLE_NORMAL, line);
 	}
 	add(h, EV_STYLE_NORMAL, "");
-	add(h, EV_STYLE_NORMAL, "  :ACTION runs any action by name; :refresh 5s; :quit");
+	add(h, EV_STYLE_NORMAL,
+	    "  :show EVENT_NO  an event by event_no, in both tables (deleted ones too)");
+	add(h, EV_STYLE_NORMAL, "  :trace ID       every event of a trace_id, in both tables");
+	add(h, EV_STYLE_NORMAL,
+	    "  :refresh 5s     the refresh interval; :quit; :ACTION any action by name");
 }
 
 static void help_draw(struct app *a, struct view *v, int top, int height, int cols)

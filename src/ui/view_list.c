@@ -25,7 +25,8 @@ struct list_view {
 	size_t nback;
 	bool more;
 	bool reverse;
-	int fresh; /* rows new on this page since the last refresh */
+	char obj_type[80], obj_id[80]; /* a trail */
+	int fresh;                     /* rows new on this page since the last refresh */
 	int page;
 	int sel;
 	int scroll;
@@ -127,6 +128,8 @@ static void load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 	        .high_retry_min = a->cfg->high_retry_min,
 	        .window_s = a->cfg->window_s,
 	        .reverse = l->reverse,
+	        .object_type = l->obj_type,
+	        .object_id = l->obj_id,
 	};
 	if (after != NULL)
 		arg->req.after = *after;
@@ -343,6 +346,23 @@ static int cs_count(const struct col *cs)
 	return n;
 }
 
+/* An ordering hazard in a trail: this event is still pending, processing or failed while a
+ * later event of the same business object already succeeded. */
+static bool hazard(const struct list_view *l, int i)
+{
+	const char *st = ev_model_table(l->table)->status_col;
+	const char *mine = ev_rowset_get(l->rows, (size_t)i, st);
+	if (mine == NULL ||
+	    (strcmp(mine, "0") != 0 && strcmp(mine, "1") != 0 && strcmp(mine, "3") != 0))
+		return false;
+	for (size_t k = (size_t)i + 1; k < l->rows->nrows; k++) {
+		const char *later = ev_rowset_get(l->rows, k, st);
+		if (later != NULL && strcmp(later, "2") == 0)
+			return true;
+	}
+	return false;
+}
+
 static bool is_marked(const struct list_view *l, unsigned long long id)
 {
 	for (size_t i = 0; i < l->nmarks; i++)
@@ -374,8 +394,15 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	const struct col *cs = list_columns(l);
 	char title[640];
 
-	char fresh[32] = "";
-	if (l->fresh > 0)
+	char fresh[96] = "";
+	bool any_hazard = false;
+	for (int i = 0;
+	     l->kind == EV_LIST_TRAIL && l->rows && i < (int)l->rows->nrows && !any_hazard; i++)
+		any_hazard = hazard(l, i);
+	if (any_hazard)
+		snprintf(fresh, sizeof(fresh),
+		         " · ! ordering hazard: an earlier event is not done, a later one is");
+	else if (l->fresh > 0)
 		snprintf(fresh, sizeof(fresh), " · %d new", l->fresh);
 	snprintf(title, sizeof(title), "%s (%s) · %s%s%s%s · page %d%s%s", def->key,
 	         app_table_name(a, l->table), ev_list_name(l->kind),
@@ -417,11 +444,12 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 		bool marked = id != NULL && is_marked(l, strtoull(id, NULL, 10));
 		if (sel)
 			draw_fill(y, 0, cols, EV_STYLE_SELECTED);
-		draw_text(y, 0, 2,
-		          marked ? EV_STYLE_MARKED
-		          : sel  ? EV_STYLE_SELECTED
-		                 : EV_STYLE_NORMAL,
-		          marked ? "*" : " ");
+		bool hz = l->kind == EV_LIST_TRAIL && hazard(l, i);
+		int mstyle = marked ? EV_STYLE_MARKED
+		             : hz   ? EV_STYLE_WARNING
+		             : sel  ? EV_STYLE_SELECTED
+		                    : EV_STYLE_NORMAL;
+		draw_text(y, 0, 2, mstyle, marked ? "*" : hz ? "!" : " ");
 		x = 2;
 		for (int c = l->hscroll; cs[c].name != NULL && x < cols; c++) {
 			int w = col_width(cs, c, cols - x);
@@ -676,5 +704,16 @@ struct view *view_list_new_filtered(struct app *a, enum ev_table_kind t, enum ev
 	struct list_view *l = (struct list_view *)view_list_new(a, t, kind, NULL, NULL);
 	ui_filter_copy(&l->filter, filter);
 	snprintf(l->filter_text, sizeof(l->filter_text), "%s", filter_text);
+	return &l->base;
+}
+
+struct view *view_list_new_trail(struct app *a, enum ev_table_kind t, const char *type,
+                                 const char *id)
+{
+	struct list_view *l = (struct list_view *)view_list_new(a, t, EV_LIST_TRAIL, NULL, NULL);
+	snprintf(l->obj_type, sizeof(l->obj_type), "%s", type);
+	snprintf(l->obj_id, sizeof(l->obj_id), "%s", id);
+	snprintf(l->filter_text, sizeof(l->filter_text), "%s=%s %s=%s", ev_model_table(t)->type_col,
+	         type, ev_model_table(t)->object_col, id);
 	return &l->base;
 }
