@@ -15,18 +15,26 @@ n=0
 
 { echo "SET timestamp = UNIX_TIMESTAMP('$now');"; cat "$src/tests/data/seed.sql"; } | "$client" --defaults-file="$cnf" ||
 	{ echo "cannot load the seed"; exit 99; }
+# A soft-deleted event with a 1 MB payload: lists and counts never see it, :show does.
+"$client" --defaults-file="$cnf" -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type,
+  aggregate_id, event_type, event_source, publish_channel, event_payload, publish_status, deleted,
+  create_time, update_time) VALUES (900, 'OB-1MB', 'ORDER', '900', 'ORDER_CREATED', 'order-service',
+  'MQ', JSON_OBJECT('items', (SELECT JSON_ARRAYAGG(JSON_OBJECT('sku', CONCAT('SKU-', seq), 'qty', seq,
+  'price', 199.00, 'name', '订单商品')) FROM seq_1_to_14000)), 2, 1, '2026-05-01 00:00:00',
+  '2026-05-01 00:00:00')" || { echo "cannot insert the 1 MB payload"; exit 99; }
 # evtop's sessions read [evtop]: pin NOW() there, re-applied on every reconnect.
 sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
 
-run() { # run SCRIPT SIZE
+run() { # run SCRIPT SIZE [ARGS]
 	script=$1
 	size=$2
+	extra=${3:-}
 	name=$(basename "$script" .keys)
 	mkdir -p "$dir/out/$name"
 	# The script's `screen X` lines write into the run's own folder.
 	sed "s|^\(!\{0,1\}\)screen \(.*\)|\1screen $dir/out/$name/\2|" "$script" >"$dir/$name.keys"
 	(cd "$dir" && LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
-		"$evtop" --defaults-file="$dir/pinned.cnf" --script "$dir/$name.keys" --screen "$size" \
+		"$evtop" --defaults-file="$dir/pinned.cnf" --script "$dir/$name.keys" --screen "$size" $extra \
 		</dev/null >"$dir/$name.stdout" 2>"$dir/$name.stderr")
 	rc=$?
 	n=$((n + 1))
@@ -67,7 +75,8 @@ for s in "$src"/tests/screen/scripts/*.keys; do
 		echo "# $(basename "$s"): skipped (it stops the server; this one is not the harness's)"
 		continue
 	fi
-	run "$s" "${size:-80x24}"
+	args=$(sed -n 's/^# args: *//p' "$s" | head -n 1)
+	run "$s" "${size:-80x24}" "$args"
 done
 
 echo "$((n - fails)) passed, $fails failed"
