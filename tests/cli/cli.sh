@@ -112,6 +112,13 @@ check "... with the file and line" grep -q 'bad.conf:3' "$dir/err"
 rc=$?
 check "an unreachable server exits 3" [ $rc -eq 3 ]
 check "... and says where it tried" grep -q 'cannot connect to /nonexistent.sock' "$dir/err"
+"$evtop" --no-defaults -h 127.0.0.1 -P 1 --connect-timeout 2s list failed >/dev/null 2>"$dir/err"
+check "a host that refuses connections exits 3" [ $? -eq 3 ]
+check "... and says where it tried" grep -q 'cannot connect to 127.0.0.1' "$dir/err"
+sql -e "CREATE TABLE outbox_lacking LIKE biz_outbox_event; ALTER TABLE outbox_lacking DROP COLUMN lock_until"
+ev list stuck --table outbox --outbox-table outbox_lacking >/dev/null 2>"$dir/err"
+check "a table missing a column of the model exits 3" [ $? -eq 3 ]
+check "... and names the column" grep -q 'has no column lock_until' "$dir/err"
 sql -e "CREATE USER IF NOT EXISTS 'evtop_cli'@'localhost' IDENTIFIED BY 'right'; GRANT SELECT ON \`$EVTOP_TEST_DB\`.* TO 'evtop_cli'@'localhost'"
 ev list failed -u evtop_cli --password=wrong >/dev/null 2>"$dir/err"
 check "a wrong password exits 3" [ $? -eq 3 ]
