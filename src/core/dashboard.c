@@ -268,6 +268,30 @@ void ev_dash_unknown(struct ev_dash *d, enum ev_dash_query which, const char *wh
 	d->notes = n;
 }
 
+void ev_dash_carry(struct ev_dash *d, const struct ev_dash *earlier)
+{
+	if (earlier == NULL || d->skipped == 0)
+		return;
+	for (int w = 0; w < EV_DQ_COUNT; w++) {
+		if (!(d->skipped & (1u << w)))
+			continue;
+		size_t nf = nfigures((enum ev_dash_query)w);
+		for (size_t i = 0; i < earlier->nrows; i++) {
+			const struct ev_dash_row *from = &earlier->rows[i];
+			struct ev_dash_row *to = row_for(d, from->group);
+			for (size_t k = 0; k < nf; k++) {
+				enum ev_dash_figure f = query_figures[w][k];
+				to->f[f] = from->f[f];
+			}
+		}
+		for (size_t k = 0; k < nf; k++) {
+			enum ev_dash_figure f = query_figures[w][k];
+			d->total.f[f].capped = earlier->total.f[f].capped;
+			d->total.f[f].unknown = earlier->total.f[f].unknown;
+		}
+	}
+}
+
 static long long backlog(const struct ev_dash_row *r)
 {
 	return r->f[EV_DASH_PENDING].value + r->f[EV_DASH_PROCESSING].value +

@@ -60,6 +60,7 @@ struct ev_dash {
 	/* Why figures are unknown, e.g. "success: n/a — needs an index on (create_time)". */
 	char *notes;
 	double server_ms; /* wall time of the queries that built it */
+	unsigned skipped; /* bit (1 << ev_dash_query) per query not run this time */
 };
 
 /* Which statuses each query covers. */
@@ -78,6 +79,10 @@ struct ev_dash_req {
 	const char *dimension; /* a dimension key of the table, or NULL for totals only */
 	int window_s;
 	int stuck_threshold_s;
+	/* Queries not to run this time (bit 1 << ev_dash_query): the console re-reads the window
+	 * counts, which scan the most rows and change the least, only every few refreshes, and
+	 * carries the last figures over (ev_dash_carry). */
+	unsigned skip;
 };
 
 /* Build one of the dashboard's queries. Returns NULL with err (EV_ERR_SCHEMA "n/a — needs
@@ -92,6 +97,11 @@ struct ev_dash *ev_dash_new(const struct ev_dash_req *req);
 void ev_dash_add(struct ev_dash *d, enum ev_dash_query which, const struct ev_rowset *rs);
 /* Mark the figures of query `which` unknown, with why. */
 void ev_dash_unknown(struct ev_dash *d, enum ev_dash_query which, const char *why);
+/* Copy into d the figures of the queries d skipped, from an earlier dashboard of the same
+ * table, dimension and window (groups matched by value; groups only the earlier one has are
+ * added). */
+void ev_dash_carry(struct ev_dash *d, const struct ev_dash *earlier);
+
 /* Sort the rows and compute the totals; call once after the adds. */
 void ev_dash_finish(struct ev_dash *d);
 void ev_dash_free(struct ev_dash **d);

@@ -8,7 +8,9 @@
 
 /* Run the dashboard's queries for req on c and fold them into *out. A query that times out
  * or needs a missing index leaves its figures unknown (with a note) and the rest stand.
- * Returns -1 (and no dashboard) only when the connection is lost or the table is missing. */
+ * Returns -1 (and no dashboard) only when the connection is lost or the table is missing.
+ * With req->skip, the skipped queries are not run and the dashboard is left unfinished: the
+ * caller calls ev_dash_carry and then ev_dash_finish. */
 int ev_dash_fetch(struct ev_conn *c, const struct ev_dash_req *req, struct ev_dash **out,
                   struct ev_error *err);
 
