@@ -132,19 +132,6 @@ static void perfdata(const struct lookup *lk)
 	}
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	char *safe = ev_text_sanitize(s, strlen(s));
-	fputc('"', out);
-	for (const char *p = safe; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', out);
-		fputc(*p, out);
-	}
-	fputc('"', out);
-	free(safe);
-}
-
 int ev_cmd_check(int argc, char **argv)
 {
 	struct ev_opts o;
@@ -210,16 +197,16 @@ int ev_cmd_check(int argc, char **argv)
 		printf("{\"status\":\"%s\",\"code\":%d,\"warning\":", ev_checkexpr_status_name(st),
 		       (int)st);
 		if (o.warning)
-			json_str(stdout, o.warning);
+			ev_session_json_string(stdout, o.warning);
 		else
 			fputs("null", stdout);
 		printf(",\"warning_result\":%s,\"critical\":", warn ? tri[w] : "null");
 		if (o.critical)
-			json_str(stdout, o.critical);
+			ev_session_json_string(stdout, o.critical);
 		else
 			fputs("null", stdout);
 		printf(",\"critical_result\":%s,\"figures\":", crit ? tri[c] : "null");
-		json_str(stdout, why.data ? why.data : "");
+		ev_session_json_string(stdout, why.data ? why.data : "");
 		fputs("}\n", stdout);
 	} else {
 		char *safe = ev_text_sanitize(why.data ? why.data : "", why.len);

@@ -101,21 +101,6 @@ static struct ev_rowset *as_rows(struct ev_dash *const *dash, int n)
 	return rs;
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	/* Group values come from the database: reuse the formatter's escaping through a
-	 * one-cell rowset would be heavy; escape here the same way (controls as \u00XX). */
-	char *safe = ev_text_sanitize(s, strlen(s));
-	fputc('"', out);
-	for (const char *p = safe; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', out);
-		fputc(*p, out);
-	}
-	fputc('"', out);
-	free(safe);
-}
-
 static void json_figures(FILE *out, const struct ev_dash_row *row)
 {
 	bool first = true;
@@ -158,7 +143,7 @@ static void write_json(FILE *out, struct ev_dash *const *dash, int n)
 		fprintf(out, ",\"window_s\":%d,\"query_ms\":%.1f,\"notes\":", d->window_s,
 		        d->server_ms);
 		if (d->notes)
-			json_string(out, d->notes);
+			ev_session_json_string(out, d->notes);
 		else
 			fputs("null", out);
 		fputs(",\"total\":", out);
@@ -167,7 +152,7 @@ static void write_json(FILE *out, struct ev_dash *const *dash, int n)
 		for (size_t r = 0; r < d->nrows; r++) {
 			fprintf(out, "%s\n{\"group\":", r ? "," : "");
 			if (d->rows[r].group)
-				json_string(out, d->rows[r].group);
+				ev_session_json_string(out, d->rows[r].group);
 			else
 				fputs("null", out);
 			fputs(",\"figures\":", out);

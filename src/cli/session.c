@@ -115,3 +115,16 @@ int ev_session_parse(struct ev_opts *o, int argc, char **argv, void (*usage)(FIL
 	}
 	return -1;
 }
+
+void ev_session_json_string(FILE *out, const char *s)
+{
+	char *safe = ev_text_sanitize(s, strlen(s));
+	fputc('"', out);
+	for (const char *p = safe; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+	free(safe);
+}

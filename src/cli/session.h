@@ -30,6 +30,9 @@ int ev_session_tables(const struct ev_opts *o, enum ev_table_kind *kinds);
 /* "evtop: <message>" on stderr, sanitised. */
 void ev_session_report(const struct ev_error *err);
 
+/* A JSON string of s, sanitised (no control byte), for the hand-written JSON outputs. */
+void ev_session_json_string(FILE *out, const char *s);
+
 /* The dashboards of the tables of o into dash[table] (NULL where a table failed). Returns an
  * exit code: 0, or 3 when a table could not be read (said on stderr unless quiet). */
 struct ev_dash;

@@ -41,36 +41,6 @@ static struct ev_config g_cfg;
 static struct ev_conn *g_conn; /* evtop's session */
 static struct ev_table_info g_info[EV_TABLE_COUNT];
 
-/* A copy of the harness's option file whose [evtop] group pins the clock, so evtop's session
- * (which reads [client] and [evtop]) sees the same NOW() as the reference. */
-static char *write_pinned_defaults(void)
-{
-	const char *src = getenv("EVTOP_TEST_DEFAULTS_FILE");
-	const char *dir = getenv("EVTOP_TEST_DIR");
-	ck_assert_msg(src != NULL && dir != NULL, "EVTOP_TEST_DEFAULTS_FILE/EVTOP_TEST_DIR unset: "
-	                                          "run through tests/harness/run-test");
-	char *path = ev_xasprintf("%s/evtop-pinned.cnf", dir);
-	FILE *in = fopen(src, "r");
-	ck_assert_msg(in != NULL, "cannot read %s", src);
-	FILE *out = fopen(path, "w");
-	ck_assert_msg(out != NULL, "cannot write %s", path);
-	ck_assert_int_eq(chmod(path, 0600), 0);
-	char line[1024];
-	bool pinned = false;
-	while (fgets(line, sizeof(line), in) != NULL) {
-		fputs(line, out);
-		if (strncmp(line, "[evtop]", 7) == 0) {
-			fputs("init-command=\"" PIN_CLOCK "\"\n", out);
-			pinned = true;
-		}
-	}
-	if (!pinned)
-		fputs("\n[evtop]\ninit-command=\"" PIN_CLOCK "\"\n", out);
-	fclose(in);
-	ck_assert_int_eq(fclose(out), 0);
-	return path;
-}
-
 static void load_table_info(void)
 {
 	struct ev_error err = {0};
@@ -98,7 +68,7 @@ static void setup(void)
 	ev_config_init(&g_cfg);
 	struct ev_source *src = &g_cfg.sources[0];
 	free(src->defaults_file);
-	src->defaults_file = write_pinned_defaults();
+	src->defaults_file = tdb_pinned_defaults(NOW_TEXT);
 	g_conn = ev_conn_new(src, &g_cfg);
 	if (ev_conn_connect(g_conn, &err) != 0)
 		ck_abort_msg("evtop cannot connect: %s", err.msg);

@@ -3,6 +3,8 @@
 #include "testdb.h"
 
 #include <check.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +138,8 @@ char *tdb_pinned_defaults(const char *now)
 {
 	const char *src = getenv("EVTOP_TEST_DEFAULTS_FILE");
 	const char *dir = getenv("EVTOP_TEST_DIR");
-	ck_assert_msg(src != NULL && dir != NULL, "run through tests/harness/run-test");
+	ck_assert_msg(src != NULL && dir != NULL, "EVTOP_TEST_DEFAULTS_FILE/EVTOP_TEST_DIR unset: "
+	                                          "run through tests/harness/run-test");
 	size_t n = strlen(dir) + 32;
 	char *path = malloc(n);
 	ck_assert_ptr_nonnull(path);
@@ -144,13 +147,20 @@ char *tdb_pinned_defaults(const char *now)
 	FILE *in = fopen(src, "r");
 	FILE *out = fopen(path, "w");
 	ck_assert_msg(in != NULL && out != NULL, "cannot copy %s to %s", src, path);
+	ck_assert_int_eq(chmod(path, 0600), 0);
 	char line[1024];
+	bool pinned = false;
 	while (fgets(line, sizeof(line), in) != NULL) {
 		fputs(line, out);
-		if (strncmp(line, "[evtop]", 7) == 0)
+		if (strncmp(line, "[evtop]", 7) == 0) {
 			fprintf(out, "init-command=\"SET timestamp = UNIX_TIMESTAMP('%s')\"\n",
 			        now);
+			pinned = true;
+		}
 	}
+	if (!pinned)
+		fprintf(out, "\n[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('%s')\"\n",
+		        now);
 	fclose(in);
 	ck_assert_int_eq(fclose(out), 0);
 	return path;
