@@ -275,9 +275,23 @@ static void draw_message(struct app *a, int y, int cols)
 	move(y, 0);
 	clrtoeol();
 	if (a->prompting) {
+		/* The end of what is typed stays in view, with a block for the cursor. */
 		char line[600];
 		snprintf(line, sizeof(line), "%s%s", a->prompt_label, a->prompt_text);
-		draw_text(y, 0, cols, EV_STYLE_NORMAL, line);
+		char *safe = ev_text_sanitize(line, strlen(line));
+		int w = ev_text_width(safe), lead = 0;
+		const char *shown = safe;
+		if (w > cols - 2 && cols > 3) {
+			shown = safe + ev_text_skip_cols(safe, w - (cols - 3), &lead);
+			draw_text(y, 0, 1, EV_STYLE_HINT, "…");
+		}
+		int x = w > cols - 2 && cols > 3 ? 1 + lead : 0;
+		attrset(ev_term_attr(EV_STYLE_NORMAL));
+		mvaddstr(y, x, shown);
+		attrset(ev_term_attr(EV_STYLE_SELECTED));
+		addstr(" ");
+		attrset(A_NORMAL);
+		free(safe);
 		return;
 	}
 	struct view *v = app_top(a);
