@@ -13,6 +13,11 @@ const struct ev_subcommand ev_subcommands[] = {
         {"show", "show EVENT_NO...", "every column of events, found in both tables", ev_cmd_show},
         {"trail", "trail TYPE ID", "every event of one business object, in order", ev_cmd_trail},
         {"trace", "trace TRACE_ID", "every event of one trace, in both tables", ev_cmd_trace},
+        {"retry", "retry EVENT_NO...", "retry failed events (scheduled, or --now)", ev_cmd_retry},
+        {"cancel", "cancel EVENT_NO... --reason T", "cancel pending or failed events",
+         ev_cmd_cancel},
+        {"recover", "recover EVENT_NO...", "recover stuck events (processing -> failed)",
+         ev_cmd_recover},
         {NULL, NULL, NULL, NULL},
 };
 

@@ -26,6 +26,10 @@ int ev_cmd_show(int argc, char **argv);
 int ev_cmd_trail(int argc, char **argv);
 int ev_cmd_trace(int argc, char **argv);
 int ev_cmd_dashboard(int argc, char **argv);
+/* The guarded actions on single events (cmd_action.c). */
+int ev_cmd_retry(int argc, char **argv);
+int ev_cmd_cancel(int argc, char **argv);
+int ev_cmd_recover(int argc, char **argv);
 int ev_cmd_check(int argc, char **argv);
 
 /* Look up a sub-command by name; NULL if there is none. */

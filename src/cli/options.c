@@ -58,6 +58,14 @@ enum {
 	OPT_F_REASON,
 	OPT_F_SINCE,
 	OPT_F_UNTIL,
+	/* the actions (retry, cancel, recover) */
+	OPT_NOW,
+	OPT_DELAY,
+	OPT_DRY_RUN,
+	OPT_YES,
+	OPT_INCLUDE_PROTECTED,
+	OPT_OPERATOR,
+	OPT_ENABLE_MESSAGE_RECOVER,
 };
 
 static const struct option long_opts[] = {
@@ -115,6 +123,13 @@ static const struct option long_opts[] = {
         {"reason", required_argument, NULL, OPT_F_REASON},
         {"since", required_argument, NULL, OPT_F_SINCE},
         {"until", required_argument, NULL, OPT_F_UNTIL},
+        {"now", no_argument, NULL, OPT_NOW},
+        {"delay", required_argument, NULL, OPT_DELAY},
+        {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+        {"yes", no_argument, NULL, OPT_YES},
+        {"include-protected", no_argument, NULL, OPT_INCLUDE_PROTECTED},
+        {"operator", required_argument, NULL, OPT_OPERATOR},
+        {"enable-message-recover", no_argument, NULL, OPT_ENABLE_MESSAGE_RECOVER},
         {NULL, 0, NULL, 0},
 };
 
@@ -434,6 +449,42 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 				return -1;
 			break;
 		}
+		case OPT_NOW:
+			o->retry_now = true;
+			break;
+		case OPT_DELAY:
+			if (duration_opt("delay", optarg, 0, 7LL * 86400 * 1000, &v, err) < 0)
+				return -1;
+			o->delay_s = (int)(v / 1000);
+			o->delay_set = true;
+			break;
+		case OPT_DRY_RUN:
+			o->dry_run = true;
+			break;
+		case OPT_YES:
+			o->yes = true;
+			break;
+		case OPT_INCLUDE_PROTECTED:
+			o->include_protected = true;
+			break;
+		case OPT_OPERATOR: {
+			size_t chars = 0; /* UTF-8 lead bytes: the audit column is VARCHAR(128) */
+			bool ctl = false;
+			for (const char *ch = optarg; *ch; ch++) {
+				chars += ((unsigned char)*ch & 0xC0) != 0x80;
+				ctl = ctl || (unsigned char)*ch < 0x20 || *ch == 0x7f;
+			}
+			if (chars == 0 || chars > 128 || ctl)
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--operator: expected an operator or ticket id of "
+				        "1..128 characters, without control characters");
+			set_str(&o->cfg.operator_id, optarg);
+			break;
+		}
+		case OPT_ENABLE_MESSAGE_RECOVER:
+			o->cfg.recover_message = true;
+			break;
 		case '?':
 			if (optopt == 0 && strcmp(argv[optind - 1], "--help") == 0) {
 				o->help = true;

@@ -28,6 +28,14 @@ struct ev_opts {
 	bool mono;                    /* --mono */
 	char *warning;                /* --warning EXPR (check) */
 	char *critical;               /* --critical EXPR (check) */
+	/* the actions (retry, cancel, recover); --operator and --enable-message-recover set
+	 * cfg.operator_id and cfg.recover_message */
+	bool retry_now;         /* --now: retry now (3 -> 0) instead of scheduling */
+	int delay_s;            /* --delay: schedule the retry this far ahead (default 0) */
+	bool delay_set;         /* --delay was given */
+	bool dry_run;           /* --dry-run: print the statements, write nothing */
+	bool yes;               /* --yes: apply without asking */
+	bool include_protected; /* --include-protected: act on protected types too */
 	bool help;
 	/* Positional arguments after the options. */
 	int nargs;

@@ -27,6 +27,7 @@ struct ev_conn {
 	char *server_info;
 	char *host_info;
 	char *user;
+	char *read_only; /* why writes are refused, or NULL */
 };
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -142,6 +143,7 @@ void ev_conn_free(struct ev_conn **cp)
 	ev_conn_close(c);
 	ev_conn_set_password(c, NULL);
 	set_facts_free(c);
+	free(c->read_only);
 	free(c);
 	*cp = NULL;
 }
@@ -609,4 +611,227 @@ unsigned long ev_conn_thread_id(const struct ev_conn *c)
 const char *ev_conn_tls_cipher(const struct ev_conn *c)
 {
 	return c->db ? mysql_get_ssl_cipher(c->db) : NULL;
+}
+
+/* --- writes ---------------------------------------------------------------------------------- */
+
+#ifndef ER_LOCK_WAIT_TIMEOUT
+#define ER_LOCK_WAIT_TIMEOUT 1205
+#endif
+#ifndef ER_LOCK_DEADLOCK
+#define ER_LOCK_DEADLOCK 1213
+#endif
+#ifndef ER_OPTION_PREVENTS_STATEMENT
+#define ER_OPTION_PREVENTS_STATEMENT 1290
+#endif
+#define ER_CONNECTION_KILLED_ 1927 /* MariaDB: this connection was killed (KILL CONNECTION) */
+
+/* For a write, a killed connection is a lost one: its transaction is gone with it. */
+static bool write_lost(unsigned int no)
+{
+	return is_lost(no) || no == ER_CONNECTION_KILLED_;
+}
+
+void ev_conn_set_read_only(struct ev_conn *c, const char *reason)
+{
+	free(c->read_only);
+	c->read_only = reason ? ev_xstrdup(reason) : NULL;
+}
+
+const char *ev_conn_read_only(const struct ev_conn *c)
+{
+	return c->read_only;
+}
+
+/* A write's error in the operator's words. */
+static int write_error(struct ev_conn *c, const struct ev_query *q, unsigned int no,
+                       const char *msg, const char *sqlstate, struct ev_error *err)
+{
+	if (write_lost(no))
+		return ev_error_set(err, EV_ERR_CONNECT, "connection lost during %s: %s", q->name,
+		                    msg);
+	if (no == ER_LOCK_WAIT_TIMEOUT)
+		return ev_error_set(err, (int)no,
+		                    "lock wait timeout: another session holds the row (waited "
+		                    "innodb_lock_wait_timeout); nothing was changed and nothing is "
+		                    "retried");
+	if (no == ER_LOCK_DEADLOCK)
+		return ev_error_set(
+		        err, (int)no,
+		        "deadlock (or a conflict with another node): the transaction was "
+		        "rolled back; nothing was changed and nothing is retried");
+	if (no == ER_OPTION_PREVENTS_STATEMENT)
+		return ev_error_set(err, (int)no, "the server refuses writes: %s", msg);
+	return stmt_error(c, q, no, msg, sqlstate, err);
+}
+
+/* Bind q's parameters to st; the arrays are the caller's to free. */
+static int bind_write_params(MYSQL_STMT *st, const struct ev_query *q, MYSQL_BIND **pbp,
+                             unsigned long **plenp)
+{
+	if (q->nparams == 0)
+		return 0;
+	MYSQL_BIND *pb = ev_xcalloc(q->nparams, sizeof(*pb));
+	unsigned long *plen = ev_xcalloc(q->nparams, sizeof(*plen));
+	*pbp = pb;
+	*plenp = plen;
+	for (size_t i = 0; i < q->nparams; i++) {
+		struct ev_param *p = &q->params[i];
+		switch (p->type) {
+		case EV_P_INT:
+			pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			pb[i].buffer = &p->i;
+			break;
+		case EV_P_UINT:
+			pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			pb[i].buffer = &p->u;
+			pb[i].is_unsigned = 1;
+			break;
+		case EV_P_TEXT:
+			plen[i] = strlen(p->s);
+			pb[i].buffer_type = MYSQL_TYPE_STRING;
+			pb[i].buffer = p->s;
+			pb[i].buffer_length = plen[i];
+			pb[i].length = &plen[i];
+			break;
+		}
+	}
+	return mysql_stmt_bind_param(st, pb) == 0 ? 0 : -1;
+}
+
+int ev_conn_write(struct ev_conn *c, const struct ev_query *q, unsigned long long *affected,
+                  struct ev_error *err)
+{
+	MYSQL_BIND *pb = NULL;
+	unsigned long *plen = NULL;
+	double t0 = now_ms();
+	bool lost = false;
+	int rc = -1;
+
+	*affected = 0;
+	if (c->read_only != NULL)
+		return ev_error_set(err, EV_ERR_GENERIC, "read-only: %s", c->read_only);
+	if (c->db == NULL)
+		return ev_error_set(err, EV_ERR_CONNECT, "not connected");
+	MYSQL_STMT *st = mysql_stmt_init(c->db);
+	if (st == NULL)
+		ev_fatal("out of memory (mysql_stmt_init)");
+	if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0)
+		goto fail;
+	if (q->nparams != mysql_stmt_param_count(st)) {
+		ev_error_set(err, EV_ERR_GENERIC, "%s: %zu parameters for %lu placeholders",
+		             q->name, q->nparams, mysql_stmt_param_count(st));
+		goto out;
+	}
+	if (bind_write_params(st, q, &pb, &plen) < 0 || mysql_stmt_execute(st) != 0)
+		goto fail;
+	*affected = (unsigned long long)mysql_stmt_affected_rows(st);
+	rc = 0;
+	goto out;
+fail:
+	if (mysql_stmt_errno(st) != 0) {
+		lost = write_lost(mysql_stmt_errno(st));
+		write_error(c, q, mysql_stmt_errno(st), mysql_stmt_error(st),
+		            mysql_stmt_sqlstate(st), err);
+	} else {
+		lost = write_lost(mysql_errno(c->db));
+		write_error(c, q, mysql_errno(c->db), mysql_error(c->db), mysql_sqlstate(c->db),
+		            err);
+	}
+out:
+	if (sql_log != NULL) {
+		char *text = ev_query_render(q);
+		log_sql(c, text, now_ms() - t0, rc == 0 ? (long long)*affected : -1,
+		        rc == 0 ? NULL : err->msg);
+		free(text);
+	}
+	free(pb);
+	free(plen);
+	mysql_stmt_close(st);
+	if (lost)
+		ev_conn_close(c); /* never retried: the caller re-reads on a new connection */
+	return rc;
+}
+
+int ev_conn_begin(struct ev_conn *c, struct ev_error *err)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (c->db == NULL && ev_conn_connect(c, err) < 0)
+			return -1;
+		if (mysql_autocommit(c->db, 0) == 0) {
+			log_sql(c, "/* evtop */ SET autocommit = 0", 0, -1, NULL);
+			return 0;
+		}
+		unsigned int no = mysql_errno(c->db);
+		ev_error_set(err, write_lost(no) ? EV_ERR_CONNECT : (int)no,
+		             "cannot start a transaction: %s", mysql_error(c->db));
+		if (!write_lost(no))
+			return -1;
+		ev_conn_close(c); /* nothing was written: safe to reconnect and try again */
+	}
+	return -1;
+}
+
+int ev_conn_commit(struct ev_conn *c, struct ev_error *err)
+{
+	double t0 = now_ms();
+
+	if (c->db == NULL)
+		return ev_error_set(err, EV_ERR_CONNECT, "connection lost before COMMIT");
+	if (mysql_commit(c->db) != 0) {
+		unsigned int no = mysql_errno(c->db);
+		if (write_lost(no)) {
+			ev_error_set(err, EV_ERR_CONNECT, "connection lost during COMMIT: %s",
+			             mysql_error(c->db));
+			log_sql(c, "COMMIT", now_ms() - t0, -1, err->msg);
+			ev_conn_close(c);
+			return -1;
+		}
+		ev_error_set(err, (int)no, "COMMIT failed: %s", mysql_error(c->db));
+		log_sql(c, "COMMIT", now_ms() - t0, -1, err->msg);
+		ev_conn_rollback(c);
+		return -1;
+	}
+	log_sql(c, "COMMIT", now_ms() - t0, -1, NULL);
+	/* The commit is done; a failure to switch autocommit back only costs the connection. */
+	if (mysql_autocommit(c->db, 1) != 0)
+		ev_conn_close(c);
+	return 0;
+}
+
+void ev_conn_rollback(struct ev_conn *c)
+{
+	if (c->db == NULL)
+		return;
+	if (mysql_rollback(c->db) != 0 || mysql_autocommit(c->db, 1) != 0) {
+		/* The server rolls an open transaction back when its connection goes. */
+		ev_conn_close(c);
+		return;
+	}
+	log_sql(c, "ROLLBACK", 0, -1, NULL);
+}
+
+int ev_conn_prepare_check(struct ev_conn *c, const struct ev_query *q, struct ev_error *err)
+{
+	bool lost = false;
+	int rc = 0;
+
+	if (c->db == NULL && ev_conn_connect(c, err) < 0)
+		return -1;
+	MYSQL_STMT *st = mysql_stmt_init(c->db);
+	if (st == NULL)
+		ev_fatal("out of memory (mysql_stmt_init)");
+	if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0) {
+		unsigned int no = mysql_stmt_errno(st);
+		if (no == ER_TABLEACCESS_DENIED_ERROR || no == ER_COLUMNACCESS_DENIED_ERROR)
+			rc = ev_error_set(err, (int)no, "%s", mysql_stmt_error(st));
+		else
+			rc = stmt_error(c, q, no, mysql_stmt_error(st), mysql_stmt_sqlstate(st),
+			                err);
+		lost = is_lost(no);
+	}
+	mysql_stmt_close(st);
+	if (lost)
+		ev_conn_close(c);
+	return rc;
 }

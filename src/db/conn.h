@@ -66,4 +66,30 @@ const char *ev_conn_user(const struct ev_conn *c);        /* CURRENT_USER() */
 unsigned long ev_conn_thread_id(const struct ev_conn *c);
 const char *ev_conn_tls_cipher(const struct ev_conn *c); /* NULL without TLS */
 
+/* --- writes (the operator's guarded actions; see db/action.h) ------------------------------- */
+
+/* Run one write statement (UPDATE, INSERT) as a prepared statement; *affected = the rows it
+ * changed. Never retried: a lost connection (2006/2013) closes c and fails with err->code
+ * EV_ERR_CONNECT; a lock wait timeout fails with 1205, the server's statement time limit with
+ * EV_ERR_TIMEOUT, a read-only server with 1290. Refused without a round trip when c has been
+ * marked read-only. */
+int ev_conn_write(struct ev_conn *c, const struct ev_query *q, unsigned long long *affected,
+                  struct ev_error *err);
+/* Start a transaction (autocommit off until ev_conn_commit or ev_conn_rollback). Connects
+ * first when needed; a connection lost here is reconnected once (nothing was written yet). */
+int ev_conn_begin(struct ev_conn *c, struct ev_error *err);
+/* Commit. A connection lost during COMMIT closes c and fails with err->code EV_ERR_CONNECT:
+ * the outcome is then unknown to the client, and only a re-read can tell. */
+int ev_conn_commit(struct ev_conn *c, struct ev_error *err);
+/* Roll back (a lost connection is rolled back by the server; c is then closed). */
+void ev_conn_rollback(struct ev_conn *c);
+/* Prepare q without executing it: the server checks it as it would run (privileges on the
+ * tables and columns, roles included; the columns exist). */
+int ev_conn_prepare_check(struct ev_conn *c, const struct ev_query *q, struct ev_error *err);
+/* Mark the connection read-only, with the reason shown to the operator (NULL = writable
+ * again). Every ev_conn_write is then refused. */
+void ev_conn_set_read_only(struct ev_conn *c, const char *reason);
+/* The reason the connection is read-only, or NULL when it may write. */
+const char *ev_conn_read_only(const struct ev_conn *c);
+
 #endif

@@ -262,6 +262,11 @@ static void draw_hints(struct app *a, int y, int cols)
 			continue;
 		if (act == EV_UA_FILTER && ctx != EV_CTX_LIST)
 			continue;
+		/* Write keys only where the row's status allows them, and never read-only. */
+		if ((ev_ui_action_flags((enum ev_ui_action)act) & EV_AF_WRITES) &&
+		    (a->cfg->read_only || v == NULL || v->ops->allows == NULL ||
+		     !v->ops->allows(a, v, (enum ev_ui_action)act)))
+			continue;
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %s", n ? "  " : "", key,
 		                      ev_ui_action_name((enum ev_ui_action)act));
 		if (n >= sizeof(line))
@@ -371,6 +376,11 @@ static void global_action(struct app *a, enum ev_ui_action act)
 	struct view *v = app_top(a);
 	switch (act) {
 	case EV_UA_QUIT:
+		if (a->applying) {
+			app_message(a, EV_STYLE_WARNING,
+			            "an action is being applied; quit after its result");
+			break;
+		}
 		if (a->nviews > 1)
 			app_pop(a);
 		else
@@ -439,6 +449,9 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 	}
 	struct view *v = app_top(a);
 	enum ev_ui_action act = ev_keymap_lookup(v ? v->ops->ctx : EV_CTX_GLOBAL, key);
+	/* A confirmation takes every key: anything but yes is No. */
+	if (v != NULL && v->ops->ctx == EV_CTX_CONFIRM && act != EV_UA_YES)
+		act = EV_UA_BACK;
 	if (act == EV_UA_NONE) {
 		char name[32];
 		app_message(a, EV_STYLE_NORMAL, "%s: no action here (? shows the keys)",
@@ -446,6 +459,17 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 		return;
 	}
 	a->msg[0] = '\0';
+	/* Checked once for every action: writes are refused read-only, with the reason. */
+	if ((ev_ui_action_flags(act) & EV_AF_WRITES) && a->cfg->read_only) {
+		app_message(a, EV_STYLE_WARNING,
+		            "read-only (--read-only or the config): %s does nothing",
+		            ev_ui_action_name(act));
+		return;
+	}
+	if ((ev_ui_action_flags(act) & EV_AF_WRITES) && a->applying) {
+		app_message(a, EV_STYLE_WARNING, "an action is being applied; wait for its result");
+		return;
+	}
 	if (act == EV_UA_COMMAND) {
 		app_prompt(a, ":", "", command_done);
 		return;
@@ -532,8 +556,11 @@ static void drain_results(struct app *a, struct ev_worker *w)
 	ev_worker_drain_fd(w);
 	while ((j = ev_worker_take(w)) != NULL) {
 		struct view *v = view_by_tag(a, j->tag);
-		/* A superseded result is dropped: the view asked anew since. */
-		if (v != NULL && j->gen == v->gen && !j->cancelled) {
+		/* A superseded result is dropped: the view asked anew since. A write's outcome is
+		 * never dropped: the operator must hear what the database did. */
+		if (ui_action_result(a, v != NULL ? v : app_top(a), j)) {
+			/* handled */
+		} else if (v != NULL && j->gen == v->gen && !j->cancelled) {
 			if (v->loading > 0)
 				v->loading--;
 			v->ops->result(a, v, j);
@@ -769,6 +796,8 @@ int ev_console_run(const struct ev_console_args *args)
 	signal(SIGABRT, on_crash);
 	signal(SIGFPE, on_crash);
 
+	ev_audit_ident_fill(&a->ident);
+	a->audit_path = ev_audit_log_default_path();
 	app_push(a, view_dash_new(a));
 	a->next_refresh = app_now(a) + a->refresh_ms;
 	a->dirty = true;
@@ -829,6 +858,9 @@ int ev_console_run(const struct ev_console_args *args)
 		v->ops->free(v);
 	}
 	ev_term_stop();
+	ui_actions_end();
+	ev_audit_ident_clear(&a->ident);
+	free(a->audit_path);
 	ev_worker_stop(&a->wdash);
 	ev_worker_stop(&a->wlist);
 	for (int t = 0; t < EV_TABLE_COUNT; t++)

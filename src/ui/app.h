@@ -5,6 +5,7 @@
 
 #include "core/dashboard.h"
 #include "core/query.h"
+#include "core/auditlog.h"
 #include "db/worker.h"
 #include "ui/console.h"
 #include "ui/keys.h"
@@ -23,6 +24,8 @@ struct view_ops {
 	bool (*action)(struct app *a, struct view *v, enum ev_ui_action act);
 	/* A job of this view came back (current generation only). */
 	void (*result)(struct app *a, struct view *v, struct ev_job *job);
+	/* Whether a write action applies to the row under the cursor (hint bar); NULL: never. */
+	bool (*allows)(struct app *a, struct view *v, enum ev_ui_action act);
 	/* Load the view (when pushed) and, with on_timer, again when the refresh timer fires. */
 	void (*load)(struct app *a, struct view *v);
 	bool on_timer;
@@ -89,6 +92,13 @@ struct app {
 	size_t prompt_len;
 	void (*on_prompt)(struct app *a, const char *text);
 	int marked;
+	/* Writes. */
+	struct ev_audit_ident ident;            /* the OS user, SUDO_USER, SSH_CONNECTION */
+	char *audit_path;                       /* the local audit file */
+	bool operator_asked;                    /* asked once per session */
+	char not_writable[EV_TABLE_COUNT][512]; /* why a table is read-only for this account */
+	bool applying;
+	unsigned long long highlight_id; /* the row an action just touched */
 };
 
 long long app_now(const struct app *a);
@@ -131,6 +141,15 @@ struct view *view_list_new_trail(struct app *a, enum ev_table_kind t, const char
                                  const char *id);
 /* Every event of one trace_id in both tables, merged in creation order. */
 struct view *view_trace_new(struct app *a, const char *trace_id);
+/* The guarded actions (ui/actions.c). */
+void ui_action_start(struct app *a, struct view *origin, enum ev_ui_action act,
+                     enum ev_table_kind t, const struct ev_rowset *rs, size_t row);
+/* Whether an action applies to a row of this status (for the hint bar). */
+bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status);
+/* Handle an action's result for view v; false if job is not an action's. */
+bool ui_action_result(struct app *a, struct view *v, struct ev_job *job);
+struct view *view_confirm_new(struct app *a);
+void ui_actions_end(void);
 /* A deep copy of a filter. */
 void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src);
 struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,

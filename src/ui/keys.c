@@ -55,6 +55,16 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_LIST, "/", EV_UA_FILTER},
         {EV_CTX_LIST, "Space", EV_UA_MARK},
         {EV_CTX_LIST, "o", EV_UA_REVERSE},
+        {EV_CTX_LIST, "r", EV_UA_RETRY_NOW},
+        {EV_CTX_LIST, "s", EV_UA_RETRY_SCHEDULE},
+        {EV_CTX_LIST, "c", EV_UA_CANCEL},
+        {EV_CTX_LIST, "R", EV_UA_RECOVER},
+        {EV_CTX_DETAIL, "r", EV_UA_RETRY_NOW},
+        {EV_CTX_DETAIL, "s", EV_UA_RETRY_SCHEDULE},
+        {EV_CTX_DETAIL, "c", EV_UA_CANCEL},
+        {EV_CTX_DETAIL, "R", EV_UA_RECOVER},
+        {EV_CTX_CONFIRM, "y", EV_UA_YES},
+        {EV_CTX_CONFIRM, "Y", EV_UA_YES},
         {EV_CTX_LIST, "b", EV_UA_GROUP},
         {EV_CTX_LIST, "Left", EV_UA_LEFT},
         {EV_CTX_LIST, "Right", EV_UA_RIGHT},
@@ -96,8 +106,8 @@ enum ev_ui_action ev_ui_action_parse(const char *name)
 
 const char *ev_ui_context_name(enum ev_ui_context c)
 {
-	static const char *const names[EV_CTX_COUNT] = {"global", "dashboard", "list", "detail",
-	                                                "help"};
+	static const char *const names[EV_CTX_COUNT] = {"global", "dashboard", "list",
+	                                                "detail", "help",      "confirmation"};
 	return (unsigned)c < EV_CTX_COUNT ? names[c] : "?";
 }
 

@@ -38,6 +38,15 @@ enum {
 	X(FASTER, "faster", "refresh more often", 0)                                               \
 	X(SLOWER, "slower", "refresh less often", 0)                                               \
 	X(REFRESH, "refresh", "refresh now", 0)                                                    \
+	X(RETRY_NOW, "retry", "retry now: failed → pending (one more attempt if exhausted)",       \
+	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
+	X(RETRY_SCHEDULE, "schedule", "schedule a retry through next_retry_time",                  \
+	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
+	X(CANCEL, "cancel", "cancel: pending or failed → cancelled (asks a reason)",               \
+	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
+	X(RECOVER, "recover", "recover a stuck event: processing → failed, retried in 1 min",      \
+	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
+	X(YES, "yes", "apply the change shown", 0)                                                 \
 	X(REVERSE, "reverse", "reverse the list's order", 0)                                       \
 	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT)         \
 	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW)                                 \
@@ -65,6 +74,7 @@ enum ev_ui_context {
 	EV_CTX_LIST,
 	EV_CTX_DETAIL,
 	EV_CTX_HELP,
+	EV_CTX_CONFIRM,
 	EV_CTX_COUNT,
 };
 

@@ -385,6 +385,15 @@ static void export_done(struct app *a, const char *text)
 	app_message(a, EV_STYLE_NORMAL, "wrote the %s to %s", what, path);
 }
 
+static bool detail_allows(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct detail_view *d = (struct detail_view *)v;
+	(void)a;
+	const char *st =
+	        d->row ? ev_rowset_get(d->row, 0, ev_model_table(d->table)->status_col) : NULL;
+	return st != NULL && ui_action_allowed(act, d->table, atoi(st));
+}
+
 static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct detail_view *d = (struct detail_view *)v;
@@ -442,6 +451,19 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_REFRESH:
 		detail_refresh(a, v);
 		break;
+	case EV_UA_RETRY_NOW:
+	case EV_UA_RETRY_SCHEDULE:
+	case EV_UA_CANCEL:
+	case EV_UA_RECOVER:
+		if (d->row == NULL)
+			break;
+		if (!detail_allows(a, v, act)) {
+			app_message(a, EV_STYLE_WARNING, "%s does not apply to this event's status",
+			            ev_ui_action_name(act));
+			break;
+		}
+		ui_action_start(a, v, act, d->table, d->row, 0);
+		break;
 	case EV_UA_TRAIL: {
 		if (d->row == NULL)
 			break;
@@ -492,6 +514,7 @@ static const struct view_ops detail_ops = {
         .load = detail_refresh,
         .free = detail_free,
         .on_timer = false,
+        .allows = detail_allows,
 };
 
 struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,

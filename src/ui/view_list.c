@@ -458,6 +458,9 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 			const char *val = ev_rowset_get(l->rows, (size_t)i, cs[c].name);
 			char buf[64];
 			int style = sel ? EV_STYLE_SELECTED : EV_STYLE_NORMAL;
+			if (c == l->hscroll && !sel && id != NULL && a->highlight_id != 0 &&
+			    strtoull(id, NULL, 10) == a->highlight_id)
+				style = EV_STYLE_CHANGED;
 			if (val == NULL) {
 				val = "-";
 				if (!sel)
@@ -530,6 +533,17 @@ static void filter_done(struct app *a, const char *text)
 	l->page = 0;
 	l->sel = 0;
 	load(a, l, NULL, WANT_FIRST);
+}
+
+static bool list_allows(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct list_view *l = (struct list_view *)v;
+	(void)a;
+	if (l->rows == NULL || l->sel >= (int)l->rows->nrows)
+		return false;
+	const char *st =
+	        ev_rowset_get(l->rows, (size_t)l->sel, ev_model_table(l->table)->status_col);
+	return st != NULL && ui_action_allowed(act, l->table, atoi(st));
 }
 
 static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
@@ -650,6 +664,23 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		app_message(a, EV_STYLE_NORMAL,
 		            "Tab switches tables on the dashboard (q goes back)");
 		break;
+	case EV_UA_RETRY_NOW:
+	case EV_UA_RETRY_SCHEDULE:
+	case EV_UA_CANCEL:
+	case EV_UA_RECOVER:
+		if (n == 0)
+			break;
+		if (!list_allows(a, v, act)) {
+			const char *st = ev_rowset_get(l->rows, (size_t)l->sel,
+			                               ev_model_table(l->table)->status_col);
+			app_message(a, EV_STYLE_WARNING, "%s does not apply to a %s event",
+			            ev_ui_action_name(act),
+			            ev_model_status_name(ev_model_table(l->table),
+			                                 st ? atoi(st) : -1, false));
+			break;
+		}
+		ui_action_start(a, v, act, l->table, l->rows, (size_t)l->sel);
+		break;
 	default:
 		return false;
 	}
@@ -677,6 +708,7 @@ static const struct view_ops list_ops = {
         .load = list_refresh,
         .free = list_free,
         .on_timer = true,
+        .allows = list_allows,
 };
 
 struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,

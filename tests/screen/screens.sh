@@ -33,7 +33,7 @@ run() { # run SCRIPT SIZE [ARGS]
 	mkdir -p "$dir/out/$name"
 	# The script's `screen X` lines write into the run's own folder.
 	sed "s|^\(!\{0,1\}\)screen \(.*\)|\1screen $dir/out/$name/\2|" "$script" >"$dir/$name.keys"
-	(cd "$dir" && LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color \
+	(cd "$dir" && LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color XDG_STATE_HOME="$dir/state" \
 		"$evtop" --defaults-file="$dir/pinned.cnf" --script "$dir/$name.keys" --screen "$size" $extra \
 		</dev/null >"$dir/$name.stdout" 2>"$dir/$name.stderr")
 	rc=$?

@@ -1,0 +1,542 @@
+/* evtop — `evtop retry|cancel|recover EVENT_NO...`: the operator's guarded actions on single
+ * events, for scripts and runbooks (PRODUCT.md section 2). Each event_no is looked up (in
+ * both tables unless --table: an event_no found in both is ambiguous and refused), the guard
+ * builds the exact UPDATE or says why not, and then: --dry-run prints it; on a terminal
+ * without --yes the row, the change and the statement are shown and "Apply? [y/N]" asked;
+ * without a terminal and without --yes nothing is done. */
+#include <config.h>
+
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "cli/session.h"
+#include "core/auditlog.h"
+#include "core/guard.h"
+#include "core/text.h"
+#include "db/action.h"
+#include "db/conn.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+enum verb {
+	VERB_RETRY,
+	VERB_CANCEL,
+	VERB_RECOVER,
+};
+
+static const char *const verb_name[] = {"retry", "cancel", "recover"};
+
+static void usage_common(FILE *out)
+{
+	fputs("\nAction options:\n"
+	      "      --table=outbox|message  the table (an event_no is unique per table only;\n"
+	      "                             one found in both tables needs --table)\n"
+	      "      --reason=TEXT          the operator's reason: after the model's text in\n"
+	      "                             fail_reason (cancel, recover), and in the audit\n"
+	      "      --dry-run              print the exact statement and what would change\n"
+	      "      --yes                  apply without asking (needed without a terminal)\n"
+	      "      --include-protected    act on protected types too (PAY, REFUND, ...)\n"
+	      "      --operator=ID          operator or ticket id for the audit\n"
+	      "      --read-only            refuse every write\n"
+	      "      --enable-message-recover  allow recover on the message table\n"
+	      "Every write is audited to $XDG_STATE_HOME/evtop/audit.jsonl (else\n"
+	      "~/.local/state/evtop/audit.jsonl) and, when it exists, the evtop_audit table.\n"
+	      "Exit status: 0 all applied, 1 any skipped, failed or refused, 2 usage, 3 cannot\n"
+	      "connect. See doc/actions.md.\n\n",
+	      out);
+	ev_opts_usage(out);
+}
+
+static void usage_retry(FILE *out)
+{
+	fputs("Usage: evtop retry EVENT_NO... [--now | --delay=DUR] [OPTION]...\n"
+	      "Retry failed events. By default through the applications' own retry path: the\n"
+	      "event stays failed and next_retry_time = NOW() + --delay (default 0), so the\n"
+	      "retry scanner picks it up. --now makes it pending again at once (3 -> 0).\n"
+	      "An exhausted event (retry_count >= max_retry_count) gets exactly one more\n"
+	      "attempt.\n",
+	      out);
+	usage_common(out);
+}
+
+static void usage_cancel(FILE *out)
+{
+	fputs("Usage: evtop cancel EVENT_NO... --reason=TEXT [OPTION]...\n"
+	      "Cancel pending or failed events (-> 4). fail_reason becomes the model's text,\n"
+	      "then \"：\" and TEXT, cut to 1000 characters.\n",
+	      out);
+	usage_common(out);
+}
+
+static void usage_recover(FILE *out)
+{
+	fputs("Usage: evtop recover EVENT_NO... [--reason=TEXT] [OPTION]...\n"
+	      "Recover stuck events (processing -> failed, retry_count + 1, next retry in 1\n"
+	      "minute): in the outbox when lock_until <= NOW(); in the message table only with\n"
+	      "--enable-message-recover (or recover_message = true), when last_handle_time is\n"
+	      "older than the stuck threshold (--stuck-threshold, default 10m).\n",
+	      out);
+	usage_common(out);
+}
+
+/* Print one line through the sanitiser: event_nos, reasons and rows come from the database
+ * or the operator and may hold control characters. */
+static void say(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = ev_xvasprintf(fmt, ap);
+	va_end(ap);
+	char *safe = ev_text_sanitize(text, strlen(text));
+	fprintf(f, "%s\n", safe);
+	free(safe);
+	free(text);
+}
+
+/* --reason is the fail_reason filter for the list commands; here it is the operator's reason,
+ * free text of any length (cut to 1000 characters later). Take it out of argv before the
+ * shared options see it. Returns the reason (borrowed from argv), or NULL; -1 in *bad when
+ * --reason has no value. */
+static const char *take_reason(int *argc, char **argv, bool *bad)
+{
+	const char *reason = NULL;
+	int out = 1;
+
+	*bad = false;
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strncmp(argv[i], "--reason=", 9) == 0) {
+			reason = argv[i] + 9;
+			continue;
+		}
+		if (strcmp(argv[i], "--reason") == 0) {
+			if (i + 1 >= *argc) {
+				*bad = true;
+				break;
+			}
+			reason = argv[++i];
+			continue;
+		}
+		argv[out++] = argv[i];
+		if (argv[i][0] == '-' && ev_opts_takes_value(argv[i]) && i + 1 < *argc)
+			argv[out++] = argv[++i];
+	}
+	*argc = out;
+	argv[out] = NULL;
+	return reason;
+}
+
+static bool filter_given(const struct ev_filter *f)
+{
+	return f->event_type || f->topic || f->biz_type || f->biz_id || f->event_no ||
+	       f->trace_id || f->source || f->locked_by || f->channel || f->fail_reason ||
+	       f->since || f->until;
+}
+
+/* A line from stdin without its newline; NULL at end of input. */
+static char *read_line(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, stdin);
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	return line;
+}
+
+static bool ask_yes(const char *question)
+{
+	fputs(question, stdout);
+	fflush(stdout);
+	char *answer = read_line();
+	bool yes = answer != NULL && (strcmp(answer, "y") == 0 || strcmp(answer, "Y") == 0 ||
+	                              strcasecmp(answer, "yes") == 0);
+	if (answer == NULL)
+		putchar('\n');
+	free(answer);
+	return yes;
+}
+
+struct run {
+	struct ev_opts *o;
+	struct ev_session s;
+	enum ev_action action;
+	const char *reason;
+	bool interactive;
+	bool usable[EV_TABLE_COUNT];
+	bool access_checked[EV_TABLE_COUNT];
+	struct ev_access access[EV_TABLE_COUNT];
+	struct ev_audit_log log;
+	struct ev_audit_ident ident;
+	struct ev_audit_who who;
+	int applied, not_applied;
+};
+
+/* Find event_no in the tables. Returns the number of tables it is in (0, 1, 2) and fills
+ * row/kind for the first; -1 on a database error (said). */
+static int find_event(struct run *r, const char *event_no, struct ev_guard_row *row,
+                      enum ev_table_kind *kind, unsigned long long *other_id)
+{
+	enum ev_table_kind kinds[EV_TABLE_COUNT];
+	int n = ev_session_tables(r->o, kinds), hits = 0;
+	struct ev_error err = {0};
+
+	for (int i = 0; i < n; i++) {
+		enum ev_table_kind t = kinds[i];
+		if (!r->usable[t])
+			continue;
+		struct ev_query *q =
+		        ev_guard_query_row_by_no(t, ev_opts_table_name(r->o, t), event_no);
+		struct ev_rowset *rs = NULL;
+		int rc = ev_conn_run(r->s.conn, q, &rs, &err);
+		ev_query_free(&q);
+		if (rc < 0) {
+			ev_session_report(&err);
+			return -1;
+		}
+		if (rs->nrows > 0) {
+			if (hits == 0) {
+				if (ev_guard_row_from_rowset(rs, 0, t, row, &err) < 0) {
+					ev_rowset_free(&rs);
+					ev_session_report(&err);
+					return -1;
+				}
+				*kind = t;
+			} else {
+				const char *id = ev_rowset_get(rs, 0, "id");
+				*other_id = id ? strtoull(id, NULL, 10) : 0;
+			}
+			hits++;
+		}
+		ev_rowset_free(&rs);
+	}
+	return hits;
+}
+
+static void print_block(const struct run *r, const struct ev_guard *g,
+                        const struct ev_guard_row *row, const char *head)
+{
+	const struct ev_table_def *def = ev_model_table(g->table);
+	char *desc = ev_guard_row_describe(g->table, row);
+	char *stmt = ev_query_render(g->update);
+
+	say(stdout, "%s %s %s %s (id %llu, event_type %s, %s %s)", head, ev_action_name(g->action),
+	    def->key, row->event_no, row->id, row->event_type ? row->event_type : "?",
+	    def->type_col, row->biz_type ? row->biz_type : "?");
+	say(stdout, "  row:       %s", desc);
+	say(stdout, "  change:    %s", g->change);
+	if (g->notice != NULL)
+		say(stdout, "  note:      %s", g->notice);
+	if (g->protected_token != NULL)
+		say(stdout, "  protected: a %s event (confirmed with --include-protected)",
+		    g->protected_token);
+	if (r->o->dry_run && r->access_checked[g->table] && !r->access[g->table].writable)
+		say(stdout, "  read-only: %s", r->access[g->table].why);
+	say(stdout, "  statement: %s;", stmt);
+	free(stmt);
+	free(desc);
+}
+
+static void report_outcome(struct run *r, const struct ev_guard *g, const struct ev_guard_row *row,
+                           struct ev_action_outcome *out)
+{
+	const char *key = ev_model_table(g->table)->key;
+	const char *name = ev_action_result_name(out->result);
+	char *now = out->have_now ? ev_guard_row_describe(g->table, &out->now) : NULL;
+
+	if (out->result == EV_RESULT_APPLIED) {
+		r->applied++;
+		say(stdout, "applied  %s %s id=%llu %s: now %s%s%s", key, row->event_no, row->id,
+		    ev_action_name(g->action), now ? now : "(not re-read)", out->msg[0] ? "; " : "",
+		    out->msg);
+	} else {
+		r->not_applied++;
+		say(stdout, "%-8s %s %s id=%llu %s: %s%s%s", name, key, row->event_no, row->id,
+		    ev_action_name(g->action), out->msg, now ? "; now " : "", now ? now : "");
+	}
+	if (out->audit_line_failed) {
+		r->not_applied++;
+		say(stderr, "evtop: the audit line for %s was not written: %s", row->event_no,
+		    out->audit_msg);
+	}
+	free(now);
+}
+
+static void apply_one(struct run *r, const struct ev_guard *g, const struct ev_guard_row *row)
+{
+	struct ev_action_ctx ctx = {
+	        .conn = r->s.conn, .access = &r->access[g->table], .log = &r->log, .who = &r->who};
+	struct ev_action_outcome out;
+	ev_action_apply(&ctx, g, row, &out);
+	report_outcome(r, g, row, &out);
+	ev_action_outcome_clear(&out);
+}
+
+static void do_event(struct run *r, const char *event_no)
+{
+	struct ev_guard_row row = {0};
+	enum ev_table_kind kind = EV_TABLE_OUTBOX;
+	unsigned long long other = 0;
+	struct ev_error err = {0};
+	struct ev_guard g;
+
+	if (strlen(event_no) > 64 || !ev_guard_utf8_valid(event_no)) {
+		say(stdout, "refused  %s: not an event_no (at most 64 characters)", event_no);
+		r->not_applied++;
+		return;
+	}
+	int hits = find_event(r, event_no, &row, &kind, &other);
+	if (hits < 0) {
+		r->not_applied++;
+		ev_guard_row_clear(&row);
+		return;
+	}
+	if (hits == 0) {
+		say(stdout, "refused  %s: no such event in %s", event_no,
+		    r->o->table >= 0 ? ev_model_table((enum ev_table_kind)r->o->table)->key
+		                     : "either table");
+		r->not_applied++;
+		return;
+	}
+	if (hits > 1) {
+		say(stdout,
+		    "refused  %s: ambiguous: this event_no is in both tables (%s id %llu, %s id "
+		    "%llu); choose one with --table",
+		    event_no, ev_model_table(kind)->key, row.id,
+		    ev_model_table(kind == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX)
+		            ->key,
+		    other);
+		r->not_applied++;
+		ev_guard_row_clear(&row);
+		return;
+	}
+
+	struct ev_guard_req req = {
+	        .table = kind,
+	        .table_name = ev_opts_table_name(r->o, kind),
+	        .action = r->action,
+	        .row = &row,
+	        .reason = r->reason,
+	        .schedule_delay_s = r->o->delay_s,
+	        .stuck_threshold_s = r->o->cfg.stuck_threshold_s,
+	        .recover_message = r->o->cfg.recover_message,
+	        .protected_types = r->o->cfg.protected_types,
+	        .confirmed_protected = r->o->include_protected,
+	};
+	if (ev_guard_build(&req, &g, &err) < 0) {
+		say(stdout, "refused  %s %s id=%llu %s: %s", ev_model_table(kind)->key, event_no,
+		    row.id, ev_action_name(r->action), err.msg);
+		r->not_applied++;
+		ev_guard_row_clear(&row);
+		return;
+	}
+	if (r->o->dry_run) {
+		print_block(r, &g, &row, "would");
+		/* A read-only connection would refuse it: say so in the count and the status. */
+		if (r->access_checked[kind] && !r->access[kind].writable)
+			r->not_applied++;
+		else
+			r->applied++;
+		goto done;
+	}
+	if (!r->access[kind].writable) {
+		say(stdout, "refused  %s %s id=%llu %s: read-only: %s", ev_model_table(kind)->key,
+		    event_no, row.id, ev_action_name(r->action), r->access[kind].why);
+		r->not_applied++;
+		goto done;
+	}
+	if (r->interactive) {
+		print_block(r, &g, &row, "about to");
+		if (!ask_yes("Apply? [y/N] ")) {
+			say(stdout, "declined %s %s id=%llu %s: not applied",
+			    ev_model_table(kind)->key, event_no, row.id, ev_action_name(r->action));
+			r->not_applied++;
+			goto done;
+		}
+	}
+	apply_one(r, &g, &row);
+done:
+	fflush(stdout);
+	ev_guard_clear(&g);
+	ev_guard_row_clear(&row);
+}
+
+/* Connect, check the tables and what may be written; 0, or an exit code. */
+static int prepare(struct run *r)
+{
+	struct ev_error err = {0};
+	enum ev_table_kind kinds[EV_TABLE_COUNT];
+	int n = ev_session_tables(r->o, kinds), usable = 0;
+
+	if (ev_session_open(&r->s, r->o, &err) < 0) {
+		ev_session_report(&err);
+		return EV_EXIT_UNKNOWN;
+	}
+	if (r->o->cfg.read_only)
+		ev_conn_set_read_only(r->s.conn, "--read-only (or read_only in the config)");
+	for (int i = 0; i < n; i++) {
+		enum ev_table_kind t = kinds[i];
+		if (ev_session_check_table(&r->s, t, &err) < 0) {
+			/* Without --table, a table that is not there is not an error: the event
+			 * may be in the other. */
+			if (r->o->table >= 0 || err.code != EV_ERR_SCHEMA) {
+				ev_session_report(&err);
+				return EV_EXIT_UNKNOWN;
+			}
+			continue;
+		}
+		r->usable[t] = true;
+		usable++;
+		if (ev_conn_read_only(r->s.conn) != NULL) {
+			snprintf(r->access[t].why, sizeof(r->access[t].why), "%s",
+			         ev_conn_read_only(r->s.conn));
+			r->access_checked[t] = true;
+			continue;
+		}
+		if (ev_action_check_access(r->s.conn, t, ev_opts_table_name(r->o, t), &r->access[t],
+		                           &err) < 0 &&
+		    !r->o->dry_run) {
+			ev_session_report(&err);
+			return EV_EXIT_UNKNOWN;
+		}
+		r->access_checked[t] = true;
+	}
+	if (usable == 0) {
+		fputs("evtop: neither event table exists in this database\n", stderr);
+		return EV_EXIT_UNKNOWN;
+	}
+	return 0;
+}
+
+static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE *))
+{
+	struct run r;
+	struct ev_opts o;
+	struct ev_error err = {0};
+	bool bad = false;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.log.fd = -1;
+	r.reason = take_reason(&argc, argv, &bad);
+	rc = ev_session_parse(&o, argc, argv, usage, bad ? 0 : 1, 1000);
+	if (rc >= 0) {
+		ev_opts_free(&o);
+		return rc;
+	}
+	r.o = &o;
+	rc = EV_EXIT_USAGE;
+	if (bad) {
+		fputs("evtop: --reason needs a value\n", stderr);
+		goto out;
+	}
+	if (filter_given(&o.filter)) {
+		fprintf(stderr,
+		        "evtop: %s acts on the event_nos given; filters are not taken here\n",
+		        verb_name[verb]);
+		goto out;
+	}
+	if (verb != VERB_RETRY && (o.retry_now || o.delay_set)) {
+		fprintf(stderr, "evtop: --now and --delay are for retry\n");
+		goto out;
+	}
+	if (o.retry_now && o.delay_set) {
+		fputs("evtop: --now retries at once; --delay schedules: choose one\n", stderr);
+		goto out;
+	}
+	if (verb == VERB_CANCEL && (r.reason == NULL || r.reason[0] == '\0')) {
+		fputs("evtop: cancel needs --reason TEXT (it is written into fail_reason)\n",
+		      stderr);
+		goto out;
+	}
+	r.action = verb == VERB_CANCEL    ? EV_ACTION_CANCEL
+	           : verb == VERB_RECOVER ? EV_ACTION_RECOVER
+	           : o.retry_now          ? EV_ACTION_RETRY_NOW
+	                                  : EV_ACTION_RETRY_SCHEDULE;
+
+	rc = EV_EXIT_FAILURE;
+	if (o.cfg.read_only && !o.dry_run) {
+		fprintf(stderr,
+		        "evtop: refused: read-only (--read-only or read_only in the config): %s "
+		        "writes nothing\n",
+		        verb_name[verb]);
+		goto out;
+	}
+	if (!o.dry_run && !o.yes && !isatty(STDIN_FILENO)) {
+		fprintf(stderr,
+		        "evtop: refused: no terminal to confirm on; add --yes to apply without "
+		        "asking, or --dry-run to see the statements\n");
+		goto out;
+	}
+	r.interactive = !o.dry_run && !o.yes;
+	if (r.interactive && o.cfg.operator_id == NULL) {
+		fputs("Operator or ticket id for the audit (Enter for none): ", stdout);
+		fflush(stdout);
+		char *id = read_line();
+		if (id != NULL && id[0] != '\0')
+			o.cfg.operator_id = id;
+		else
+			free(id);
+	}
+	if (!o.dry_run) {
+		char *path = ev_audit_log_default_path();
+		int orc = ev_audit_log_open(&r.log, path, &err);
+		free(path);
+		if (orc < 0) {
+			fprintf(stderr, "evtop: refused: %s (every write is audited there first)\n",
+			        err.msg);
+			goto out;
+		}
+	}
+	ev_audit_ident_fill(&r.ident);
+	r.who = (struct ev_audit_who){
+	        .source = o.src->name ? o.src->name : "default",
+	        .os_user = r.ident.os_user,
+	        .sudo_user = r.ident.sudo_user,
+	        .ssh_connection = r.ident.ssh_connection,
+	        .operator_id = o.cfg.operator_id,
+	};
+	rc = prepare(&r);
+	if (rc == 0) {
+		for (int i = 0; i < o.nargs; i++)
+			do_event(&r, o.args[i]);
+		if (o.dry_run)
+			printf("dry-run: nothing was written (%d would be applied, %d would not)\n",
+			       r.applied, r.not_applied);
+		rc = r.not_applied == 0 ? EV_EXIT_OK : EV_EXIT_FAILURE;
+	}
+	ev_session_close(&r.s);
+out:
+	ev_audit_log_close(&r.log);
+	ev_audit_ident_clear(&r.ident);
+	ev_opts_free(&o);
+	return rc;
+}
+
+int ev_cmd_retry(int argc, char **argv)
+{
+	return run_action(VERB_RETRY, argc, argv, usage_retry);
+}
+
+int ev_cmd_cancel(int argc, char **argv)
+{
+	return run_action(VERB_CANCEL, argc, argv, usage_cancel);
+}
+
+int ev_cmd_recover(int argc, char **argv)
+{
+	return run_action(VERB_RECOVER, argc, argv, usage_recover);
+}

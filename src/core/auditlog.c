@@ -1,0 +1,169 @@
+/* evtop — the local audit file (see auditlog.h). */
+#include <config.h>
+
+#include "core/auditlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *home_dir(void)
+{
+	const char *home = getenv("HOME");
+	if (home != NULL && home[0] == '/')
+		return home;
+	struct passwd *pw = getpwuid(getuid());
+	return pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+char *ev_audit_log_default_path(void)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	/* The XDG spec: a relative value is invalid and must be ignored. */
+	if (state != NULL && state[0] == '/')
+		return ev_xasprintf("%s/evtop/audit.jsonl", state);
+	const char *home = home_dir();
+	return home ? ev_xasprintf("%s/.local/state/evtop/audit.jsonl", home) : NULL;
+}
+
+/* mkdir -p of path's directory, each new directory 0700. */
+static int make_parents(const char *path, struct ev_error *err)
+{
+	char *dir = ev_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	int rc = 0;
+
+	if (slash == NULL || slash == dir) {
+		free(dir);
+		return 0;
+	}
+	*slash = '\0';
+	for (char *p = dir + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char saved = *p;
+		*p = '\0';
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			rc = ev_error_set(err, EV_ERR_GENERIC,
+			                  "cannot create the audit directory %s: %s", dir,
+			                  strerror(errno));
+			break;
+		}
+		*p = saved;
+		if (saved == '\0')
+			break;
+	}
+	free(dir);
+	return rc;
+}
+
+int ev_audit_log_open(struct ev_audit_log *log, const char *path, struct ev_error *err)
+{
+	struct stat st;
+
+	log->fd = -1;
+	log->path = NULL;
+	if (path == NULL || path[0] == '\0')
+		return ev_error_set(
+		        err, EV_ERR_GENERIC,
+		        "no place for the audit file: neither XDG_STATE_HOME nor a home "
+		        "directory is known");
+	if (make_parents(path, err) < 0)
+		return -1;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return ev_error_set(err, EV_ERR_GENERIC, "cannot open the audit file %s: %s", path,
+		                    strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ev_error_set(err, EV_ERR_GENERIC, "the audit file %s is not a regular file",
+		                    path);
+	}
+	log->fd = fd;
+	log->path = ev_xstrdup(path);
+	return 0;
+}
+
+int ev_audit_log_append(struct ev_audit_log *log, const char *line, struct ev_error *err)
+{
+	size_t len = strlen(line), off = 0;
+
+	if (log->fd < 0)
+		return ev_error_set(err, EV_ERR_GENERIC, "the audit file is not open");
+	while (off < len) {
+		ssize_t n = write(log->fd, line + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return ev_error_set(err, EV_ERR_GENERIC,
+			                    "cannot write the audit file %s: %s", log->path,
+			                    n < 0 ? strerror(errno) : "short write");
+		off += (size_t)n;
+	}
+	if (fsync(log->fd) < 0)
+		return ev_error_set(err, EV_ERR_GENERIC,
+		                    "cannot flush the audit file %s to disk: %s", log->path,
+		                    strerror(errno));
+	return 0;
+}
+
+void ev_audit_log_close(struct ev_audit_log *log)
+{
+	if (log->fd >= 0)
+		close(log->fd);
+	log->fd = -1;
+	free(log->path);
+	log->path = NULL;
+}
+
+static char *env_dup(const char *name)
+{
+	const char *v = getenv(name);
+	return v != NULL && v[0] != '\0' ? ev_xstrdup(v) : NULL;
+}
+
+void ev_audit_ident_fill(struct ev_audit_ident *id)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	memset(id, 0, sizeof(*id));
+	if (pw != NULL && pw->pw_name != NULL)
+		id->os_user = ev_xstrdup(pw->pw_name);
+	else if ((id->os_user = env_dup("USER")) == NULL &&
+	         (id->os_user = env_dup("LOGNAME")) == NULL)
+		id->os_user = ev_xasprintf("uid %lu", (unsigned long)getuid());
+	id->sudo_user = env_dup("SUDO_USER");
+	id->ssh_connection = env_dup("SSH_CONNECTION");
+}
+
+void ev_audit_ident_clear(struct ev_audit_ident *id)
+{
+	free(id->os_user);
+	free(id->sudo_user);
+	free(id->ssh_connection);
+	memset(id, 0, sizeof(*id));
+}
+
+void ev_audit_time_now(char buf[32])
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+	unsigned ms = (unsigned)(ts.tv_nsec / 1000000) % 1000;
+	buf[n++] = '.';
+	buf[n++] = (char)('0' + ms / 100);
+	buf[n++] = (char)('0' + ms / 10 % 10);
+	buf[n++] = (char)('0' + ms % 10);
+	buf[n++] = 'Z';
+	buf[n] = '\0';
+}

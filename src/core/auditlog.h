@@ -1,0 +1,42 @@
+/* evtop — the local audit file: one JSON line per operator write (see core/guard.h for the
+ * record), appended to $XDG_STATE_HOME/evtop/audit.jsonl (else ~/.local/state/evtop/
+ * audit.jsonl), created 0600 in directories created 0700, opened O_APPEND, and every line
+ * written and fsync'ed before the action it records is reported done. */
+#ifndef EV_CORE_AUDITLOG_H
+#define EV_CORE_AUDITLOG_H
+
+#include "core/guard.h"
+#include "core/util.h"
+
+struct ev_audit_log {
+	int fd; /* -1 when closed */
+	char *path;
+};
+
+/* The file's path: $XDG_STATE_HOME/evtop/audit.jsonl when that is an absolute path, else
+ * $HOME (or the password database's home)/.local/state/evtop/audit.jsonl. malloc'd, or NULL
+ * when no home directory is known. Main thread (getpwuid). */
+char *ev_audit_log_default_path(void);
+/* Create the missing directories of path (0700) and open the file for appending (created
+ * 0600). Returns -1 with err saying why (the action must then be refused). */
+int ev_audit_log_open(struct ev_audit_log *log, const char *path, struct ev_error *err);
+/* Append one line (it ends with '\n') with a single write, then fsync. Returns -1 with err
+ * set if the line is not safely on disk. */
+int ev_audit_log_append(struct ev_audit_log *log, const char *line, struct ev_error *err);
+void ev_audit_log_close(struct ev_audit_log *log);
+
+/* The session's identity for the audit (strings malloc'd, freed by ev_audit_ident_clear). */
+struct ev_audit_ident {
+	char *os_user;
+	char *sudo_user;
+	char *ssh_connection;
+};
+
+/* The OS user (password database, else $USER/$LOGNAME, else "uid N"), SUDO_USER and
+ * SSH_CONNECTION from the environment. Main thread. */
+void ev_audit_ident_fill(struct ev_audit_ident *id);
+void ev_audit_ident_clear(struct ev_audit_ident *id);
+/* The local clock as ISO 8601 UTC with milliseconds: "2026-06-01T12:00:00.123Z". */
+void ev_audit_time_now(char buf[32]);
+
+#endif

@@ -1,0 +1,456 @@
+/* evtop — the guarded actions from the keyboard: retry, schedule, cancel, recover on the row
+ * under the cursor. Every write goes: the guard built by core (or refused with the reason) →
+ * a reason when the action writes one → the event_no typed for a protected type → a
+ * confirmation showing what will change and the exact statement, default No → applied on the
+ * write connection by db/action (transaction, audit row, audit file) → the result as the
+ * database says it, the list refreshed and the row highlighted. */
+#include <config.h>
+
+#include "core/auditlog.h"
+#include "core/guard.h"
+#include "core/text.h"
+#include "db/action.h"
+#include "ui/app.h"
+#include "ui/term.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The action being prepared: one at a time, owned by the UI thread. */
+struct pending {
+	bool active;
+	enum ev_action action;
+	enum ev_table_kind table;
+	struct ev_guard_row seen;
+	char reason[1024];
+	bool confirmed_protected;
+	struct ev_guard g;
+	int origin_tag; /* the view to refresh afterwards */
+};
+
+static struct pending P;
+
+static enum ev_action to_action(enum ev_ui_action a)
+{
+	switch (a) {
+	case EV_UA_RETRY_NOW:
+		return EV_ACTION_RETRY_NOW;
+	case EV_UA_RETRY_SCHEDULE:
+		return EV_ACTION_RETRY_SCHEDULE;
+	case EV_UA_CANCEL:
+		return EV_ACTION_CANCEL;
+	default:
+		return EV_ACTION_RECOVER;
+	}
+}
+
+static int target_status(enum ev_action a, int from)
+{
+	switch (a) {
+	case EV_ACTION_RETRY_NOW:
+		return EV_ST_PENDING;
+	case EV_ACTION_RETRY_SCHEDULE:
+		return EV_ST_FAILED;
+	case EV_ACTION_CANCEL:
+		return EV_ST_CANCELLED;
+	case EV_ACTION_RECOVER:
+		return EV_ST_FAILED;
+	default:
+		return from;
+	}
+}
+
+bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status)
+{
+	enum ev_action a = to_action(act);
+	return ev_action_allows(a, t, status, target_status(a, status));
+}
+
+static void pending_clear(void)
+{
+	ev_guard_clear(&P.g);
+	ev_guard_row_clear(&P.seen);
+	memset(&P, 0, sizeof(P));
+}
+
+static void build_and_confirm(struct app *a);
+
+static void reason_done(struct app *a, const char *text)
+{
+	if (!P.active)
+		return;
+	snprintf(P.reason, sizeof(P.reason), "%s", text);
+	if (P.action == EV_ACTION_CANCEL && P.reason[0] == '\0') {
+		app_message(a, EV_STYLE_WARNING, "cancel needs a reason: nothing done");
+		pending_clear();
+		return;
+	}
+	build_and_confirm(a);
+}
+
+static void protected_done(struct app *a, const char *text)
+{
+	if (!P.active)
+		return;
+	if (strcmp(text, P.seen.event_no ? P.seen.event_no : "") != 0) {
+		app_message(a, EV_STYLE_WARNING, "the event_no typed does not match: nothing done");
+		pending_clear();
+		return;
+	}
+	P.confirmed_protected = true;
+	build_and_confirm(a);
+}
+
+static void operator_done(struct app *a, const char *text)
+{
+	free(a->cfg->operator_id);
+	a->cfg->operator_id = ev_xstrdup(text[0] ? text : "-");
+	a->operator_asked = true;
+	if (P.active)
+		build_and_confirm(a);
+}
+
+static void build_and_confirm(struct app *a)
+{
+	struct ev_error err = {0};
+	if (!a->operator_asked && a->cfg->operator_id == NULL) {
+		app_prompt(a, "operator or ticket id for the audit (Enter: none): ", "",
+		           operator_done);
+		return;
+	}
+	struct ev_guard_req req = {
+	        .table = P.table,
+	        .table_name = app_table_name(a, P.table),
+	        .action = P.action,
+	        .row = &P.seen,
+	        .reason = P.reason,
+	        .schedule_delay_s = 0,
+	        .stuck_threshold_s = a->cfg->stuck_threshold_s,
+	        .recover_message = a->cfg->recover_message,
+	        .protected_types = a->cfg->protected_types,
+	        .confirmed_protected = P.confirmed_protected,
+	};
+	ev_guard_clear(&P.g);
+	if (ev_guard_build(&req, &P.g, &err) < 0) {
+		if (err.code == EV_GUARD_REFUSED_PROTECTED && !P.confirmed_protected) {
+			app_prompt(a, "a protected event type: type its event_no to go on: ", "",
+			           protected_done);
+			return;
+		}
+		app_message(a, EV_STYLE_ERROR, "refused: %s", err.msg);
+		pending_clear();
+		return;
+	}
+	app_push(a, view_confirm_new(a));
+}
+
+void ui_action_start(struct app *a, struct view *origin, enum ev_ui_action act,
+                     enum ev_table_kind t, const struct ev_rowset *rs, size_t row)
+{
+	struct ev_error err = {0};
+	if (a->cfg->read_only) {
+		app_message(a, EV_STYLE_WARNING,
+		            "read-only (--read-only or the config): %s does nothing",
+		            ev_ui_action_name(act));
+		return;
+	}
+	if (a->not_writable[t][0]) {
+		app_message(a, EV_STYLE_WARNING, "read-only: %s", a->not_writable[t]);
+		return;
+	}
+	pending_clear();
+	if (ev_guard_row_from_rowset(rs, row, t, &P.seen, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "%s", err.msg);
+		ev_guard_row_clear(&P.seen);
+		return;
+	}
+	P.active = true;
+	P.action = to_action(act);
+	P.table = t;
+	P.origin_tag = origin->tag;
+	if (P.action == EV_ACTION_CANCEL || P.action == EV_ACTION_RECOVER) {
+		app_prompt(a,
+		           P.action == EV_ACTION_CANCEL ? "reason for the cancel: "
+		                                        : "reason for the recover (optional): ",
+		           "", reason_done);
+		return;
+	}
+	build_and_confirm(a);
+}
+
+/* --- applying, on the list worker (the write endpoint) ---------------------------------- */
+
+struct apply_arg {
+	struct ev_guard g;
+	struct ev_guard_row seen;
+	char *source, *os_user, *sudo_user, *ssh, *operator_id, *log_path;
+};
+
+struct apply_result {
+	struct ev_action_outcome out;
+	enum ev_action_result result;
+	bool not_writable;
+	char why[512];
+	unsigned long long id;
+};
+
+static void free_apply_arg(void *p)
+{
+	struct apply_arg *x = p;
+	ev_guard_clear(&x->g);
+	ev_guard_row_clear(&x->seen);
+	free(x->source);
+	free(x->os_user);
+	free(x->sudo_user);
+	free(x->ssh);
+	free(x->operator_id);
+	free(x->log_path);
+	free(x);
+}
+
+static void free_apply_result(void *p)
+{
+	struct apply_result *r = p;
+	ev_action_outcome_clear(&r->out);
+	free(r);
+}
+
+static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	struct apply_arg *x = job->arg;
+	struct apply_result *r = ev_xcalloc(1, sizeof(*r));
+	struct ev_access access;
+	struct ev_audit_log log = {.fd = -1};
+	job->result = r;
+	job->free_result = free_apply_result;
+	r->id = x->seen.id;
+	if (ev_action_check_access(c, x->g.table, x->g.table_name, &access, err) < 0)
+		return -1;
+	if (!access.writable) {
+		r->not_writable = true;
+		snprintf(r->why, sizeof(r->why), "%s", access.why);
+		r->result = EV_RESULT_REFUSED;
+		return 0;
+	}
+	if (ev_audit_log_open(&log, x->log_path, err) < 0) {
+		r->result = EV_RESULT_REFUSED;
+		snprintf(r->why, sizeof(r->why), "the audit file cannot be written: %.400s",
+		         err->msg);
+		return 0;
+	}
+	struct ev_audit_who who = {
+	        .source = x->source,
+	        .os_user = x->os_user,
+	        .sudo_user = x->sudo_user,
+	        .ssh_connection = x->ssh,
+	        .operator_id = x->operator_id,
+	        .db_user = NULL,
+	};
+	struct ev_action_ctx ctx = {.conn = c, .access = &access, .log = &log, .who = &who};
+	r->result = ev_action_apply(&ctx, &x->g, &x->seen, &r->out);
+	ev_audit_log_close(&log);
+	return 0;
+}
+
+static char *dup0(const char *s)
+{
+	return s ? ev_xstrdup(s) : NULL;
+}
+
+static void confirm_yes(struct app *a, struct view *v)
+{
+	struct apply_arg *x = ev_xcalloc(1, sizeof(*x));
+	x->g = P.g; /* the guard moves to the job */
+	memset(&P.g, 0, sizeof(P.g));
+	ev_guard_row_copy(&x->seen, &P.seen);
+	x->source = dup0(a->src->name);
+	x->os_user = dup0(a->ident.os_user);
+	x->sudo_user = dup0(a->ident.sudo_user);
+	x->ssh = dup0(a->ident.ssh_connection);
+	x->operator_id = a->cfg->operator_id && strcmp(a->cfg->operator_id, "-") != 0
+	                         ? ev_xstrdup(a->cfg->operator_id)
+	                         : NULL;
+	x->log_path = dup0(a->audit_path);
+	struct view *origin = NULL;
+	for (int i = 0; i < a->nviews; i++)
+		if (a->views[i]->tag == P.origin_tag)
+			origin = a->views[i];
+	app_pop(a); /* the confirmation */
+	(void)v;
+	app_message(a, EV_STYLE_WARNING, "applying…");
+	/* A tag of no view: no refresh or Esc of a view may supersede (KILL) a write. */
+	ev_worker_submit(a->wlist, ev_job_new(-1, 0, apply_job, x, free_apply_arg));
+	a->applying = true;
+	(void)origin;
+}
+
+/* A result of apply_job came back to its view: say what the database did. */
+bool ui_action_result(struct app *a, struct view *v, struct ev_job *job)
+{
+	if (job->fn != apply_job)
+		return false;
+	struct apply_result *r = job->result;
+	a->applying = false;
+	enum ev_table_kind t = P.table;
+	if (job->rc < 0 || r == NULL) {
+		app_message(a, EV_STYLE_ERROR, "failed: %s (the row was not changed)",
+		            job->err.msg);
+	} else if (r->not_writable) {
+		snprintf(a->not_writable[t], sizeof(a->not_writable[t]), "%s", r->why);
+		app_message(a, EV_STYLE_WARNING, "read-only: %s", r->why);
+	} else if (r->result == EV_RESULT_APPLIED) {
+		app_message(a, EV_STYLE_CHANGED, "applied: %s %s (version %lld → %lld)",
+		            ev_action_name(P.action), P.seen.event_no, P.seen.version,
+		            r->out.have_now ? r->out.now.version : P.seen.version + 1);
+		a->highlight_id = r->id;
+	} else if (r->result == EV_RESULT_SKIPPED) {
+		char *now = r->out.have_now ? ev_guard_row_describe(t, &r->out.now) : NULL;
+		app_message(a, EV_STYLE_WARNING,
+		            "skipped: the row changed since it was read — now %s",
+		            now ? now : "gone");
+		free(now);
+		a->highlight_id = r->id;
+	} else {
+		app_message(a, EV_STYLE_ERROR, "%s: %s", ev_action_result_name(r->result),
+		            r->out.msg[0] ? r->out.msg : r->why);
+	}
+	/* The row as it is now, in the view that showed it (if it is still open). */
+	struct view *origin = NULL;
+	for (int i = 0; i < a->nviews; i++)
+		if (a->views[i]->tag == P.origin_tag)
+			origin = a->views[i];
+	pending_clear();
+	if (origin != NULL && origin->ops->load)
+		origin->ops->load(a, origin);
+	(void)v;
+	return true;
+}
+
+/* --- the confirmation ------------------------------------------------------------------------ */
+
+struct confirm_view {
+	struct view base;
+	char **lines;
+	int *styles;
+	int n;
+};
+
+static void add(struct confirm_view *c, int style, const char *text)
+{
+	c->lines = ev_xrealloc(c->lines, (size_t)(c->n + 1) * sizeof(*c->lines));
+	c->styles = ev_xrealloc(c->styles, (size_t)(c->n + 1) * sizeof(*c->styles));
+	c->lines[c->n] = ev_xstrdup(text);
+	c->styles[c->n] = style;
+	c->n++;
+}
+
+static void confirm_draw(struct app *a, struct view *v, int top, int height, int cols)
+{
+	struct confirm_view *c = (struct confirm_view *)v;
+	(void)a;
+	int y = top;
+	for (int i = 0; i < c->n && y < top + height; i++) {
+		/* Long lines (the statement) wrap rather than hide their end. */
+		char *safe = ev_text_sanitize(c->lines[i], strlen(c->lines[i]));
+		const char *p = safe;
+		do {
+			int lead = 0;
+			size_t cut = ev_text_skip_cols(p, cols, &lead);
+			char *part = ev_xstrndup(p, cut);
+			draw_text_pad(y++, 0, cols, c->styles[i], part);
+			free(part);
+			p += cut;
+		} while (*p && y < top + height);
+		free(safe);
+	}
+}
+
+static bool confirm_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	if (act == EV_UA_YES) {
+		confirm_yes(a, v);
+		return true;
+	}
+	if (act == EV_UA_HELP)
+		return false;
+	/* Anything else is No. */
+	app_pop(a);
+	app_message(a, EV_STYLE_NORMAL, "not applied");
+	pending_clear();
+	return true;
+}
+
+static void confirm_result(struct app *a, struct view *v, struct ev_job *job)
+{
+	(void)a;
+	(void)v;
+	(void)job;
+}
+
+static void confirm_free(struct view *v)
+{
+	struct confirm_view *c = (struct confirm_view *)v;
+	for (int i = 0; i < c->n; i++)
+		free(c->lines[i]);
+	free(c->lines);
+	free(c->styles);
+	free(c);
+}
+
+static const struct view_ops confirm_ops = {
+        .name = "confirm",
+        .ctx = EV_CTX_CONFIRM,
+        .draw = confirm_draw,
+        .action = confirm_action,
+        .result = confirm_result,
+        .load = NULL,
+        .free = confirm_free,
+        .on_timer = false,
+};
+
+struct view *view_confirm_new(struct app *a)
+{
+	struct confirm_view *c = ev_xcalloc(1, sizeof(*c));
+	const struct ev_table_def *def = ev_model_table(P.table);
+	char line[2048];
+	c->base.ops = &confirm_ops;
+	snprintf(line, sizeof(line), "%s %s on %s (%s)?", ev_action_name(P.action),
+	         P.seen.event_no ? P.seen.event_no : "?", def->key, app_table_name(a, P.table));
+	add(c, EV_STYLE_TITLE, line);
+	add(c, EV_STYLE_NORMAL, "");
+	snprintf(line, sizeof(line), "status: %d %s → %d %s", P.g.from_status,
+	         ev_model_status_name(def, P.g.from_status, false), P.g.to_status,
+	         ev_model_status_name(def, P.g.to_status, false));
+	add(c, EV_STYLE_NORMAL, line);
+	char *now = ev_guard_row_describe(P.table, &P.seen);
+	snprintf(line, sizeof(line), "as read: %s", now);
+	free(now);
+	add(c, EV_STYLE_NORMAL, line);
+	snprintf(line, sizeof(line), "change: %s", P.g.change ? P.g.change : "");
+	add(c, EV_STYLE_NORMAL, line);
+	if (P.g.notice) {
+		snprintf(line, sizeof(line), "note: %s", P.g.notice);
+		add(c, EV_STYLE_WARNING, line);
+	}
+	if (P.g.protected_token) {
+		snprintf(line, sizeof(line), "protected type (%s): confirmed by its event_no",
+		         P.g.protected_token);
+		add(c, EV_STYLE_WARNING, line);
+	}
+	add(c, EV_STYLE_NORMAL, "");
+	add(c, EV_STYLE_HEADER,
+	    "the statement, one row by primary key, guarded by the row as read:");
+	char *sql = ev_query_render(P.g.update);
+	add(c, EV_STYLE_NORMAL, sql);
+	free(sql);
+	add(c, EV_STYLE_NORMAL, "");
+	add(c, EV_STYLE_TITLE, "Apply? y applies; any other key: No (nothing is written)");
+	return &c->base;
+}
+
+void ui_actions_end(void)
+{
+	pending_clear();
+}
