@@ -1003,3 +1003,22 @@ struct ev_query *ev_query_group(const struct ev_list_req *req, const char *colum
 	ev_query_free(&inner);
 	return q;
 }
+
+struct ev_query *ev_query_current_user(void)
+{
+	struct ev_query *q = query_new("server.user");
+
+	q->sql = ev_xstrdup("/* evtop:server.user */ SELECT CURRENT_USER()");
+	q->ncols = 1;
+	q->col_names = ev_xcalloc(1, sizeof(*q->col_names));
+	q->col_types = ev_xcalloc(1, sizeof(*q->col_types));
+	q->col_names[0] = "user";
+	q->col_types[0] = EV_CT_TEXT;
+	q->limit = 1;
+	return q;
+}
+
+char *ev_sql_kill_query(unsigned long thread_id)
+{
+	return ev_xasprintf("/* evtop */ KILL QUERY %lu", thread_id);
+}

@@ -211,6 +211,12 @@ char **ev_query_session_setup(enum ev_flavour f, int statement_timeout_ms, const
  * information_schema for the current database. One text parameter: the table name. */
 struct ev_query *ev_query_table_indexes(const char *table_name);
 struct ev_query *ev_query_table_columns(const char *table_name);
+/* The account the server authenticated (CURRENT_USER()): for the audit and the status line. */
+struct ev_query *ev_query_current_user(void);
+/* The statement that cancels the statement running on connection `thread_id` (sent from a
+ * second connection); malloc'd. */
+char *ev_sql_kill_query(unsigned long thread_id);
+
 /* The server's clock: NOW() in the session zone, and the same instant as a Unix time. */
 struct ev_query *ev_query_server_clock(void);
 

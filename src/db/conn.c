@@ -275,7 +275,10 @@ int ev_conn_connect(struct ev_conn *c, struct ev_error *err)
 	}
 	ev_strv_free(&setup);
 
-	if (mysql_query(db, "/* evtop */ SELECT CURRENT_USER()") == 0) {
+	struct ev_query *uq = ev_query_current_user();
+	int uq_rc = mysql_query(db, uq->sql);
+	ev_query_free(&uq);
+	if (uq_rc == 0) {
 		MYSQL_RES *r = mysql_store_result(db);
 		MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
 		c->user = ev_xstrdup(row && row[0] ? row[0] : "");
@@ -563,7 +566,6 @@ int ev_conn_table_info(struct ev_conn *c, const char *table, struct ev_table_inf
 int ev_conn_kill_query(struct ev_conn *c, struct ev_error *err)
 {
 	unsigned long id = atomic_load(&c->thread_id);
-	char sql[64];
 	int rc = 0;
 
 	if (id == 0)
@@ -575,8 +577,10 @@ int ev_conn_kill_query(struct ev_conn *c, struct ev_error *err)
 		mysql_close(db);
 		return -1;
 	}
-	snprintf(sql, sizeof(sql), "/* evtop */ KILL QUERY %lu", id);
-	if (mysql_query(db, sql) != 0 && mysql_errno(db) != ER_NO_SUCH_THREAD)
+	char *sql = ev_sql_kill_query(id);
+	int qrc = mysql_query(db, sql);
+	free(sql);
+	if (qrc != 0 && mysql_errno(db) != ER_NO_SUCH_THREAD)
 		rc = ev_error_set(err, (int)mysql_errno(db), "KILL QUERY failed: %s",
 		                  mysql_error(db));
 	mysql_close(db);
