@@ -175,7 +175,11 @@ static struct ev_query *query_new(const char *name)
 
 static struct ev_param *param_push(struct ev_query *q)
 {
-	q->params = ev_xrealloc(q->params, (q->nparams + 1) * sizeof(*q->params));
+	/* Geometric growth: a multi-row INSERT binds thousands of parameters. */
+	if (q->nparams == q->params_cap) {
+		q->params_cap = q->params_cap ? q->params_cap * 2 : 8;
+		q->params = ev_xrealloc(q->params, q->params_cap * sizeof(*q->params));
+	}
 	struct ev_param *p = &q->params[q->nparams++];
 	memset(p, 0, sizeof(*p));
 	return p;

@@ -29,6 +29,7 @@ struct ev_query {
 	const char *name; /* the query table's name, e.g. "list.failed_due" */
 	char *sql;
 	size_t nparams;
+	size_t params_cap; /* allocated */
 	struct ev_param *params;
 	/* Result columns and their types, for the rowset (in select order). */
 	size_t ncols;

@@ -120,6 +120,7 @@ struct ev_query *ev_simsql_history(enum ev_table_kind t, const char *table,
 
 	assert(n > 0);
 	q->params = ev_xcalloc(n * HISTORY_PARAMS, sizeof(*q->params));
+	q->params_cap = n * HISTORY_PARAMS;
 	ev_buf_init(&b);
 	if (t == EV_TABLE_OUTBOX)
 		ev_buf_printf(&b,
