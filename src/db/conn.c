@@ -354,6 +354,40 @@ struct fetch_col {
 	my_bool error;
 };
 
+/* Bind q's parameters to st; the arrays are the caller's to free. */
+static int bind_params(MYSQL_STMT *st, const struct ev_query *q, MYSQL_BIND **pbp,
+                       unsigned long **plenp)
+{
+	if (q->nparams == 0)
+		return 0;
+	MYSQL_BIND *pb = ev_xcalloc(q->nparams, sizeof(*pb));
+	unsigned long *plen = ev_xcalloc(q->nparams, sizeof(*plen));
+	*pbp = pb;
+	*plenp = plen;
+	for (size_t i = 0; i < q->nparams; i++) {
+		struct ev_param *p = &q->params[i];
+		switch (p->type) {
+		case EV_P_INT:
+			pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			pb[i].buffer = &p->i;
+			break;
+		case EV_P_UINT:
+			pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			pb[i].buffer = &p->u;
+			pb[i].is_unsigned = 1;
+			break;
+		case EV_P_TEXT:
+			plen[i] = strlen(p->s);
+			pb[i].buffer_type = MYSQL_TYPE_STRING;
+			pb[i].buffer = p->s;
+			pb[i].buffer_length = plen[i];
+			pb[i].length = &plen[i];
+			break;
+		}
+	}
+	return mysql_stmt_bind_param(st, pb) == 0 ? 0 : -1;
+}
+
 /* One attempt: prepare, bind, execute, fetch. Returns 0, or -1 with err and *lost set. */
 static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowset **out,
                     struct ev_error *err, bool *lost)
@@ -379,33 +413,8 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 		             q->name, q->nparams, mysql_stmt_param_count(st));
 		goto out;
 	}
-	if (q->nparams > 0) {
-		pb = ev_xcalloc(q->nparams, sizeof(*pb));
-		plen = ev_xcalloc(q->nparams, sizeof(*plen));
-		for (size_t i = 0; i < q->nparams; i++) {
-			struct ev_param *p = &q->params[i];
-			switch (p->type) {
-			case EV_P_INT:
-				pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
-				pb[i].buffer = &p->i;
-				break;
-			case EV_P_UINT:
-				pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
-				pb[i].buffer = &p->u;
-				pb[i].is_unsigned = 1;
-				break;
-			case EV_P_TEXT:
-				plen[i] = strlen(p->s);
-				pb[i].buffer_type = MYSQL_TYPE_STRING;
-				pb[i].buffer = p->s;
-				pb[i].buffer_length = plen[i];
-				pb[i].length = &plen[i];
-				break;
-			}
-		}
-		if (mysql_stmt_bind_param(st, pb) != 0)
-			goto fail;
-	}
+	if (bind_params(st, q, &pb, &plen) < 0)
+		goto fail;
 	if (mysql_stmt_execute(st) != 0)
 		goto fail;
 
@@ -669,40 +678,6 @@ static int write_error(struct ev_conn *c, const struct ev_query *q, unsigned int
 	return stmt_error(c, q, no, msg, sqlstate, err);
 }
 
-/* Bind q's parameters to st; the arrays are the caller's to free. */
-static int bind_write_params(MYSQL_STMT *st, const struct ev_query *q, MYSQL_BIND **pbp,
-                             unsigned long **plenp)
-{
-	if (q->nparams == 0)
-		return 0;
-	MYSQL_BIND *pb = ev_xcalloc(q->nparams, sizeof(*pb));
-	unsigned long *plen = ev_xcalloc(q->nparams, sizeof(*plen));
-	*pbp = pb;
-	*plenp = plen;
-	for (size_t i = 0; i < q->nparams; i++) {
-		struct ev_param *p = &q->params[i];
-		switch (p->type) {
-		case EV_P_INT:
-			pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
-			pb[i].buffer = &p->i;
-			break;
-		case EV_P_UINT:
-			pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
-			pb[i].buffer = &p->u;
-			pb[i].is_unsigned = 1;
-			break;
-		case EV_P_TEXT:
-			plen[i] = strlen(p->s);
-			pb[i].buffer_type = MYSQL_TYPE_STRING;
-			pb[i].buffer = p->s;
-			pb[i].buffer_length = plen[i];
-			pb[i].length = &plen[i];
-			break;
-		}
-	}
-	return mysql_stmt_bind_param(st, pb) == 0 ? 0 : -1;
-}
-
 int ev_conn_write(struct ev_conn *c, const struct ev_query *q, unsigned long long *affected,
                   struct ev_error *err)
 {
@@ -727,7 +702,7 @@ int ev_conn_write(struct ev_conn *c, const struct ev_query *q, unsigned long lon
 		             q->name, q->nparams, mysql_stmt_param_count(st));
 		goto out;
 	}
-	if (bind_write_params(st, q, &pb, &plen) < 0 || mysql_stmt_execute(st) != 0)
+	if (bind_params(st, q, &pb, &plen) < 0 || mysql_stmt_execute(st) != 0)
 		goto fail;
 	*affected = (unsigned long long)mysql_stmt_affected_rows(st);
 	rc = 0;
