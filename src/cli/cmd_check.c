@@ -47,7 +47,6 @@ static int table_figure(const struct lookup *lk, enum ev_table_kind t, const cha
 		*value = 0;
 		return 0;
 	}
-	double minutes = lk->window_s / 60.0;
 	const struct ev_figure *f = row->f;
 	int idx = ev_dash_figure_parse(name);
 	if (idx >= 0) {
@@ -56,30 +55,24 @@ static int table_figure(const struct lookup *lk, enum ev_table_kind t, const cha
 		*value = f[idx].value < 0 ? 0 : (double)f[idx].value;
 		return f[idx].capped ? 1 : 0;
 	}
-	/* Rates over the window, by creation time: created, and finished among those created. */
-	const struct ev_figure *cr = &f[EV_DASH_CREATED], *ok = &f[EV_DASH_SUCCESS],
-	                       *cn = &f[EV_DASH_CANCELLED];
-	if (cr->unknown || ok->unknown || cn->unknown)
+	/* Rates over the window, by creation time (core/dashboard.c). */
+	struct ev_dash_rates rt;
+	ev_dash_rates(row, lk->window_s, &rt);
+	if (!rt.known)
 		return -1;
-	double created = (double)cr->value / minutes;
-	double finished = (double)(ok->value + cn->value) / minutes;
 	if (strcasecmp(name, "created_per_min") == 0) {
-		*value = created;
-		return cr->capped ? 1 : 0;
+		*value = rt.created_per_min;
+		return rt.lower_bound ? 1 : 0;
 	}
 	if (strcasecmp(name, "finished_per_min") == 0) {
-		*value = finished;
-		return ok->capped || cn->capped ? 1 : 0;
+		*value = rt.finished_per_min;
+		return rt.lower_bound ? 1 : 0;
 	}
 	if (strcasecmp(name, "drain_time") == 0) {
-		const struct ev_figure *p = &f[EV_DASH_PENDING], *pr = &f[EV_DASH_PROCESSING],
-		                       *fa = &f[EV_DASH_FAILED];
-		if (p->unknown || pr->unknown || fa->unknown || p->capped || pr->capped ||
-		    fa->capped)
+		if (f[EV_DASH_PENDING].capped || f[EV_DASH_PROCESSING].capped ||
+		    f[EV_DASH_FAILED].capped)
 			return -1;
-		double backlog = (double)(p->value + pr->value + fa->value);
-		double net = finished - created; /* per minute */
-		*value = backlog == 0 ? 0 : net > 0 ? backlog / net * 60.0 : INFINITY;
+		*value = rt.drain_s;
 		return 0;
 	}
 	return -1;

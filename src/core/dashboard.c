@@ -6,6 +6,7 @@
 #include "core/dashboard.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -403,4 +404,24 @@ long long ev_datetime_diff(const char *a, const char *b)
 	if (!parse_dt(a, &x) || !parse_dt(b, &y))
 		return LLONG_MIN;
 	return y - x;
+}
+
+void ev_dash_rates(const struct ev_dash_row *row, int window_s, struct ev_dash_rates *r)
+{
+	const struct ev_figure *f = row->f;
+	const struct ev_figure *cr = &f[EV_DASH_CREATED], *ok = &f[EV_DASH_SUCCESS],
+	                       *cn = &f[EV_DASH_CANCELLED], *p = &f[EV_DASH_PENDING],
+	                       *pr = &f[EV_DASH_PROCESSING], *fa = &f[EV_DASH_FAILED];
+	double minutes = window_s > 0 ? window_s / 60.0 : 1;
+
+	memset(r, 0, sizeof(*r));
+	if (cr->unknown || ok->unknown || cn->unknown || p->unknown || pr->unknown || fa->unknown)
+		return;
+	r->known = true;
+	r->lower_bound = cr->capped || ok->capped || cn->capped;
+	r->created_per_min = (double)cr->value / minutes;
+	r->finished_per_min = (double)(ok->value + cn->value) / minutes;
+	double backlog = (double)(p->value + pr->value + fa->value);
+	double net = r->finished_per_min - r->created_per_min;
+	r->drain_s = backlog == 0 ? 0 : net > 0 ? backlog / net * 60.0 : INFINITY;
 }

@@ -112,6 +112,19 @@ int ev_dash_figure_parse(const char *name);
 /* The group row by value (NULL = the totals), or NULL if absent. */
 const struct ev_dash_row *ev_dash_find(const struct ev_dash *d, const char *group);
 
+/* Rates over the window, by creation time: events created per minute, and finished
+ * (succeeded or cancelled) per minute among those; the time to drain the backlog (pending +
+ * processing + failed) at that net rate, INFINITY when it is not draining, 0 when there is
+ * none. known is false when a figure they need is unknown. */
+struct ev_dash_rates {
+	bool known;
+	bool lower_bound; /* a count they use reached its cap */
+	double created_per_min;
+	double finished_per_min;
+	double drain_s;
+};
+void ev_dash_rates(const struct ev_dash_row *row, int window_s, struct ev_dash_rates *r);
+
 /* Format a count for display: "12", "≥100000" when capped, "?" when unknown. Writes into
  * buf (at least 24 bytes) and returns it. */
 const char *ev_figure_format(const struct ev_figure *f, char *buf, size_t size);

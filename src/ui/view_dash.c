@@ -9,6 +9,7 @@
 #include "ui/term.h"
 
 #include <curses.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,12 @@ struct dash_view {
 	int window_s;
 };
 
+/* Columns derived from the figures: the rates over the window and the time to drain. */
+enum { RATE_CREATED = EV_DASH_NFIGURES, RATE_FINISHED, RATE_DRAIN };
+
 /* The columns, left to right; the first that do not fit are dropped from the right. */
 static const struct {
-	enum ev_dash_figure fig;
+	int fig; /* an ev_dash_figure, or a RATE_* */
 	const char *head;
 	int width;
 	int list; /* the list Enter opens, or -1 */
@@ -57,6 +61,9 @@ static const struct {
         {EV_DASH_FAILED_NORETRY, "NORTY", 6, EV_LIST_FAILED_NORETRY},
         {EV_DASH_EXHAUSTED, "EXHST", 6, EV_LIST_FAILED_EXHAUSTED},
         {EV_DASH_OLDEST_PENDING_AGE, "OLDEST", 7, EV_LIST_PENDING},
+        {RATE_DRAIN, "DRAIN", 7, -1},
+        {RATE_CREATED, "NEW/m", 7, -1},
+        {RATE_FINISHED, "DONE/m", 7, -1},
         {EV_DASH_LONGEST_RETRY_WAIT, "RWAIT", 7, EV_LIST_PENDING},
         {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED},
         {EV_DASH_CREATED, "NEW", 7, -1},
@@ -318,6 +325,25 @@ static void cell_text(const struct ev_figure *f, enum ev_dash_figure fig, char *
 	ev_figure_format(f, buf, size);
 }
 
+/* The rates of a row: events per minute (≥ when a count is capped), and the drain time. */
+static void rate_text(const struct ev_dash_row *row, int window_s, int which, char *buf,
+                      size_t size)
+{
+	struct ev_dash_rates r;
+	ev_dash_rates(row, window_s, &r);
+	if (!r.known) {
+		snprintf(buf, size, "?");
+	} else if (which == RATE_DRAIN) {
+		if (isinf(r.drain_s))
+			snprintf(buf, size, "∞");
+		else
+			ev_format_duration((long long)r.drain_s, buf, size);
+	} else {
+		double v = which == RATE_CREATED ? r.created_per_min : r.finished_per_min;
+		snprintf(buf, size, "%s%.*f", r.lower_bound ? "≥" : "", v < 10 ? 1 : 0, v);
+	}
+}
+
 static const struct ev_dash_row *prev_row(const struct table_state *ts, const char *group)
 {
 	if (ts->prev == NULL)
@@ -398,8 +424,18 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 	const struct ev_dash_row *old = prev_row(ts, total ? NULL : row->group);
 	for (int c = 0; c < ncols; c++) {
 		char buf[48];
+		if (columns[c].fig >= EV_DASH_NFIGURES) {
+			rate_text(row, ts->cur ? ts->cur->window_s : 3600, columns[c].fig, buf,
+			          sizeof(buf));
+			draw_text_right(y, x + 1, columns[c].width - 1,
+			                selected && c == sel_col ? EV_STYLE_SELECTED
+			                                         : EV_STYLE_NORMAL,
+			                buf);
+			x += columns[c].width;
+			continue;
+		}
 		const struct ev_figure *f = &row->f[columns[c].fig];
-		cell_text(f, columns[c].fig, buf, sizeof(buf));
+		cell_text(f, (enum ev_dash_figure)columns[c].fig, buf, sizeof(buf));
 		int style = EV_STYLE_NORMAL;
 		if (f->unknown)
 			style = EV_STYLE_WARNING;
@@ -430,7 +466,8 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	const struct ev_table_def *def = ev_model_table(t);
 	char title[256], win[32];
 	ev_format_duration(d->window_s, win, sizeof(win));
-	snprintf(title, sizeof(title), "%s %s (%s) · by %s · NEW/OK/CANC: created in the last %s",
+	snprintf(title, sizeof(title),
+	         "%s %s (%s) · by %s · rates and CANC over the last %s (create_time)",
 	         focused ? "▶" : " ", def->key, app_table_name(a, t), dim_key(d, t), win);
 	draw_text_pad(top, 0, cols, focused ? EV_STYLE_TITLE : EV_STYLE_NORMAL, title);
 	if (height < 2)
