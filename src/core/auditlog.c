@@ -3,6 +3,8 @@
 
 #include "core/auditlog.h"
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -166,4 +168,88 @@ void ev_audit_time_now(char buf[32])
 	buf[n++] = (char)('0' + ms % 10);
 	buf[n++] = 'Z';
 	buf[n] = '\0';
+}
+
+static char *json_str_or_null(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	if (json_is_string(v))
+		return ev_xstrdup(json_string_value(v));
+	if (json_is_integer(v))
+		return ev_xasprintf("%lld", (long long)json_integer_value(v));
+	return NULL;
+}
+
+long ev_audit_log_read(const char *path, const char *since, struct ev_audit_entry **out,
+                       struct ev_error *err)
+{
+	FILE *f = fopen(path, "r");
+	*out = NULL;
+	if (f == NULL)
+		return errno == ENOENT ? 0
+		                       : ev_error_set(err, EV_ERR_GENERIC, "cannot read %s: %s",
+		                                      path, strerror(errno));
+	/* Bounded: the tail of a file that may have grown for years. */
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long size = ftell(f);
+		if (size > 4L * 1024 * 1024) {
+			fseek(f, size - 4L * 1024 * 1024, SEEK_SET);
+			int ch;
+			while ((ch = fgetc(f)) != EOF && ch != '\n')
+				;
+		} else {
+			fseek(f, 0, SEEK_SET);
+		}
+	}
+	long n = 0, cap = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		json_error_t jerr;
+		json_t *o = json_loadb(line, (size_t)len, 0, &jerr);
+		if (o == NULL)
+			continue;
+		const char *result = json_string_value(json_object_get(o, "result"));
+		const char *time = json_string_value(json_object_get(o, "time"));
+		if (result == NULL || strcmp(result, "intent") == 0 || time == NULL ||
+		    (since != NULL && strcmp(time, since) < 0)) {
+			json_decref(o);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			*out = ev_xrealloc(*out, (size_t)cap * sizeof(**out));
+		}
+		struct ev_audit_entry *e = &(*out)[n++];
+		e->time = json_str_or_null(o, "time");
+		e->action = json_str_or_null(o, "action");
+		e->table = json_str_or_null(o, "table");
+		e->id = json_str_or_null(o, "id");
+		e->event_no = json_str_or_null(o, "event_no");
+		e->result = json_str_or_null(o, "result");
+		e->reason = json_str_or_null(o, "reason");
+		e->error = json_str_or_null(o, "error");
+		json_decref(o);
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+void ev_audit_entries_free(struct ev_audit_entry **entries, long n)
+{
+	struct ev_audit_entry *e = *entries;
+	for (long i = 0; e != NULL && i < n; i++) {
+		free(e[i].time);
+		free(e[i].action);
+		free(e[i].table);
+		free(e[i].id);
+		free(e[i].event_no);
+		free(e[i].result);
+		free(e[i].reason);
+		free(e[i].error);
+	}
+	free(e);
+	*entries = NULL;
 }

@@ -39,4 +39,17 @@ void ev_audit_ident_clear(struct ev_audit_ident *id);
 /* The local clock as ISO 8601 UTC with milliseconds: "2026-06-01T12:00:00.123Z". */
 void ev_audit_time_now(char buf[32]);
 
+/* One result line of the audit file, as the actions view shows it (strings malloc'd). */
+struct ev_audit_entry {
+	char *time, *action, *table, *id, *event_no, *result, *reason, *error;
+};
+
+/* The result lines (not the intent lines) written at or after `since` (an ISO time as
+ * ev_audit_time_now writes it; NULL: all), read from the last 4 MB of the file at most, in
+ * file order. A missing file is no entries. Returns the count (-1 with err if unreadable);
+ * free with ev_audit_entries_free. */
+long ev_audit_log_read(const char *path, const char *since, struct ev_audit_entry **out,
+                       struct ev_error *err);
+void ev_audit_entries_free(struct ev_audit_entry **entries, long n);
+
 #endif

@@ -367,8 +367,35 @@ static void confirm_draw(struct app *a, struct view *v, int top, int height, int
 	}
 }
 
+static void export_statement_done(struct app *a, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	char *sql = P.g.update ? ev_query_render(P.g.update) : NULL;
+	if (f == NULL || sql == NULL) {
+		if (f)
+			fclose(f);
+		free(sql);
+		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
+		return;
+	}
+	fprintf(f, "-- evtop: %s %s on %s (not applied by this file)\n%s;\n",
+	        ev_action_name(P.action), P.seen.event_no ? P.seen.event_no : "",
+	        app_table_name(a, P.table), sql);
+	free(sql);
+	if (fclose(f) != 0)
+		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
+	else
+		app_message(a, EV_STYLE_NORMAL,
+		            "wrote the statement to %s (y applies, any key: No)", path);
+}
+
 static bool confirm_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
+	if (act == EV_UA_EXPORT) {
+		app_prompt(a, "write the statement to FILE: ", "evtop-statement.sql",
+		           export_statement_done);
+		return true;
+	}
 	if (act == EV_UA_YES) {
 		confirm_yes(a, v);
 		return true;
@@ -446,11 +473,130 @@ struct view *view_confirm_new(struct app *a)
 	add(c, EV_STYLE_NORMAL, sql);
 	free(sql);
 	add(c, EV_STYLE_NORMAL, "");
-	add(c, EV_STYLE_TITLE, "Apply? y applies; any other key: No (nothing is written)");
+	add(c, EV_STYLE_TITLE,
+	    "Apply? y applies; e writes the statement to a file; any other key: No");
 	return &c->base;
 }
 
 void ui_actions_end(void)
 {
 	pending_clear();
+}
+
+/* --- this session's actions ------------------------------------------------------------------ */
+
+struct actions_view {
+	struct view base;
+	struct ev_audit_entry *e;
+	long n;
+	int sel, scroll;
+	char error[512];
+};
+
+static void actions_load(struct app *a, struct view *v)
+{
+	struct actions_view *av = (struct actions_view *)v;
+	struct ev_error err = {0};
+	ev_audit_entries_free(&av->e, av->n);
+	av->n = a->audit_path ? ev_audit_log_read(a->audit_path, a->session_start, &av->e, &err)
+	                      : 0;
+	if (av->n < 0) {
+		snprintf(av->error, sizeof(av->error), "%s", err.msg);
+		av->n = 0;
+	}
+}
+
+static void actions_draw(struct app *a, struct view *v, int top, int height, int cols)
+{
+	struct actions_view *av = (struct actions_view *)v;
+	char title[600];
+	snprintf(title, sizeof(title), "this session's actions (%ld) · from %s", av->n,
+	         a->audit_path ? a->audit_path : "no audit file");
+	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
+	if (av->error[0])
+		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, av->error);
+	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
+	draw_text_pad(top + 1, 0, 24, EV_STYLE_HEADER, "TIME (UTC)");
+	draw_text_pad(top + 1, 25, 15, EV_STYLE_HEADER, "ACTION");
+	draw_text_pad(top + 1, 41, 24, EV_STYLE_HEADER, "EVENT_NO");
+	draw_text_pad(top + 1, 66, 8, EV_STYLE_HEADER, "RESULT");
+	draw_text_pad(top + 1, 75, cols - 75, EV_STYLE_HEADER, "REASON / ERROR");
+	if (av->n == 0)
+		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL, "no action yet in this session");
+	int body = height - 2;
+	if (av->sel < av->scroll)
+		av->scroll = av->sel;
+	if (av->sel >= av->scroll + body)
+		av->scroll = av->sel - body + 1;
+	for (long i = av->scroll, y = top + 2; i < av->n && y < top + 2 + body; i++, y++) {
+		const struct ev_audit_entry *e = &av->e[i];
+		int style = i == av->sel ? EV_STYLE_SELECTED : EV_STYLE_NORMAL;
+		int rstyle = style;
+		if (i != av->sel && e->result && strcmp(e->result, "applied") != 0)
+			rstyle = EV_STYLE_WARNING;
+		if (i == av->sel)
+			draw_fill((int)y, 0, cols, style);
+		draw_text_pad((int)y, 0, 24, style, e->time);
+		draw_text_pad((int)y, 25, 15, style, e->action);
+		draw_text_pad((int)y, 41, 24, style, e->event_no);
+		draw_text_pad((int)y, 66, 8, rstyle, e->result);
+		draw_text_pad((int)y, 75, cols - 75, style,
+		              e->error    ? e->error
+		              : e->reason ? e->reason
+		                          : "");
+	}
+}
+
+static bool actions_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct actions_view *av = (struct actions_view *)v;
+	switch (act) {
+	case EV_UA_UP:
+		if (av->sel > 0)
+			av->sel--;
+		break;
+	case EV_UA_DOWN:
+		if (av->sel < av->n - 1)
+			av->sel++;
+		break;
+	case EV_UA_TOP:
+		av->sel = 0;
+		break;
+	case EV_UA_BOTTOM:
+		av->sel = av->n > 0 ? (int)av->n - 1 : 0;
+		break;
+	case EV_UA_REFRESH:
+		actions_load(a, v);
+		break;
+	default:
+		return false;
+	}
+	a->dirty = true;
+	return true;
+}
+
+static void actions_free(struct view *v)
+{
+	struct actions_view *av = (struct actions_view *)v;
+	ev_audit_entries_free(&av->e, av->n);
+	free(av);
+}
+
+static const struct view_ops actions_ops = {
+        .name = "actions",
+        .ctx = EV_CTX_HELP,
+        .draw = actions_draw,
+        .action = actions_action,
+        .result = confirm_result,
+        .load = actions_load,
+        .free = actions_free,
+        .on_timer = false,
+};
+
+struct view *view_actions_new(struct app *a)
+{
+	struct actions_view *av = ev_xcalloc(1, sizeof(*av));
+	(void)a;
+	av->base.ops = &actions_ops;
+	return &av->base;
 }

@@ -81,6 +81,8 @@ void app_pop(struct app *a)
 		return;
 	struct view *v = a->views[--a->nviews];
 	app_cancel(a, v);
+	if (v->ops->nmarked)
+		a->marked -= v->ops->nmarked(v);
 	v->ops->free(v);
 	a->dirty = true;
 }
@@ -344,6 +346,9 @@ static void prompt_key(struct app *a, int key, bool is_char, wint_t wc)
 		a->prompting = false;
 	} else if (key == '\r' || key == '\n' || key == KEY_ENTER) {
 		a->prompting = false;
+		/* Trailing spaces are never meant (the offered text ends with one). */
+		while (a->prompt_len > 0 && a->prompt_text[a->prompt_len - 1] == ' ')
+			a->prompt_text[--a->prompt_len] = '\0';
 		if (a->on_prompt)
 			a->on_prompt(a, a->prompt_text);
 	} else if (key == KEY_BACKSPACE || key == 127 || key == 8) {
@@ -421,6 +426,9 @@ static void global_action(struct app *a, enum ev_ui_action act)
 	case EV_UA_REFRESH:
 		a->next_refresh = app_now(a);
 		break;
+	case EV_UA_ACTIONS_LOG:
+		app_push(a, view_actions_new(a));
+		break;
 	case EV_UA_REDRAW:
 		clearok(curscr, TRUE);
 		a->dirty = true;
@@ -449,8 +457,8 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 	}
 	struct view *v = app_top(a);
 	enum ev_ui_action act = ev_keymap_lookup(v ? v->ops->ctx : EV_CTX_GLOBAL, key);
-	/* A confirmation takes every key: anything but yes is No. */
-	if (v != NULL && v->ops->ctx == EV_CTX_CONFIRM && act != EV_UA_YES)
+	/* A confirmation takes every key: anything but yes (or writing the statement) is No. */
+	if (v != NULL && v->ops->ctx == EV_CTX_CONFIRM && act != EV_UA_YES && act != EV_UA_EXPORT)
 		act = EV_UA_BACK;
 	if (act == EV_UA_NONE) {
 		char name[32];
@@ -797,6 +805,7 @@ int ev_console_run(const struct ev_console_args *args)
 	signal(SIGFPE, on_crash);
 
 	ev_audit_ident_fill(&a->ident);
+	ev_audit_time_now(a->session_start);
 	a->audit_path = ev_audit_log_default_path();
 	app_push(a, view_dash_new(a));
 	a->next_refresh = app_now(a) + a->refresh_ms;

@@ -24,6 +24,8 @@ struct view_ops {
 	bool (*action)(struct app *a, struct view *v, enum ev_ui_action act);
 	/* A job of this view came back (current generation only). */
 	void (*result)(struct app *a, struct view *v, struct ev_job *job);
+	/* Rows marked in the view (for the status line's count), or NULL. */
+	int (*nmarked)(struct view *v);
 	/* Whether a write action applies to the row under the cursor (hint bar); NULL: never. */
 	bool (*allows)(struct app *a, struct view *v, enum ev_ui_action act);
 	/* Load the view (when pushed) and, with on_timer, again when the refresh timer fires. */
@@ -98,6 +100,7 @@ struct app {
 	bool operator_asked;                    /* asked once per session */
 	char not_writable[EV_TABLE_COUNT][512]; /* why a table is read-only for this account */
 	bool applying;
+	char session_start[32];          /* the audit file's time of this session's start */
 	unsigned long long highlight_id; /* the row an action just touched */
 };
 
@@ -149,6 +152,8 @@ bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status);
 /* Handle an action's result for view v; false if job is not an action's. */
 bool ui_action_result(struct app *a, struct view *v, struct ev_job *job);
 struct view *view_confirm_new(struct app *a);
+/* This session's actions, from the local audit file. */
+struct view *view_actions_new(struct app *a);
 void ui_actions_end(void);
 /* A deep copy of a filter. */
 void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src);

@@ -50,6 +50,9 @@ enum {
 	X(REVERSE, "reverse", "reverse the list's order", 0)                                       \
 	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT)         \
 	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW)                                 \
+	X(MARK_PAGE, "mark-page", "mark every row on this page", 0)                                \
+	X(UNMARK_ALL, "unmark-all", "clear the marks", 0)                                          \
+	X(ACTIONS_LOG, "actions", "this session's actions, from the audit file", 0)                \
 	X(TRAIL, "trail", "every event of this business object, in order", EV_AF_HINT)             \
 	X(TRACE, "trace", "every event of this trace_id, in both tables", EV_AF_HINT)              \
 	X(EXPORT, "export", "write the row, the payload or the event_no to a file", 0)             \

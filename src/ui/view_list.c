@@ -11,6 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A marked row: its id, and its event_no for an export. */
+struct mark {
+	unsigned long long id;
+	char event_no[72];
+};
+
 struct list_view {
 	struct view base;
 	enum ev_table_kind table;
@@ -35,7 +41,7 @@ struct list_view {
 	int want;
 	char error[512];
 	/* Marked ids. */
-	unsigned long long *marks;
+	struct mark *marks;
 	size_t nmarks;
 };
 
@@ -366,7 +372,7 @@ static bool hazard(const struct list_view *l, int i)
 static bool is_marked(const struct list_view *l, unsigned long long id)
 {
 	for (size_t i = 0; i < l->nmarks; i++)
-		if (l->marks[i] == id)
+		if (l->marks[i].id == id)
 			return true;
 	return false;
 }
@@ -535,6 +541,48 @@ static void filter_done(struct app *a, const char *text)
 	load(a, l, NULL, WANT_FIRST);
 }
 
+/* Mark (on = 1), unmark (0) or toggle (-1) row r. */
+static void toggle_mark(struct app *a, struct list_view *l, size_t r, int on)
+{
+	const char *id = ev_rowset_get(l->rows, r, "id");
+	const char *no = ev_rowset_get(l->rows, r, "event_no");
+	if (id == NULL)
+		return;
+	unsigned long long v64 = strtoull(id, NULL, 10);
+	size_t i;
+	for (i = 0; i < l->nmarks && l->marks[i].id != v64; i++)
+		;
+	bool marked = i < l->nmarks;
+	if (marked && on != 1) {
+		l->marks[i] = l->marks[--l->nmarks];
+		a->marked--;
+	} else if (!marked && on != 0) {
+		l->marks = ev_xrealloc(l->marks, (l->nmarks + 1) * sizeof(*l->marks));
+		l->marks[l->nmarks].id = v64;
+		snprintf(l->marks[l->nmarks].event_no, sizeof(l->marks[l->nmarks].event_no),
+		         "%.64s", no ? no : "");
+		l->nmarks++;
+		a->marked++;
+	}
+}
+
+static void export_marks_done(struct app *a, const char *path)
+{
+	struct list_view *l = (struct list_view *)app_top(a);
+	FILE *f = fopen(path, "w");
+	if (f == NULL) {
+		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
+		return;
+	}
+	for (size_t i = 0; i < l->nmarks; i++)
+		fprintf(f, "%s\n", l->marks[i].event_no);
+	if (fclose(f) != 0) {
+		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
+		return;
+	}
+	app_message(a, EV_STYLE_NORMAL, "wrote %zu event_nos to %s", l->nmarks, path);
+}
+
 static bool list_allows(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct list_view *l = (struct list_view *)v;
@@ -633,22 +681,30 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		const char *id = n ? ev_rowset_get(l->rows, (size_t)l->sel, "id") : NULL;
 		if (id == NULL)
 			break;
-		unsigned long long v64 = strtoull(id, NULL, 10);
-		size_t i;
-		for (i = 0; i < l->nmarks && l->marks[i] != v64; i++)
-			;
-		if (i < l->nmarks) {
-			l->marks[i] = l->marks[--l->nmarks];
-			a->marked--;
-		} else {
-			l->marks = ev_xrealloc(l->marks, (l->nmarks + 1) * sizeof(*l->marks));
-			l->marks[l->nmarks++] = v64;
-			a->marked++;
-		}
+		toggle_mark(a, l, (size_t)l->sel, -1);
 		if (l->sel < n - 1)
 			l->sel++;
 		break;
 	}
+	case EV_UA_MARK_PAGE:
+		for (int i = 0; i < n; i++)
+			toggle_mark(a, l, (size_t)i, 1);
+		app_message(a, EV_STYLE_NORMAL, "%zu marked in this list", l->nmarks);
+		break;
+	case EV_UA_UNMARK_ALL:
+		a->marked -= (int)l->nmarks;
+		l->nmarks = 0;
+		app_message(a, EV_STYLE_NORMAL, "no row marked");
+		break;
+	case EV_UA_EXPORT:
+		if (l->nmarks == 0) {
+			app_message(a, EV_STYLE_NORMAL,
+			            "mark rows first (Space, *): their event_nos are written");
+			break;
+		}
+		app_prompt(a, "write the marked event_nos to FILE: ", "evtop-marked.txt",
+		           export_marks_done);
+		break;
 	case EV_UA_OPEN: {
 		if (n == 0)
 			break;
@@ -688,6 +744,11 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	return true;
 }
 
+static int list_nmarked(struct view *v)
+{
+	return (int)((struct list_view *)v)->nmarks;
+}
+
 static void list_free(struct view *v)
 {
 	struct list_view *l = (struct list_view *)v;
@@ -709,6 +770,7 @@ static const struct view_ops list_ops = {
         .free = list_free,
         .on_timer = true,
         .allows = list_allows,
+        .nmarked = list_nmarked,
 };
 
 struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,

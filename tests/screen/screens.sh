@@ -49,7 +49,9 @@ run() { # run SCRIPT SIZE [ARGS]
 		want="$src/tests/screen/expected/$name.$(basename "$shot")"
 		# The socket lives in a temporary folder: name it the same in every run.
 		# and how a dead server's connection error reads depends on the moment it is seen.
-		sed -i -e "s|${EVTOP_TEST_SOCKET:-/nonexistent}|<socket>|g" \
+		# The audit file's path and its local-clock times differ per run too.
+		sed -i -e "s|${EVTOP_TEST_SOCKET:-/nonexistent}|<socket>|g" -e "s|$dir|<dir>|g" \
+			-e 's/[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9:.]*Z/<local time>/g' \
 			-e 's/^\(cannot connect to\|connection lost\).*/<connection error>/' "$shot"
 		n=$((n + 1))
 		if [ "${EVTOP_SCREEN_UPDATE:-}" = 1 ]; then
