@@ -421,7 +421,9 @@ void ev_dash_rates(const struct ev_dash_row *row, int window_s, struct ev_dash_r
 	r->lower_bound = cr->capped || ok->capped || cn->capped;
 	r->created_per_min = (double)cr->value / minutes;
 	r->finished_per_min = (double)(ok->value + cn->value) / minutes;
+	/* At the rate events are being finished: a net rate (finished - created) is all noise
+	 * in a steady system, where it hovers around zero. */
 	double backlog = (double)(p->value + pr->value + fa->value);
-	double net = r->finished_per_min - r->created_per_min;
-	r->drain_s = backlog == 0 ? 0 : net > 0 ? backlog / net * 60.0 : INFINITY;
+	double done = r->finished_per_min;
+	r->drain_s = backlog == 0 ? 0 : done > 0 ? backlog / done * 60.0 : INFINITY;
 }

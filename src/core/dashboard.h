@@ -114,8 +114,8 @@ const struct ev_dash_row *ev_dash_find(const struct ev_dash *d, const char *grou
 
 /* Rates over the window, by creation time: events created per minute, and finished
  * (succeeded or cancelled) per minute among those; the time to drain the backlog (pending +
- * processing + failed) at that net rate, INFINITY when it is not draining, 0 when there is
- * none. known is false when a figure they need is unknown. */
+ * processing + failed) at that finishing rate, INFINITY when nothing finishes, 0 when there
+ * is no backlog. known is false when a figure they need is unknown. */
 struct ev_dash_rates {
 	bool known;
 	bool lower_bound; /* a count they use reached its cap */
