@@ -10,6 +10,7 @@
 #include "db/fetch.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,9 +102,10 @@ static struct ev_rowset *as_rows(struct ev_dash *const *dash, int n)
 	return rs;
 }
 
-static void json_figures(FILE *out, const struct ev_dash_row *row)
+static void json_figures(FILE *out, const struct ev_dash_row *row, int window_s)
 {
 	bool first = true;
+	struct ev_dash_rates rt;
 	fputc('{', out);
 	for (int f = 0; f < EV_DASH_NFIGURES; f++) {
 		const struct ev_figure *x = &row->f[f];
@@ -115,6 +117,18 @@ static void json_figures(FILE *out, const struct ev_dash_row *row)
 			fprintf(out, "%lld", x->value);
 		first = false;
 	}
+	/* The rates over the window and the drain time (null: unknown; drain null also when
+	 * nothing finishes — "never" has no number). */
+	ev_dash_rates(row, window_s, &rt);
+	if (rt.known)
+		fprintf(out, ",\"created_per_min\":%.3f,\"finished_per_min\":%.3f",
+		        rt.created_per_min, rt.finished_per_min);
+	else
+		fputs(",\"created_per_min\":null,\"finished_per_min\":null", out);
+	if (rt.known && !isinf(rt.drain_s))
+		fprintf(out, ",\"drain_time\":%.0f", rt.drain_s);
+	else
+		fputs(",\"drain_time\":null", out);
 	fputs(",\"lower_bound\":[", out);
 	first = true;
 	for (int f = 0; f < EV_DASH_NFIGURES; f++)
@@ -147,7 +161,7 @@ static void write_json(FILE *out, struct ev_dash *const *dash, int n)
 		else
 			fputs("null", out);
 		fputs(",\"total\":", out);
-		json_figures(out, &d->total);
+		json_figures(out, &d->total, d->window_s);
 		fputs(",\"groups\":[", out);
 		for (size_t r = 0; r < d->nrows; r++) {
 			fprintf(out, "%s\n{\"group\":", r ? "," : "");
@@ -156,7 +170,7 @@ static void write_json(FILE *out, struct ev_dash *const *dash, int n)
 			else
 				fputs("null", out);
 			fputs(",\"figures\":", out);
-			json_figures(out, &d->rows[r]);
+			json_figures(out, &d->rows[r], d->window_s);
 			fputc('}', out);
 		}
 		fputs("]}", out);
