@@ -7,6 +7,7 @@
 const struct ev_subcommand ev_subcommands[] = {
         {"check", "check --warning E --critical E", "a monitoring plugin (exit 0/1/2/3)",
          ev_cmd_check},
+        {"doctor", "doctor", "check the schema, account and server (exit 0/1/2)", ev_cmd_doctor},
         {"dashboard", "dashboard", "the backlog per group, per table", ev_cmd_dashboard},
         {"list", "list KIND", "a list of events: failed, stuck, pending, high-retry, ...",
          ev_cmd_list},

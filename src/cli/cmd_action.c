@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_bulk.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/auditlog.h"
@@ -46,14 +47,18 @@ static void usage_common(FILE *out)
 	      "Every write is audited to $XDG_STATE_HOME/evtop/audit.jsonl (else\n"
 	      "~/.local/state/evtop/audit.jsonl) and, when it exists, the evtop_audit table.\n"
 	      "Exit status: 0 all applied, 1 any skipped, failed or refused, 2 usage, 3 cannot\n"
-	      "connect. See doc/actions.md.\n\n",
+	      "connect. See doc/actions.md.\n",
 	      out);
+	ev_bulk_cli_usage(out);
+	fputc('\n', out);
 	ev_opts_usage(out);
 }
 
 static void usage_retry(FILE *out)
 {
 	fputs("Usage: evtop retry EVENT_NO... [--now | --delay=DUR] [OPTION]...\n"
+	      "   or: evtop retry --list=KIND --table=T [FILTER]... [--now | --delay=DUR]\n"
+	      "                   [--rate=N] [--batch-size=N] [--pause=DUR] [OPTION]...\n"
 	      "Retry failed events. By default through the applications' own retry path: the\n"
 	      "event stays failed and next_retry_time = NOW() + --delay (default 0), so the\n"
 	      "retry scanner picks it up. --now makes it pending again at once (3 -> 0).\n"
@@ -66,6 +71,7 @@ static void usage_retry(FILE *out)
 static void usage_cancel(FILE *out)
 {
 	fputs("Usage: evtop cancel EVENT_NO... --reason=TEXT [OPTION]...\n"
+	      "   or: evtop cancel --list=KIND --table=T [FILTER]... --reason=TEXT [OPTION]...\n"
 	      "Cancel pending or failed events (-> 4). fail_reason becomes the model's text,\n"
 	      "then \"：\" and TEXT, cut to 1000 characters.\n",
 	      out);
@@ -75,6 +81,7 @@ static void usage_cancel(FILE *out)
 static void usage_recover(FILE *out)
 {
 	fputs("Usage: evtop recover EVENT_NO... [--reason=TEXT] [OPTION]...\n"
+	      "   or: evtop recover --list=stuck --table=T [FILTER]... [OPTION]...\n"
 	      "Recover stuck events (processing -> failed, retry_count + 1, next retry in 1\n"
 	      "minute): in the outbox when lock_until <= NOW(); in the message table only with\n"
 	      "--enable-message-recover (or recover_message = true), when last_handle_time is\n"
@@ -425,16 +432,24 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 {
 	struct run r;
 	struct ev_opts o;
+	struct ev_bulk_cli bulk;
 	struct ev_error err = {0};
 	bool bad = false;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.log.fd = -1;
+	/* The bulk options first: their values are never event_nos. */
+	if (ev_bulk_cli_take(&argc, argv, &bulk, &err) < 0) {
+		ev_session_report(&err);
+		ev_bulk_cli_free(&bulk);
+		return EV_EXIT_USAGE;
+	}
 	r.reason = take_reason(&argc, argv, &bad);
-	rc = ev_session_parse(&o, argc, argv, usage, bad ? 0 : 1, 1000);
+	rc = ev_session_parse(&o, argc, argv, usage, bad || bulk.list != NULL ? 0 : 1, 1000);
 	if (rc >= 0) {
 		ev_opts_free(&o);
+		ev_bulk_cli_free(&bulk);
 		return rc;
 	}
 	r.o = &o;
@@ -443,9 +458,10 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 		fputs("evtop: --reason needs a value\n", stderr);
 		goto out;
 	}
-	if (filter_given(&o.filter)) {
+	if (filter_given(&o.filter) && bulk.list == NULL) {
 		fprintf(stderr,
-		        "evtop: %s acts on the event_nos given; filters are not taken here\n",
+		        "evtop: %s acts on the event_nos given; filters are taken only with --list "
+		        "KIND (a bulk action)\n",
 		        verb_name[verb]);
 		goto out;
 	}
@@ -466,6 +482,8 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 	           : verb == VERB_RECOVER ? EV_ACTION_RECOVER
 	           : o.retry_now          ? EV_ACTION_RETRY_NOW
 	                                  : EV_ACTION_RETRY_SCHEDULE;
+	if (bulk.any && (rc = ev_bulk_cli_check(&bulk, &o, r.action, verb_name[verb])) != 0)
+		goto out;
 
 	rc = EV_EXIT_FAILURE;
 	if (o.cfg.read_only && !o.dry_run) {
@@ -510,7 +528,21 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 	        .operator_id = o.cfg.operator_id,
 	};
 	rc = prepare(&r);
-	if (rc == 0) {
+	if (rc == 0 && bulk.list != NULL) {
+		enum ev_table_kind t = (enum ev_table_kind)o.table;
+		struct ev_bulk_cli_ctx bc = {
+		        .o = &o,
+		        .s = &r.s,
+		        .access = &r.access[t],
+		        .access_checked = r.access_checked[t],
+		        .log = o.dry_run ? NULL : &r.log,
+		        .who = &r.who,
+		        .action = r.action,
+		        .reason = r.reason,
+		        .interactive = r.interactive,
+		};
+		rc = ev_bulk_cli_run(&bc, &bulk);
+	} else if (rc == 0) {
 		for (int i = 0; i < o.nargs; i++)
 			do_event(&r, o.args[i]);
 		if (o.dry_run)
@@ -523,6 +555,7 @@ out:
 	ev_audit_log_close(&r.log);
 	ev_audit_ident_clear(&r.ident);
 	ev_opts_free(&o);
+	ev_bulk_cli_free(&bulk);
 	return rc;
 }
 

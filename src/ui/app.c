@@ -301,6 +301,11 @@ static void draw_message(struct app *a, int y, int cols)
 		free(safe);
 		return;
 	}
+	char progress[300];
+	if (ui_bulk_progress_line(progress, sizeof(progress), cols)) {
+		draw_text(y, 0, cols, EV_STYLE_WARNING, progress);
+		return;
+	}
 	struct view *v = app_top(a);
 	if (v != NULL && v->loading > 0) {
 		static const char spin[] = "|/-\\";
@@ -429,6 +434,9 @@ static void global_action(struct app *a, enum ev_ui_action act)
 	case EV_UA_ACTIONS_LOG:
 		app_push(a, view_actions_new(a));
 		break;
+	case EV_UA_BULK_STOP:
+		ui_bulk_stop(a);
+		break;
 	case EV_UA_REDRAW:
 		clearok(curscr, TRUE);
 		a->dirty = true;
@@ -510,6 +518,22 @@ static void command_done(struct app *a, const char *text)
 		app_push(a, view_detail_new_by_no(a, no));
 		return;
 	}
+	if (strncmp(text, "all ", 4) == 0) {
+		/* An action on every row of the list on screen: a separate, explicit command. */
+		enum ev_ui_action act = ev_ui_action_parse(text + 4);
+		struct view *v = app_top(a);
+		if (act != EV_UA_RETRY_NOW && act != EV_UA_RETRY_SCHEDULE && act != EV_UA_CANCEL &&
+		    act != EV_UA_RECOVER) {
+			app_message(a, EV_STYLE_ERROR, "all: retry, schedule, cancel or recover");
+			return;
+		}
+		if (v == NULL || v->ops->bulk_all == NULL) {
+			app_message(a, EV_STYLE_ERROR, "all: open a list first");
+			return;
+		}
+		v->ops->bulk_all(a, v, act);
+		return;
+	}
 	if (strncmp(text, "trace ", 6) == 0 && text[6] != '\0') {
 		app_push(a, view_trace_new(a, text + 6));
 		return;
@@ -566,7 +590,7 @@ static void drain_results(struct app *a, struct ev_worker *w)
 		struct view *v = view_by_tag(a, j->tag);
 		/* A superseded result is dropped: the view asked anew since. A write's outcome is
 		 * never dropped: the operator must hear what the database did. */
-		if (ui_action_result(a, v != NULL ? v : app_top(a), j)) {
+		if (ui_bulk_result(a, j) || ui_action_result(a, v != NULL ? v : app_top(a), j)) {
 			/* handled */
 		} else if (v != NULL && j->gen == v->gen && !j->cancelled) {
 			if (v->loading > 0)
@@ -605,8 +629,8 @@ static int poll_timeout(struct app *a)
 	long long now = app_now(a);
 	long long until = a->paused ? 1000 : a->next_refresh - now;
 	struct view *v = app_top(a);
-	if (v != NULL && v->loading > 0 && until > 250)
-		until = 250; /* the spinner */
+	if (((v != NULL && v->loading > 0) || a->applying) && until > 250)
+		until = 250; /* the spinner, the progress bar */
 	if (until < 0)
 		until = 0;
 	if (until > 1000)
@@ -855,8 +879,8 @@ int ev_console_run(const struct ev_console_args *args)
 		                      {ev_worker_fd(a->wlist), POLLIN, 0}};
 		if (poll(p, 3, poll_timeout(a)) < 0 && errno != EINTR)
 			break;
-		if (a->views[a->nviews - 1]->loading > 0)
-			a->dirty = true; /* the spinner */
+		if (a->views[a->nviews - 1]->loading > 0 || a->applying)
+			a->dirty = true; /* the spinner, the progress bar */
 	}
 
 	/* Cancel whatever still runs, on the server too, before leaving. */
@@ -868,6 +892,7 @@ int ev_console_run(const struct ev_console_args *args)
 	}
 	ev_term_stop();
 	ui_actions_end();
+	ui_bulk_end();
 	ev_audit_ident_clear(&a->ident);
 	free(a->audit_path);
 	ev_worker_stop(&a->wdash);

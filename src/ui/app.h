@@ -24,6 +24,8 @@ struct view_ops {
 	bool (*action)(struct app *a, struct view *v, enum ev_ui_action act);
 	/* A job of this view came back (current generation only). */
 	void (*result)(struct app *a, struct view *v, struct ev_job *job);
+	/* A bulk action on every row of the view's list (":all retry"), or NULL. */
+	void (*bulk_all)(struct app *a, struct view *v, enum ev_ui_action act);
 	/* Rows marked in the view (for the status line's count), or NULL. */
 	int (*nmarked)(struct view *v);
 	/* Whether a write action applies to the row under the cursor (hint bar); NULL: never. */
@@ -152,6 +154,16 @@ bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status);
 /* Handle an action's result for view v; false if job is not an action's. */
 bool ui_action_result(struct app *a, struct view *v, struct ev_job *job);
 struct view *view_confirm_new(struct app *a);
+/* Bulk actions (ui/bulk.c): on ids (the marked rows) or on a list (its kind and filter). */
+void ui_bulk_start(struct app *a, struct view *origin, enum ev_ui_action act, enum ev_table_kind t,
+                   const unsigned long long *ids, size_t n_ids, enum ev_list_kind kind,
+                   const struct ev_filter *filter, const char *what);
+bool ui_bulk_result(struct app *a, struct ev_job *job);
+/* The progress line while a bulk action runs (false when none runs). */
+bool ui_bulk_progress_line(char *buf, size_t size, int width);
+void ui_bulk_stop(struct app *a);
+void ui_bulk_end(void);
+struct view *view_bulk_confirm_new(struct app *a);
 /* This session's actions, from the local audit file. */
 struct view *view_actions_new(struct app *a);
 void ui_actions_end(void);

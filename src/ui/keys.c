@@ -59,6 +59,7 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_LIST, "u", EV_UA_UNMARK_ALL},
         {EV_CTX_LIST, "E", EV_UA_EXPORT},
         {EV_CTX_GLOBAL, "a", EV_UA_ACTIONS_LOG},
+        {EV_CTX_GLOBAL, "x", EV_UA_BULK_STOP},
         {EV_CTX_CONFIRM, "e", EV_UA_EXPORT},
         {EV_CTX_LIST, "r", EV_UA_RETRY_NOW},
         {EV_CTX_LIST, "s", EV_UA_RETRY_SCHEDULE},

@@ -47,6 +47,7 @@ enum {
 	X(RECOVER, "recover", "recover a stuck event: processing → failed, retried in 1 min",      \
 	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
 	X(YES, "yes", "apply the change shown", 0)                                                 \
+	X(BULK_STOP, "stop", "stop a bulk action after its current batch", 0)                      \
 	X(REVERSE, "reverse", "reverse the list's order", 0)                                       \
 	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT)         \
 	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW)                                 \

@@ -200,9 +200,12 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 				         ev_format_duration(-age, dur, sizeof(dur)));
 			add_head(d, EV_STYLE_NORMAL, line);
 		} else {
+			/* Whole: a 1000-character fail_reason is up to 4000 bytes, and a cut in
+			 * bytes would split a character and hide its end from the search. */
 			char *safe = ev_text_sanitize(cell->s, cell->len);
-			snprintf(line, sizeof(line), "%-18s %.1000s", name, safe);
-			add_head(d, EV_STYLE_NORMAL, line);
+			char *text = ev_xasprintf("%-18s %s", name, safe);
+			add_head(d, EV_STYLE_NORMAL, text);
+			free(text);
 			free(safe);
 		}
 	}

@@ -395,6 +395,7 @@ static int status_style(int st)
 
 static void list_draw(struct app *a, struct view *v, int top, int height, int cols)
 {
+	cols--; /* the last column stays empty: a cut cell there reads badly in some terminals */
 	struct list_view *l = (struct list_view *)v;
 	const struct ev_table_def *def = ev_model_table(l->table);
 	const struct col *cs = list_columns(l);
@@ -735,6 +736,17 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 			                                 st ? atoi(st) : -1, false));
 			break;
 		}
+		if (l->nmarks > 0) {
+			/* An action on marked rows acts on them. */
+			unsigned long long *ids = ev_xcalloc(l->nmarks, sizeof(*ids));
+			for (size_t i = 0; i < l->nmarks; i++)
+				ids[i] = l->marks[i].id;
+			char what[96];
+			snprintf(what, sizeof(what), "%zu marked rows", l->nmarks);
+			ui_bulk_start(a, v, act, l->table, ids, l->nmarks, l->kind, NULL, what);
+			free(ids);
+			break;
+		}
 		ui_action_start(a, v, act, l->table, l->rows, (size_t)l->sel);
 		break;
 	default:
@@ -742,6 +754,15 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	}
 	a->dirty = true;
 	return true;
+}
+
+static void list_bulk_all(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct list_view *l = (struct list_view *)v;
+	char what[700];
+	snprintf(what, sizeof(what), "list %s%s%s", ev_list_name(l->kind),
+	         l->filter_text[0] ? ", " : "", l->filter_text);
+	ui_bulk_start(a, v, act, l->table, NULL, 0, l->kind, &l->filter, what);
 }
 
 static int list_nmarked(struct view *v)
@@ -771,6 +792,7 @@ static const struct view_ops list_ops = {
         .on_timer = true,
         .allows = list_allows,
         .nmarked = list_nmarked,
+        .bulk_all = list_bulk_all,
 };
 
 struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,

@@ -38,6 +38,7 @@ run() { # run SCRIPT SIZE [ARGS]
 		</dev/null >"$dir/$name.stdout" 2>"$dir/$name.stderr")
 	rc=$?
 	n=$((n + 1))
+	[ -n "${EVTOP_SCREEN_KEEP:-}" ] && cp -r "$dir/out/$name" "$EVTOP_SCREEN_KEEP/" 2>/dev/null
 	if [ $rc -ne 0 ]; then
 		fails=$((fails + 1))
 		echo "not ok $n - $name: evtop exited $rc: $(cat "$dir/$name.stderr")"
@@ -72,6 +73,8 @@ run() { # run SCRIPT SIZE [ARGS]
 }
 
 for s in "$src"/tests/screen/scripts/*.keys; do
+	# EVTOP_SCREEN_ONLY=NAME runs one script (and those it needs before it: none, by design).
+	[ -n "${EVTOP_SCREEN_ONLY:-}" ] && [ "$(basename "$s" .keys)" != "$EVTOP_SCREEN_ONLY" ] && continue
 	size=$(sed -n 's/^# size: *//p' "$s" | head -n 1)
 	if grep -q '^shell kill' "$s" && [ ! -f "$dir/../mariadbd.pid" ]; then
 		echo "# $(basename "$s"): skipped (it stops the server; this one is not the harness's)"

@@ -1,0 +1,654 @@
+/* evtop — `evtop retry|cancel|recover --list KIND --table T [filters]`: a bulk action on every
+ * row of a list (see cmd_bulk.h). The count takes a snapshot of (id, version) through the
+ * list's own keyset-paginated query; --dry-run shows the count, the protected rows, the
+ * statement and the change and writes nothing; on a terminal without --yes the same is shown
+ * and asked; then the batches run with progress on stderr (when it is a terminal), Ctrl-C
+ * stops after the current batch, and the tally ends it. */
+#include <config.h>
+
+#include "cli/cmd_bulk.h"
+#include "cli/cli.h"
+#include "core/bulk.h"
+#include "core/config.h"
+#include "core/text.h"
+#include "db/bulk.h"
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* --- options ---------------------------------------------------------------------------------- */
+
+void ev_bulk_cli_usage(FILE *out)
+{
+	fputs("\nBulk (every row of a list instead of EVENT_NOs):\n"
+	      "      --list=KIND            act on every row of this list (see evtop list):\n"
+	      "                             retry: failed, failed-due, failed-waiting,\n"
+	      "                             failed-noretry, failed-exhausted, high-retry;\n"
+	      "                             cancel: those and pending; recover: stuck.\n"
+	      "                             Needs --table; takes the filters of evtop list\n"
+	      "                             (--event-type, --filter '...', ...; fail_reason\n"
+	      "                             only as --filter 'reason~TEXT' here)\n"
+	      "      --batch-size=N         rows per transaction (default 100, at most 1000)\n"
+	      "      --rate=N               events per second: retry schedules next_retry_time\n"
+	      "                             at most N due per second (default 10); retry --now\n"
+	      "                             writes at most N per second (default 10); cancel and\n"
+	      "                             recover are paced only when it is given\n"
+	      "      --pause=DUR            pause between batches (default 100ms)\n"
+	      "      --max-rows=N           read at most N rows (default 100000)\n"
+	      "      --format=table|json    the plan (--dry-run) and the tally\n"
+	      "Exit status of a bulk run: 0 it went to its end and no row failed (rows skipped\n"
+	      "because they changed meanwhile, and protected rows, are counted, not errors);\n"
+	      "1 a row failed, a batch stayed in doubt, it stopped, or it was refused or\n"
+	      "declined; 2 usage; 3 cannot connect.\n",
+	      out);
+}
+
+static int bad_value(struct ev_error *err, const char *opt, const char *want, const char *v)
+{
+	return ev_error_set(err, EV_ERR_USAGE, "%s: expected %s, got '%.40s'", opt, want, v);
+}
+
+static int set_bulk_opt(struct ev_bulk_cli *b, const char *name, const char *v,
+                        struct ev_error *err)
+{
+	long long n;
+
+	b->any = true;
+	if (strcmp(name, "list") == 0) {
+		free(b->list);
+		b->list = ev_xstrdup(v);
+		return 0;
+	}
+	if (strcmp(name, "batch-size") == 0) {
+		if (ev_parse_int(v, 1, EV_BULK_BATCH_MAX, &n) < 0)
+			return bad_value(err, "--batch-size", "1 .. 1000", v);
+		b->batch = n;
+		return 0;
+	}
+	if (strcmp(name, "rate") == 0) {
+		char *end;
+		double r = strtod(v, &end);
+		if (end == v || *end != '\0' || !(r > 0) || r > EV_BULK_RATE_MAX)
+			return bad_value(err, "--rate",
+			                 "events per second, above 0 and at most 100000", v);
+		b->rate = r;
+		return 0;
+	}
+	if (strcmp(name, "pause") == 0) {
+		if (ev_parse_duration_ms(v, &n) < 0 || n < 0 || n > 600000)
+			return bad_value(err, "--pause", "a duration up to 10m (0, 500ms, 2s)", v);
+		b->pause_ms = n;
+		return 0;
+	}
+	if (ev_parse_int(v, 1, EV_BULK_MAX_ROWS_MAX, &n) < 0)
+		return bad_value(err, "--max-rows", "1 .. 1000000", v);
+	b->max_rows = n;
+	return 0;
+}
+
+int ev_bulk_cli_take(int *argc, char **argv, struct ev_bulk_cli *b, struct ev_error *err)
+{
+	static const char *const names[] = {"list", "batch-size", "rate", "pause", "max-rows"};
+	int out = 1;
+
+	memset(b, 0, sizeof(*b));
+	b->rate = -1;
+	b->pause_ms = -1;
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i];
+		bool taken = false;
+		if (strcmp(a, "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !taken; k++) {
+			size_t len = strlen(names[k]);
+			if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, names[k], len) != 0)
+				continue;
+			if (a[2 + len] == '=') {
+				if (set_bulk_opt(b, names[k], a + 3 + len, err) < 0)
+					return -1;
+				taken = true;
+			} else if (a[2 + len] == '\0') {
+				if (i + 1 >= *argc)
+					return ev_error_set(err, EV_ERR_USAGE, "%s needs a value",
+					                    a);
+				if (set_bulk_opt(b, names[k], argv[++i], err) < 0)
+					return -1;
+				taken = true;
+			}
+		}
+		if (taken)
+			continue;
+		argv[out++] = argv[i];
+		/* An option's value is never taken for one of ours. */
+		if (a[0] == '-' && (ev_opts_takes_value(a) || strcmp(a, "--reason") == 0) &&
+		    i + 1 < *argc)
+			argv[out++] = argv[++i];
+	}
+	*argc = out;
+	argv[out] = NULL;
+	return 0;
+}
+
+void ev_bulk_cli_free(struct ev_bulk_cli *b)
+{
+	free(b->list);
+	memset(b, 0, sizeof(*b));
+}
+
+/* The lists an action takes, for its error message. */
+static char *fitting_lists(enum ev_action a)
+{
+	struct ev_buf buf;
+	ev_buf_init(&buf);
+	for (int k = 0; k < EV_LIST_COUNT; k++)
+		if (ev_bulk_list_fits(a, (enum ev_list_kind)k))
+			ev_buf_printf(&buf, "%s%s", buf.len ? ", " : "",
+			              ev_list_name((enum ev_list_kind)k));
+	return ev_buf_steal(&buf);
+}
+
+int ev_bulk_cli_check(const struct ev_bulk_cli *b, const struct ev_opts *o, enum ev_action action,
+                      const char *verb)
+{
+	if (b->list == NULL) {
+		fprintf(stderr,
+		        "evtop: --batch-size, --rate, --pause and --max-rows are for a bulk %s: "
+		        "add "
+		        "--list KIND\n",
+		        verb);
+		return EV_EXIT_USAGE;
+	}
+	int kind = ev_list_parse(b->list);
+	char *lists = fitting_lists(action);
+	int rc = 0;
+	if (kind < 0 || !ev_bulk_list_fits(action, (enum ev_list_kind)kind)) {
+		fprintf(stderr, "evtop: --list: %s acts on the lists %s, not '%.40s'\n", verb,
+		        lists, b->list);
+		rc = EV_EXIT_USAGE;
+	} else if (o->nargs > 0) {
+		fprintf(stderr, "evtop: %s takes EVENT_NOs or --list, not both\n", verb);
+		rc = EV_EXIT_USAGE;
+	} else if (o->table < 0) {
+		fprintf(stderr,
+		        "evtop: a bulk %s works on one table: add --table outbox or --table "
+		        "message\n",
+		        verb);
+		rc = EV_EXIT_USAGE;
+	} else if (o->after != NULL) {
+		fprintf(stderr,
+		        "evtop: --after is for evtop list; a bulk %s reads the whole list\n", verb);
+		rc = EV_EXIT_USAGE;
+	} else if (o->format == EV_FMT_CSV) {
+		fprintf(stderr, "evtop: a bulk %s reports as table or json, not csv\n", verb);
+		rc = EV_EXIT_USAGE;
+	}
+	free(lists);
+	return rc;
+}
+
+/* --- output ----------------------------------------------------------------------------------- */
+
+/* Print one line through the sanitiser: event_nos, reasons and rows come from the database or
+ * the operator and may hold control characters. */
+static void say(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = ev_xvasprintf(fmt, ap);
+	va_end(ap);
+	char *safe = ev_text_sanitize(text, strlen(text));
+	fprintf(f, "%s\n", safe);
+	free(safe);
+	free(text);
+}
+
+/* "list failed-due, event_type=PAY_SUCCESS reason~timeout". */
+static char *describe_target(const char *list, const struct ev_filter *f)
+{
+	const struct {
+		const char *key;
+		const char *v;
+	} terms[] = {
+	        {"event_type=", f->event_type}, {"topic=", f->topic},
+	        {"biz_type=", f->biz_type},     {"biz_id=", f->biz_id},
+	        {"event_no=", f->event_no},     {"trace_id=", f->trace_id},
+	        {"source=", f->source},         {"locked_by=", f->locked_by},
+	        {"channel=", f->channel},       {"reason~", f->fail_reason},
+	        {"since=", f->since},           {"until=", f->until},
+	};
+	struct ev_buf b;
+	bool first = true;
+
+	ev_buf_init(&b);
+	ev_buf_printf(&b, "list %s", list);
+	for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+		if (terms[i].v == NULL)
+			continue;
+		ev_buf_printf(&b, "%s%s\"%s\"", first ? ", " : " ", terms[i].key, terms[i].v);
+		first = false;
+	}
+	return ev_buf_steal(&b);
+}
+
+static void print_plan(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s,
+                       const char *head)
+{
+	const struct ev_bulk_settings *set = &s->set;
+	char *default_path = c->log == NULL ? ev_audit_log_default_path() : NULL;
+	const char *path = c->log != NULL && c->log->path != NULL ? c->log->path
+	                   : default_path != NULL                 ? default_path
+	                                                          : "the audit file";
+
+	say(stdout, "%s %s on %s: %s", head, ev_action_name(s->action), s->table_name, s->target);
+	say(stdout, "  counted:    %zu event%s (a snapshot of their id and version)%s", s->n,
+	    s->n == 1 ? "" : "s",
+	    s->truncated ? "; more matched: only these are acted on (--max-rows)" : "");
+	if (s->n_protected > 0)
+		say(stdout,
+		    "  protected:  %zu (%s): left untouched; --include-protected acts on them too",
+		    s->n_protected, s->protected_summary ? s->protected_summary : "?");
+	else if (s->include_protected && s->protected_summary != NULL)
+		say(stdout, "  protected:  included (%s)", s->protected_summary);
+	else
+		say(stdout, "  protected:  0");
+	if (s->n_refused > 0)
+		say(stdout, "  refused:    %zu (the guard refuses them: see below)", s->n_refused);
+	say(stdout, "  to act on:  %zu event%s, in %u batch%s of at most %d, %d ms apart",
+	    s->n_pending, s->n_pending == 1 ? "" : "s", s->batches_planned,
+	    s->batches_planned == 1 ? "" : "es", ev_bulk_batch_rows(set), set->pause_ms);
+	if (set->pace > 0)
+		say(stdout, "  pace:       at most %g events written per second", set->pace);
+	if (s->action == EV_ACTION_RETRY_SCHEDULE && s->n_pending > 0) {
+		if (set->rate > 0)
+			say(stdout,
+			    "  schedule:   next_retry_time = NOW() + %d .. %lld s, at most %g "
+			    "events "
+			    "due per second, through the applications' own retry path",
+			    set->delay_s, s->spread_last_s, set->rate);
+		else
+			say(stdout, "  schedule:   next_retry_time = NOW() + %d s", set->delay_s);
+	}
+	if (s->change != NULL)
+		say(stdout, "  change:     %s (the first event)", s->change);
+	if (s->notice != NULL)
+		say(stdout, "  note:       %s", s->notice);
+	if (c->o->dry_run && c->access_checked && !c->access->writable)
+		say(stdout, "  read-only:  %s", c->access->why);
+	if (s->statement != NULL) {
+		say(stdout, "  statement:  %s; (one per event: its id and the version counted)",
+		    s->statement);
+		say(stdout, "  first:      %s;", s->example);
+		say(stdout,
+		    "  audit:      each change's evtop_audit row in its transaction (when the "
+		    "table "
+		    "exists); an intent line per batch and a result line per event in %s",
+		    path);
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (s->items[i].state == EV_BULK_REFUSED)
+			say(stdout, "  refused     %s id=%llu: %s",
+			    s->items[i].row.event_no ? s->items[i].row.event_no : "?",
+			    s->items[i].row.id, s->items[i].msg ? s->items[i].msg : "");
+	free(default_path);
+}
+
+static json_t *jstr(const char *s)
+{
+	if (s == NULL)
+		return json_null();
+	char *safe = ev_text_sanitize(s, strlen(s));
+	json_t *j = json_string(safe);
+	free(safe);
+	return j ? j : json_null();
+}
+
+static void jset(json_t *o, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(o, key, v) != 0)
+		ev_fatal("out of memory (jansson)");
+}
+
+static json_t *plan_json(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s)
+{
+	json_t *o = json_object();
+	if (o == NULL)
+		ev_fatal("out of memory (jansson)");
+	jset(o, "dry_run", json_boolean(c->o->dry_run));
+	jset(o, "table", jstr(s->table_name));
+	jset(o, "action", jstr(ev_action_name(s->action)));
+	jset(o, "target", jstr(s->target));
+	jset(o, "counted", json_integer((json_int_t)s->n));
+	jset(o, "truncated", json_boolean(s->truncated));
+	jset(o, "protected", json_integer((json_int_t)s->n_protected));
+	jset(o, "protected_types", jstr(s->protected_summary));
+	jset(o, "include_protected", json_boolean(s->include_protected));
+	jset(o, "refused", json_integer((json_int_t)s->n_refused));
+	jset(o, "to_act_on", json_integer((json_int_t)s->n_pending));
+	jset(o, "batches", json_integer(s->batches_planned));
+	jset(o, "batch_size", json_integer(ev_bulk_batch_rows(&s->set)));
+	jset(o, "pause_ms", json_integer(s->set.pause_ms));
+	jset(o, "rate",
+	     s->action == EV_ACTION_RETRY_SCHEDULE && s->set.rate > 0 ? json_real(s->set.rate)
+	                                                              : json_null());
+	jset(o, "pace", s->set.pace > 0 ? json_real(s->set.pace) : json_null());
+	jset(o, "schedule_last_s",
+	     s->action == EV_ACTION_RETRY_SCHEDULE && s->n_pending > 0
+	             ? json_integer(s->spread_last_s)
+	             : json_null());
+	jset(o, "statement", jstr(s->statement));
+	jset(o, "first", jstr(s->example));
+	jset(o, "change", jstr(s->change));
+	jset(o, "note", jstr(s->notice));
+	if (c->access_checked && !c->access->writable)
+		jset(o, "read_only", jstr(c->access->why));
+	return o;
+}
+
+static void print_json(json_t *o)
+{
+	char *text = json_dumps(o, JSON_INDENT(2));
+	json_decref(o);
+	if (text == NULL)
+		ev_fatal("out of memory (json_dumps)");
+	printf("%s\n", text);
+	free(text);
+}
+
+static const char *key_of(const struct ev_bulk_snapshot *s)
+{
+	return ev_model_table(s->table)->key;
+}
+
+/* One line per row that was not applied, then the tally. */
+static void print_result(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s)
+{
+	const struct ev_bulk_tally *t = &s->tally;
+
+	if (c->o->format == EV_FMT_JSON) {
+		json_t *o = plan_json(c, s), *rows = json_array();
+		if (rows == NULL)
+			ev_fatal("out of memory (jansson)");
+		jset(o, "bulk", jstr(s->run_id));
+		jset(o, "applied", json_integer((json_int_t)t->applied));
+		jset(o, "skipped", json_integer((json_int_t)t->skipped));
+		jset(o, "failed", json_integer((json_int_t)t->failed));
+		jset(o, "not_attempted", json_integer((json_int_t)t->not_attempted));
+		jset(o, "batches_run", json_integer(t->batches));
+		jset(o, "in_doubt", json_integer(t->in_doubt));
+		jset(o, "stopped", json_boolean(t->stopped));
+		jset(o, "error", jstr(s->error[0] ? s->error : NULL));
+		jset(o, "seconds", json_real(t->seconds));
+		for (size_t i = 0; i < s->n; i++) {
+			const struct ev_bulk_item *it = &s->items[i];
+			if (it->state != EV_BULK_SKIPPED && it->state != EV_BULK_FAILED)
+				continue;
+			json_t *r = json_object();
+			char id[32];
+			snprintf(id, sizeof(id), "%llu", it->row.id);
+			jset(r, "id", jstr(id));
+			jset(r, "event_no", jstr(it->row.event_no));
+			jset(r, "result", jstr(ev_bulk_state_name(it->state)));
+			jset(r, "error", jstr(it->msg));
+			jset(r, "now", jstr(it->now));
+			if (json_array_append_new(rows, r) != 0)
+				ev_fatal("out of memory (jansson)");
+		}
+		jset(o, "rows", rows);
+		print_json(o);
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const struct ev_bulk_item *it = &s->items[i];
+		if (it->state != EV_BULK_SKIPPED && it->state != EV_BULK_FAILED)
+			continue;
+		say(stdout, "%-8s %s %s id=%llu %s: %s%s%s", ev_bulk_state_name(it->state),
+		    key_of(s), it->row.event_no ? it->row.event_no : "?", it->row.id,
+		    ev_action_name(s->action), it->msg ? it->msg : "", it->now ? "; now " : "",
+		    it->now ? it->now : "");
+	}
+	char *line = ev_bulk_tally_describe(t);
+	say(stdout, "bulk %s %s on %s: %s; %u batch%s in %.1f s%s", s->run_id,
+	    ev_action_name(s->action), s->table_name, line, t->batches, t->batches == 1 ? "" : "es",
+	    t->seconds, t->in_doubt ? " (a COMMIT's answer was lost: re-read, as reported)" : "");
+	free(line);
+	if (s->error[0] != '\0')
+		say(stdout, "stopped: %s", s->error);
+	else if (t->stopped)
+		say(stdout, "stopped after batch %u (interrupted): the rest was not attempted",
+		    t->batches);
+}
+
+/* --- running ---------------------------------------------------------------------------------- */
+
+static atomic_bool interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	atomic_store(&interrupted, true);
+}
+
+struct progress_state {
+	const struct ev_bulk_snapshot *s;
+	bool shown;
+};
+
+static void show_progress(const struct ev_bulk_progress *p, void *arg)
+{
+	struct progress_state *ps = arg;
+	char eta[32] = "?";
+	int width = 20, fill = p->total ? (int)(p->done * (size_t)width / p->total) : width;
+
+	if (p->eta_s >= 0)
+		snprintf(eta, sizeof(eta), "%.0fs", p->eta_s);
+	fprintf(stderr, "\r[%.*s%.*s] %zu/%zu applied %zu skipped %zu failed %zu  %.0f/s  eta %s  ",
+	        fill, "####################", width - fill, "                    ", p->done,
+	        p->total, p->applied, p->skipped, p->failed, p->rate, eta);
+	if (p->finished)
+		fputc('\n', stderr);
+	fflush(stderr);
+	ps->shown = true;
+}
+
+static char *read_line(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, stdin);
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	return line;
+}
+
+static char *ask(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *ask(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	char *answer = read_line();
+	if (answer == NULL)
+		putchar('\n');
+	return answer;
+}
+
+static void settings_for(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b,
+                         struct ev_bulk_settings *set)
+{
+	ev_bulk_settings_default(set);
+	if (b->batch > 0)
+		set->batch_size = (int)b->batch;
+	if (b->pause_ms >= 0)
+		set->pause_ms = (int)b->pause_ms;
+	set->rate = 0;
+	set->pace = 0;
+	switch (c->action) {
+	case EV_ACTION_RETRY_SCHEDULE:
+		set->rate = b->rate > 0 ? b->rate : EV_BULK_RATE_DEFAULT;
+		set->delay_s = c->o->delay_s;
+		break;
+	case EV_ACTION_RETRY_NOW:
+		set->pace = b->rate > 0 ? b->rate : EV_BULK_RATE_DEFAULT;
+		break;
+	default:
+		set->pace = b->rate > 0 ? b->rate : 0;
+		break;
+	}
+}
+
+static int exit_for(const struct ev_error *err)
+{
+	if (err->code == EV_ERR_CONNECT)
+		return EV_EXIT_UNKNOWN;
+	if (err->code == EV_ERR_USAGE)
+		return EV_EXIT_USAGE;
+	return EV_EXIT_FAILURE;
+}
+
+/* Ask for the protected rows (by typing their count) and for the go-ahead. */
+static bool confirm(const struct ev_bulk_cli_ctx *c, struct ev_bulk_snapshot *s)
+{
+	struct ev_error err = {0};
+
+	if (s->n_protected > 0 && !s->include_protected) {
+		size_t n = s->n_protected;
+		char *answer = ask("%zu event%s of protected types (%s) will be left untouched. To "
+		                   "act on them too, type %zu; Enter leaves them: ",
+		                   n, n == 1 ? " is" : "s are", s->protected_summary, n);
+		char want[32];
+		snprintf(want, sizeof(want), "%zu", n);
+		if (answer != NULL && strcmp(answer, want) == 0) {
+			if (ev_bulk_plan(s, true, &err) < 0) {
+				free(answer);
+				say(stderr, "evtop: %s", err.msg);
+				return false;
+			}
+			say(stdout, "  protected:  included: now %zu events to act on",
+			    s->n_pending);
+		}
+		free(answer);
+	}
+	if (s->n_pending == 0)
+		return false;
+	char *answer = ask("Apply %s to %zu event%s in %u batch%s? [y/N] ",
+	                   ev_action_name(s->action), s->n_pending, s->n_pending == 1 ? "" : "s",
+	                   s->batches_planned, s->batches_planned == 1 ? "" : "es");
+	bool yes = answer != NULL && (strcmp(answer, "y") == 0 || strcmp(answer, "Y") == 0 ||
+	                              strcasecmp(answer, "yes") == 0);
+	free(answer);
+	(void)c;
+	return yes;
+}
+
+int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b)
+{
+	struct ev_opts *o = c->o;
+	enum ev_table_kind t = (enum ev_table_kind)o->table;
+	struct ev_error err = {0};
+	struct ev_bulk_snapshot *s = NULL;
+	char *target = describe_target(b->list, &o->filter);
+	int rc = EV_EXIT_FAILURE;
+
+	struct ev_bulk_spec spec = {
+	        .table = t,
+	        .table_name = ev_opts_table_name(o, t),
+	        .action = c->action,
+	        .reason = c->reason,
+	        .stuck_threshold_s = o->cfg.stuck_threshold_s,
+	        .recover_message = o->cfg.recover_message,
+	        .protected_types = o->cfg.protected_types,
+	        .target = target,
+	};
+	settings_for(c, b, &spec.set);
+	struct ev_bulk_target tg = {
+	        .list = (enum ev_list_kind)ev_list_parse(b->list),
+	        .filter = &o->filter,
+	        .info = c->s->have_info[t] ? &c->s->info[t] : NULL,
+	        .high_retry_min = o->cfg.high_retry_min,
+	        .max_rows = (size_t)b->max_rows,
+	};
+	if (ev_bulk_count(c->s->conn, &spec, &tg, o->include_protected, &s, &err) < 0) {
+		say(stderr, "evtop: %s%s", err.code >= EV_GUARD_REFUSED_STATUS ? "refused: " : "",
+		    err.msg);
+		rc = exit_for(&err);
+		goto out;
+	}
+	bool writable = c->access_checked && c->access->writable;
+
+	if (o->dry_run) {
+		if (o->format == EV_FMT_JSON) {
+			print_json(plan_json(c, s));
+		} else {
+			print_plan(c, s, "would");
+			say(stdout, "dry-run: nothing was written");
+		}
+		rc = writable ? EV_EXIT_OK : EV_EXIT_FAILURE;
+		goto out;
+	}
+	if (!writable) {
+		say(stderr, "evtop: refused: read-only: %s",
+		    c->access_checked ? c->access->why : "the write access was not checked");
+		goto out;
+	}
+	if (c->interactive) {
+		print_plan(c, s, "about to");
+		/* Nothing to do and nothing to include: the tally says so, without a question. */
+		if ((s->n_pending > 0 || s->n_protected > 0) && !confirm(c, s)) {
+			say(stdout, "declined: nothing was written");
+			goto out;
+		}
+	}
+
+	struct progress_state ps = {.s = s};
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C ends it at once */
+	atomic_store(&interrupted, false);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	struct ev_bulk_ctx ctx = {
+	        .conn = c->s->conn,
+	        .access = c->access,
+	        .log = c->log,
+	        .who = c->who,
+	        .progress = isatty(STDERR_FILENO) ? show_progress : NULL,
+	        .progress_arg = &ps,
+	        .stop = &interrupted,
+	};
+	int arc = ev_bulk_apply(&ctx, s, &err);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (arc < 0) {
+		say(stderr, "evtop: %s", err.msg);
+		goto out;
+	}
+	print_result(c, s);
+	const struct ev_bulk_tally *tl = &s->tally;
+	rc = tl->failed == 0 && !tl->stopped && !tl->unresolved && s->error[0] == '\0'
+	             ? EV_EXIT_OK
+	             : EV_EXIT_FAILURE;
+out:
+	fflush(stdout);
+	ev_bulk_snapshot_free(&s);
+	free(target);
+	return rc;
+}

@@ -1,0 +1,611 @@
+/* evtop — bulk actions from the keyboard: on the marked rows, or on every row of the list
+ * (its kind and filter). Counted first into a snapshot of (id, version) on the write
+ * connection (db/bulk), shown with its counts, protected rows and statement, default No;
+ * then applied in batches with a progress bar, x stopping it after the current batch, the
+ * console answering keys meanwhile; at the end the tally and the rows that did not apply,
+ * as they are now. */
+#include <config.h>
+
+#include "core/bulk.h"
+#include "core/text.h"
+#include "db/bulk.h"
+#include "ui/app.h"
+#include "ui/term.h"
+
+#include <curses.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the worker reports while it applies, read by the UI thread. */
+static struct {
+	pthread_mutex_t lock;
+	struct ev_bulk_progress p;
+	atomic_bool stop;
+	bool running;
+} shared = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The run being prepared (UI thread). */
+static struct {
+	bool active;
+	enum ev_action action;
+	enum ev_table_kind table;
+	char reason[1024];
+	char target[600];
+	unsigned long long *ids;
+	size_t n_ids;
+	enum ev_list_kind kind;
+	struct ev_filter filter;
+	struct ev_bulk_snapshot *snap;
+	int origin_tag;
+} B;
+
+static void bulk_clear(void)
+{
+	free(B.ids);
+	ev_filter_free(&B.filter);
+	ev_bulk_snapshot_free(&B.snap);
+	memset(&B, 0, sizeof(B));
+}
+
+static enum ev_action action_of(enum ev_ui_action a, bool bulk)
+{
+	switch (a) {
+	case EV_UA_RETRY_NOW:
+		return EV_ACTION_RETRY_NOW;
+	case EV_UA_RETRY_SCHEDULE:
+		return EV_ACTION_RETRY_SCHEDULE;
+	case EV_UA_CANCEL:
+		return EV_ACTION_CANCEL;
+	default:
+		(void)bulk;
+		return EV_ACTION_RECOVER;
+	}
+}
+
+static void spec_fill(struct app *a, struct ev_bulk_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->table = B.table;
+	spec->table_name = app_table_name(a, B.table);
+	spec->action = B.action;
+	spec->reason = B.reason;
+	spec->stuck_threshold_s = a->cfg->stuck_threshold_s;
+	spec->recover_message = a->cfg->recover_message;
+	spec->protected_types = a->cfg->protected_types;
+	ev_bulk_settings_default(&spec->set);
+	spec->target = B.target;
+}
+
+/* --- counting, on the list worker ---------------------------------------------------------- */
+
+struct count_arg {
+	struct ev_bulk_spec spec;
+	char *table_name, *reason, *target;
+	unsigned long long *ids;
+	size_t n_ids;
+	enum ev_list_kind kind;
+	struct ev_filter filter;
+	struct ev_table_info info;
+	int high_retry_min;
+};
+
+struct count_result {
+	struct ev_bulk_snapshot *snap;
+};
+
+static void free_count_arg(void *p)
+{
+	struct count_arg *c = p;
+	free(c->table_name);
+	free(c->reason);
+	free(c->target);
+	free(c->ids);
+	ev_filter_free(&c->filter);
+	ev_table_info_clear(&c->info);
+	free(c);
+}
+
+static void free_count_result(void *p)
+{
+	struct count_result *r = p;
+	ev_bulk_snapshot_free(&r->snap);
+	free(r);
+}
+
+static int count_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	struct count_arg *x = job->arg;
+	struct count_result *r = ev_xcalloc(1, sizeof(*r));
+	job->result = r;
+	job->free_result = free_count_result;
+	x->spec.table_name = x->table_name;
+	x->spec.reason = x->reason;
+	x->spec.target = x->target;
+	struct ev_bulk_target tg = {
+	        .ids = x->ids,
+	        .n_ids = x->n_ids,
+	        .list = x->kind,
+	        .filter = &x->filter,
+	        .info = &x->info,
+	        .high_retry_min = x->high_retry_min,
+	};
+	return ev_bulk_count(c, &x->spec, &tg, false, &r->snap, err);
+}
+
+static int count_tag = -2; /* jobs of no view: never superseded by a view's refresh */
+
+static void operator_done(struct app *a, const char *text);
+
+static void start_count(struct app *a)
+{
+	if (!a->operator_asked && a->cfg->operator_id == NULL) {
+		app_prompt(a, "operator or ticket id for the audit (Enter: none): ", "",
+		           operator_done);
+		return;
+	}
+	struct count_arg *x = ev_xcalloc(1, sizeof(*x));
+	spec_fill(a, &x->spec);
+	x->table_name = ev_xstrdup(app_table_name(a, B.table));
+	x->reason = ev_xstrdup(B.reason);
+	x->target = ev_xstrdup(B.target);
+	if (B.n_ids > 0) {
+		x->ids = ev_xcalloc(B.n_ids, sizeof(*x->ids));
+		memcpy(x->ids, B.ids, B.n_ids * sizeof(*x->ids));
+		x->n_ids = B.n_ids;
+	}
+	x->kind = B.kind;
+	ui_filter_copy(&x->filter, &B.filter);
+	ev_table_info_copy(&x->info, &a->info[B.table]);
+	x->high_retry_min = a->cfg->high_retry_min;
+	app_message(a, EV_STYLE_WARNING, "counting the rows… (reads only)");
+	a->applying = true;
+	ev_worker_submit(a->wlist, ev_job_new(count_tag, 0, count_job, x, free_count_arg));
+}
+
+static void operator_done(struct app *a, const char *text)
+{
+	free(a->cfg->operator_id);
+	a->cfg->operator_id = ev_xstrdup(text[0] ? text : "-");
+	a->operator_asked = true;
+	start_count(a);
+}
+
+static void reason_done(struct app *a, const char *text)
+{
+	snprintf(B.reason, sizeof(B.reason), "%s", text);
+	if (B.action == EV_ACTION_CANCEL && B.reason[0] == '\0') {
+		app_message(a, EV_STYLE_WARNING, "cancel needs a reason: nothing done");
+		bulk_clear();
+		return;
+	}
+	start_count(a);
+}
+
+void ui_bulk_start(struct app *a, struct view *origin, enum ev_ui_action act, enum ev_table_kind t,
+                   const unsigned long long *ids, size_t n_ids, enum ev_list_kind kind,
+                   const struct ev_filter *filter, const char *what)
+{
+	if (a->cfg->read_only) {
+		app_message(a, EV_STYLE_WARNING, "read-only: %s does nothing",
+		            ev_ui_action_name(act));
+		return;
+	}
+	if (a->not_writable[t][0]) {
+		app_message(a, EV_STYLE_WARNING, "read-only: %s", a->not_writable[t]);
+		return;
+	}
+	bulk_clear();
+	B.active = true;
+	B.action = action_of(act, true);
+	B.table = t;
+	B.kind = kind;
+	B.origin_tag = origin->tag;
+	if (filter != NULL)
+		ui_filter_copy(&B.filter, filter);
+	if (n_ids > 0) {
+		B.ids = ev_xcalloc(n_ids, sizeof(*B.ids));
+		memcpy(B.ids, ids, n_ids * sizeof(*ids));
+		B.n_ids = n_ids;
+	} else if (!ev_bulk_list_fits(B.action, kind)) {
+		app_message(a, EV_STYLE_WARNING, "%s does not apply to the rows of a %s list",
+		            ev_action_name(B.action), ev_list_name(kind));
+		bulk_clear();
+		return;
+	}
+	snprintf(B.target, sizeof(B.target), "%s", what);
+	if (B.action == EV_ACTION_CANCEL || B.action == EV_ACTION_RECOVER) {
+		app_prompt(a,
+		           B.action == EV_ACTION_CANCEL ? "reason for the cancel: "
+		                                        : "reason for the recover (optional): ",
+		           "", reason_done);
+		return;
+	}
+	start_count(a);
+}
+
+/* --- the confirmation ------------------------------------------------------------------------ */
+
+static void protected_done(struct app *a, const char *text)
+{
+	struct ev_error err = {0};
+	char want[32];
+	snprintf(want, sizeof(want), "%zu", B.snap->n_protected);
+	bool include = strcmp(text, want) == 0;
+	if (text[0] != '\0' && !include) {
+		app_message(a, EV_STYLE_WARNING,
+		            "the count typed does not match: protected rows skipped");
+	}
+	if (ev_bulk_plan(B.snap, include, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "refused: %s", err.msg);
+		bulk_clear();
+		return;
+	}
+	app_push(a, view_bulk_confirm_new(a));
+}
+
+static int apply_tag = -3;
+
+struct apply_arg {
+	struct ev_bulk_snapshot *snap;
+	char *source, *os_user, *sudo_user, *ssh, *operator_id, *log_path;
+};
+
+static void free_apply_arg(void *p)
+{
+	struct apply_arg *x = p;
+	ev_bulk_snapshot_free(&x->snap);
+	free(x->source);
+	free(x->os_user);
+	free(x->sudo_user);
+	free(x->ssh);
+	free(x->operator_id);
+	free(x->log_path);
+	free(x);
+}
+
+static void on_progress(const struct ev_bulk_progress *p, void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&shared.lock);
+	shared.p = *p;
+	pthread_mutex_unlock(&shared.lock);
+}
+
+/* The snapshot comes back as the job's result: its items hold each row's outcome. */
+static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	struct apply_arg *x = job->arg;
+	struct ev_access access;
+	struct ev_audit_log log = {.fd = -1};
+	if (ev_action_check_access(c, x->snap->table, x->snap->table_name, &access, err) < 0)
+		return -1;
+	if (!access.writable)
+		return ev_error_set(err, EV_ERR_GENERIC, "read-only: %s", access.why);
+	if (ev_audit_log_open(&log, x->log_path, err) < 0)
+		return -1;
+	struct ev_audit_who who = {
+	        .source = x->source,
+	        .os_user = x->os_user,
+	        .sudo_user = x->sudo_user,
+	        .ssh_connection = x->ssh,
+	        .operator_id = x->operator_id,
+	};
+	struct ev_bulk_ctx ctx = {
+	        .conn = c,
+	        .access = &access,
+	        .log = &log,
+	        .who = &who,
+	        .progress = on_progress,
+	        .stop = &shared.stop,
+	};
+	int rc = ev_bulk_apply(&ctx, x->snap, err);
+	ev_audit_log_close(&log);
+	return rc;
+}
+
+static void confirm_yes(struct app *a)
+{
+	struct apply_arg *x = ev_xcalloc(1, sizeof(*x));
+	x->snap = B.snap;
+	B.snap = NULL;
+	x->source = a->src->name ? ev_xstrdup(a->src->name) : NULL;
+	x->os_user = a->ident.os_user ? ev_xstrdup(a->ident.os_user) : NULL;
+	x->sudo_user = a->ident.sudo_user ? ev_xstrdup(a->ident.sudo_user) : NULL;
+	x->ssh = a->ident.ssh_connection ? ev_xstrdup(a->ident.ssh_connection) : NULL;
+	x->operator_id = a->cfg->operator_id && strcmp(a->cfg->operator_id, "-") != 0
+	                         ? ev_xstrdup(a->cfg->operator_id)
+	                         : NULL;
+	x->log_path = a->audit_path ? ev_xstrdup(a->audit_path) : NULL;
+	pthread_mutex_lock(&shared.lock);
+	memset(&shared.p, 0, sizeof(shared.p));
+	shared.p.total = x->snap->n_pending;
+	shared.running = true;
+	pthread_mutex_unlock(&shared.lock);
+	atomic_store(&shared.stop, false);
+	app_pop(a); /* the confirmation */
+	a->applying = true;
+	ev_worker_submit(a->wlist, ev_job_new(apply_tag, 0, apply_job, x, free_apply_arg));
+}
+
+struct bconfirm {
+	struct view base;
+	char **lines;
+	int *styles;
+	int n;
+};
+
+static void add(struct bconfirm *c, int style, const char *text)
+{
+	c->lines = ev_xrealloc(c->lines, (size_t)(c->n + 1) * sizeof(*c->lines));
+	c->styles = ev_xrealloc(c->styles, (size_t)(c->n + 1) * sizeof(*c->styles));
+	c->lines[c->n] = ev_xstrdup(text);
+	c->styles[c->n] = style;
+	c->n++;
+}
+
+static void lines_draw(struct app *a, struct view *v, int top, int height, int cols)
+{
+	struct bconfirm *c = (struct bconfirm *)v;
+	(void)a;
+	int y = top;
+	for (int i = 0; i < c->n && y < top + height; i++) {
+		char *safe = ev_text_sanitize(c->lines[i], strlen(c->lines[i]));
+		const char *p = safe;
+		do {
+			int lead = 0;
+			size_t cut = ev_text_skip_cols(p, cols, &lead);
+			char *part = ev_xstrndup(p, cut);
+			draw_text_pad(y++, 0, cols, c->styles[i], part);
+			free(part);
+			p += cut;
+		} while (*p && y < top + height);
+		free(safe);
+	}
+}
+
+static bool bconfirm_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	(void)v;
+	if (act == EV_UA_YES) {
+		confirm_yes(a);
+		return true;
+	}
+	if (act == EV_UA_HELP)
+		return false;
+	app_pop(a);
+	app_message(a, EV_STYLE_NORMAL, "not applied");
+	bulk_clear();
+	return true;
+}
+
+static void no_result(struct app *a, struct view *v, struct ev_job *job)
+{
+	(void)a;
+	(void)v;
+	(void)job;
+}
+
+static void lines_free(struct view *v)
+{
+	struct bconfirm *c = (struct bconfirm *)v;
+	for (int i = 0; i < c->n; i++)
+		free(c->lines[i]);
+	free(c->lines);
+	free(c->styles);
+	free(c);
+}
+
+static const struct view_ops bconfirm_ops = {
+        .name = "bulk-confirm",
+        .ctx = EV_CTX_CONFIRM,
+        .draw = lines_draw,
+        .action = bconfirm_action,
+        .result = no_result,
+        .free = lines_free,
+};
+
+struct view *view_bulk_confirm_new(struct app *a)
+{
+	struct bconfirm *c = ev_xcalloc(1, sizeof(*c));
+	const struct ev_bulk_snapshot *s = B.snap;
+	const struct ev_table_def *def = ev_model_table(B.table);
+	char line[2048];
+	c->base.ops = &bconfirm_ops;
+	snprintf(line, sizeof(line), "%s on %zu events of %s (%s)?", ev_action_name(B.action),
+	         s->n_pending, def->key, app_table_name(a, B.table));
+	add(c, EV_STYLE_TITLE, line);
+	add(c, EV_STYLE_NORMAL, "");
+	snprintf(line, sizeof(line), "counted: %zu (%s)%s", s->n, B.target,
+	         s->truncated ? " — more matched than one run reads; run it again for the rest"
+	                      : "");
+	add(c, EV_STYLE_NORMAL, line);
+	snprintf(line, sizeof(line),
+	         "to act on: %zu · protected, left alone: %zu%s%s%s · refused by the guard: %zu",
+	         s->n_pending, s->include_protected ? 0 : s->n_protected,
+	         s->protected_summary ? " (" : "", s->protected_summary ? s->protected_summary : "",
+	         s->protected_summary ? ")" : "", s->n_refused);
+	add(c, EV_STYLE_NORMAL, line);
+	if (s->change) {
+		snprintf(line, sizeof(line), "change (first row): %s", s->change);
+		add(c, EV_STYLE_NORMAL, line);
+	}
+	if (s->notice) {
+		snprintf(line, sizeof(line), "note: %s", s->notice);
+		add(c, EV_STYLE_WARNING, line);
+	}
+	if (B.action == EV_ACTION_RETRY_SCHEDULE && s->n_pending > 0) {
+		snprintf(line, sizeof(line),
+		         "spread: made due at %.0f per second over %lld s, through next_retry_time "
+		         "(the "
+		         "applications' own retry path)",
+		         s->set.rate, s->spread_last_s);
+		add(c, EV_STYLE_NORMAL, line);
+	}
+	snprintf(line, sizeof(line),
+	         "batches: %u of at most %d rows, one transaction each, with the audit rows",
+	         s->batches_planned, s->set.batch_size);
+	add(c, EV_STYLE_NORMAL, line);
+	add(c, EV_STYLE_NORMAL, "");
+	add(c, EV_STYLE_HEADER,
+	    "each row's statement (the first shown; each binds its own id and version):");
+	add(c, EV_STYLE_NORMAL, s->example ? s->example : "(nothing to do)");
+	add(c, EV_STYLE_NORMAL, "");
+	add(c, EV_STYLE_TITLE,
+	    s->n_pending
+	            ? "Apply? y applies (x stops it after the current batch); any other key: No"
+	            : "Nothing to do: any key goes back");
+	return &c->base;
+}
+
+/* --- results ---------------------------------------------------------------------------------- */
+
+static void results_add_items(struct bconfirm *c, const struct ev_bulk_snapshot *s)
+{
+	char line[1200];
+	size_t shown = 0;
+	for (size_t i = 0; i < s->n && shown < 500; i++) {
+		const struct ev_bulk_item *it = &s->items[i];
+		if (it->state == EV_BULK_APPLIED)
+			continue;
+		snprintf(line, sizeof(line), "%-24.64s %-13s %.400s%s%.400s",
+		         it->row.event_no ? it->row.event_no : "", ev_bulk_state_name(it->state),
+		         it->msg ? it->msg : "", it->now ? " — now " : "", it->now ? it->now : "");
+		add(c,
+		    it->state == EV_BULK_SKIPPED || it->state == EV_BULK_FAILED ? EV_STYLE_WARNING
+		                                                                : EV_STYLE_NORMAL,
+		    line);
+		shown++;
+	}
+}
+
+static bool results_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	(void)v;
+	if (act == EV_UA_QUIT || act == EV_UA_BACK || act == EV_UA_OPEN) {
+		app_pop(a);
+		return true;
+	}
+	return false;
+}
+
+static const struct view_ops results_ops = {
+        .name = "bulk-results",
+        .ctx = EV_CTX_HELP,
+        .draw = lines_draw,
+        .action = results_action,
+        .result = no_result,
+        .free = lines_free,
+};
+
+bool ui_bulk_result(struct app *a, struct ev_job *job)
+{
+	if (job->fn == count_job) {
+		struct count_result *r = job->result;
+		a->applying = false;
+		if (job->rc < 0 || r == NULL || r->snap == NULL) {
+			app_message(a, EV_STYLE_ERROR, "counting failed: %s (nothing written)",
+			            job->err.msg);
+			bulk_clear();
+			return true;
+		}
+		B.snap = r->snap;
+		r->snap = NULL;
+		if (B.snap->n_protected > 0) {
+			char label[200];
+			snprintf(label, sizeof(label),
+			         "%zu protected (%s): type %zu to include them, Enter to leave "
+			         "them: ",
+			         B.snap->n_protected,
+			         B.snap->protected_summary ? B.snap->protected_summary : "",
+			         B.snap->n_protected);
+			app_prompt(a, label, "", protected_done);
+			return true;
+		}
+		app_push(a, view_bulk_confirm_new(a));
+		return true;
+	}
+	if (job->fn != apply_job)
+		return false;
+	struct apply_arg *x = job->arg;
+	a->applying = false;
+	pthread_mutex_lock(&shared.lock);
+	shared.running = false;
+	pthread_mutex_unlock(&shared.lock);
+	if (job->rc < 0) {
+		app_message(a, EV_STYLE_ERROR, "not started: %s (nothing written)", job->err.msg);
+	} else {
+		char *tally = ev_bulk_tally_describe(&x->snap->tally);
+		app_message(a,
+		            x->snap->tally.skipped || x->snap->tally.failed ? EV_STYLE_WARNING
+		                                                            : EV_STYLE_CHANGED,
+		            "%s%s", x->snap->tally.stopped ? "stopped: " : "done: ", tally);
+		/* The rows that did not apply, as they are now. */
+		struct bconfirm *c = ev_xcalloc(1, sizeof(*c));
+		c->base.ops = &results_ops;
+		char line[1200];
+		snprintf(line, sizeof(line), "%s on %s: %s", ev_action_name(x->snap->action),
+		         x->snap->target ? x->snap->target : "", tally);
+		add(c, EV_STYLE_TITLE, line);
+		if (x->snap->error[0]) {
+			snprintf(line, sizeof(line), "stopped because: %s", x->snap->error);
+			add(c, EV_STYLE_ERROR, line);
+		}
+		add(c, EV_STYLE_NORMAL, "");
+		add(c, EV_STYLE_HEADER,
+		    "rows not applied (applied rows are not listed); q goes back");
+		results_add_items(c, x->snap);
+		free(tally);
+		app_push(a, &c->base);
+	}
+	for (int i = 0; i < a->nviews; i++)
+		if (a->views[i]->tag == B.origin_tag && a->views[i]->ops->load)
+			a->views[i]->ops->load(a, a->views[i]);
+	bulk_clear();
+	return true;
+}
+
+bool ui_bulk_progress_line(char *buf, size_t size, int width)
+{
+	pthread_mutex_lock(&shared.lock);
+	struct ev_bulk_progress p = shared.p;
+	bool running = shared.running;
+	pthread_mutex_unlock(&shared.lock);
+	if (!running)
+		return false;
+	int barw = width > 60 ? 20 : 10;
+	int fill = p.total ? (int)((double)p.done / (double)p.total * barw) : 0;
+	char bar[128] = "";
+	size_t n = 0;
+	for (int i = 0; i < barw && n + 4 < sizeof(bar); i++) {
+		const char *cell = i < fill ? "█" : "░";
+		memcpy(bar + n, cell, strlen(cell));
+		n += strlen(cell);
+	}
+	bar[n] = '\0';
+	char eta[32] = "?";
+	if (p.eta_s >= 0)
+		snprintf(eta, sizeof(eta), "%.0fs", p.eta_s);
+	snprintf(buf, size,
+	         "%s %zu/%zu %s · %.0f/s · %s left · applied %zu skipped %zu failed %zu · x stops",
+	         atomic_load(&shared.stop) ? "stopping after this batch:" : "applying", p.done,
+	         p.total, bar, p.rate, eta, p.applied, p.skipped, p.failed);
+	return true;
+}
+
+void ui_bulk_stop(struct app *a)
+{
+	if (!shared.running) {
+		app_message(a, EV_STYLE_NORMAL, "nothing to stop");
+		return;
+	}
+	atomic_store(&shared.stop, true);
+	app_message(a, EV_STYLE_WARNING, "stopping after the current batch…");
+}
+
+void ui_bulk_end(void)
+{
+	bulk_clear();
+}
