@@ -1,6 +1,6 @@
 -- evtop: the audit table. When it exists, every operator write adds one row here in the same
 -- transaction as the guarded UPDATE it records (PRODUCT.md section 2, "Audit").
--- The same record also goes to the local JSON-lines audit file; see doc/audit.md.
+-- The same record also goes to the local JSON-lines audit file; see doc/actions.md.
 
 CREATE TABLE evtop_audit (
     id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT COMMENT 'audit row id',

@@ -326,8 +326,7 @@ static void usage_show(FILE *out)
 	fputs("Usage: evtop show EVENT_NO... [OPTION]...\n"
 	      "Every column of an event, found by event_no in both tables (an event_no is unique\n"
 	      "per table only). Deleted rows are shown, marked DELETED. --table limits the "
-	      "search;\n"
-	      "--id looks an event up by its id instead.\n\n",
+	      "search.\n\n",
 	      out);
 	ev_opts_usage(out);
 }

@@ -261,13 +261,17 @@ int ev_conn_connect(struct ev_conn *c, struct ev_error *err)
 	                                      s->time_zone);
 	for (char **sql = setup; *sql != NULL; sql++) {
 		if (ev_conn_exec(c, *sql, err) < 0) {
-			if (strstr(*sql, "time_zone") != NULL)
+			if (strstr(*sql, "time_zone") != NULL) {
+				/* err->msg is the server's reason: copy it before rewriting err. */
+				char why[sizeof(err->msg)];
+				snprintf(why, sizeof(why), "%s", err->msg);
 				ev_error_set(
 				        err, EV_ERR_CONFIG,
-				        "the server refused time zone '%s': %s (named zones need "
-				        "the server's time zone tables; an offset like +08:00 "
+				        "the server refused time zone '%s': %.300s (named zones "
+				        "need the server's time zone tables; an offset like +08:00 "
 				        "always works)",
-				        s->time_zone, err->msg);
+				        s->time_zone, why);
+			}
 			ev_strv_free(&setup);
 			ev_conn_close(c);
 			return -1;
