@@ -59,6 +59,32 @@ t send-keys -t ev q q q
 wait_for 'evtop-exit=0' && ok "q q q quits with status 0" || not_ok "q q q quits with status 0"
 if pgrep -f "$evtop --defaults-file=$cnf" >/dev/null; then not_ok "no evtop left running"; else ok "no evtop left running"; fi
 
+# Retry one failed event from the keyboard on a real pty: the database shows it pending with
+# version + 1 and one audit row.
+t kill-session -t ev 2>/dev/null
+t new-session -d -s ev -x 230 -y 30 \
+	"LANG=C.UTF-8 TERM=xterm-256color XDG_STATE_HOME='$dir/state' '$evtop' --defaults-file='$cnf' --operator INC-TMUX; echo evtop-exit=\$?; sleep 30"
+wait_for 'TOTAL' >/dev/null
+t send-keys -t ev Right Right Right Enter
+wait_for 'failed · event_type=' >/dev/null
+group=$(sed -n 's/.*failed · event_type=\([A-Z_]*\).*/\1/p' "$dir/pane" | head -n 1)
+row=$(sql -e "SELECT CONCAT(id, ' ', version) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3 AND event_type = '$group' ORDER BY next_retry_time, id LIMIT 1")
+id=${row% *}
+version=${row#* }
+t send-keys -t ev r
+wait_for 'Apply?' && ok "r shows the confirmation" || not_ok "r shows the confirmation"
+grep -q "WHERE id = $id AND deleted = 0 AND version = $version AND publish_status = 3" "$dir/pane" &&
+	ok "the confirmation shows the exact statement" || not_ok "the confirmation shows the exact statement"
+t send-keys -t ev y
+wait_for 'applied: retry_now' && ok "y applies it" || not_ok "y applies it"
+now=$(sql -e "SELECT CONCAT(publish_status, ' ', version) FROM biz_outbox_event WHERE id = $id")
+[ "$now" = "0 $((version + 1))" ] && ok "the database shows it pending with version + 1" ||
+	not_ok "the database shows it pending with version + 1 ($now)"
+audits=$(sql -e "SELECT COUNT(*) FROM evtop_audit WHERE event_id = $id AND action = 'retry_now' AND result = 'applied' AND operator = 'INC-TMUX'")
+[ "$audits" = 1 ] && ok "one audit row" || not_ok "one audit row ($audits)"
+t send-keys -t ev q q
+wait_for 'evtop-exit=0' >/dev/null
+
 # SIGTERM restores the terminal too.
 t kill-session -t ev
 t new-session -d -s ev -x 80 -y 24 "LANG=C.UTF-8 TERM=xterm-256color '$evtop' --defaults-file='$cnf'; echo evtop-exit=\$?; sleep 30"
