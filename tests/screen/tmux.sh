@@ -73,7 +73,8 @@ id=${row% *}
 version=${row#* }
 t send-keys -t ev r
 wait_for 'Apply?' && ok "r shows the confirmation" || not_ok "r shows the confirmation"
-grep -q "WHERE id = $id AND deleted = 0 AND version = $version AND publish_status = 3" "$dir/pane" &&
+tr -d '\n' <"$dir/pane" | grep -q "WHERE id = $id AND deleted = 0 AND version = $version AND publish_status = 3" ||
+	{ echo "# id=$id version=$version"; sed 's/^/# /' "$dir/pane"; false; } &&
 	ok "the confirmation shows the exact statement" || not_ok "the confirmation shows the exact statement"
 t send-keys -t ev y
 wait_for 'applied: retry_now' && ok "y applies it" || not_ok "y applies it"
