@@ -222,8 +222,12 @@ static struct ev_dash_row *row_for(struct ev_dash *d, const char *group)
 	struct ev_dash_row *r = &d->rows[d->nrows++];
 	memset(r, 0, sizeof(*r));
 	r->group = group ? ev_xstrdup(group) : NULL;
-	for (int f = 0; f < EV_DASH_NFIGURES; f++)
+	/* A group first seen after a query failed (in a later query's result, or carried over)
+	 * is as unknown for that query's figures as the groups marked then: not 0. */
+	for (int f = 0; f < EV_DASH_NFIGURES; f++) {
 		r->f[f].value = is_age((enum ev_dash_figure)f) ? -1 : 0;
+		r->f[f].unknown = d->total.f[f].unknown;
+	}
 	return r;
 }
 

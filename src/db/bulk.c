@@ -195,17 +195,6 @@ int ev_bulk_count(struct ev_conn *c, const struct ev_bulk_spec *spec,
 
 /* --- applying -------------------------------------------------------------------------------- */
 
-/* Format into a malloc'd message. */
-static char *msgf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *msgf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *text = ev_xvasprintf(fmt, ap);
-	va_end(ap);
-	return text;
-}
-
 /* Say why the run stopped, cut at a UTF-8 boundary when it does not fit. */
 static void set_error(struct ev_bulk_snapshot *s, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
@@ -341,13 +330,16 @@ static int resolve_in_doubt(struct run *r, struct brow *rows, size_t n, unsigned
 	if (reread(r, rows, n, want, now, have, &err) < 0) {
 		for (size_t i = 0; i < n; i++)
 			if (want[i])
-				item_set(rows[i].it, EV_BULK_FAILED, batch,
-				         msgf("IN DOUBT: %s, and the server cannot be reached to "
-				              "re-read the row (%s): whether the change was "
-				              "committed "
-				              "is unknown; check it with evtop show before acting "
-				              "again",
-				              why, err.msg));
+				item_set(
+				        rows[i].it, EV_BULK_FAILED, batch,
+				        ev_xasprintf(
+				                "IN DOUBT: %s, and the server cannot be reached to "
+				                "re-read the row (%s): whether the change was "
+				                "committed "
+				                "is unknown; check it with evtop show before "
+				                "acting "
+				                "again",
+				                why, err.msg));
 		r->s->tally.unresolved = true;
 		set_error(r->s,
 		          "batch %u is in doubt: %s, and the server cannot be reached to re-read "
@@ -367,15 +359,18 @@ static int resolve_in_doubt(struct run *r, struct brow *rows, size_t n, unsigned
 			applied = false;
 		if (applied)
 			item_set(b->it, EV_BULK_APPLIED, batch,
-			         msgf("%s; re-read from the server: the change was committed "
-			              "(version %lld)",
-			              why, now[i].version));
+			         ev_xasprintf(
+			                 "%s; re-read from the server: the change was committed "
+			                 "(version %lld)",
+			                 why, now[i].version));
 		else
-			item_set(b->it, EV_BULK_FAILED, batch,
-			         msgf("%s; re-read from the server: the change was NOT committed "
-			              "(the row is at version %lld%s); nothing was retried",
-			              why, have[i] ? now[i].version : b->it->row.version,
-			              have[i] ? "" : ", or gone"));
+			item_set(
+			        b->it, EV_BULK_FAILED, batch,
+			        ev_xasprintf(
+			                "%s; re-read from the server: the change was NOT committed "
+			                "(the row is at version %lld%s); nothing was retried",
+			                why, have[i] ? now[i].version : b->it->row.version,
+			                have[i] ? "" : ", or gone"));
 	}
 out:
 	for (size_t i = 0; i < n; i++)
@@ -406,10 +401,11 @@ static void explain(struct run *r, struct brow *rows, size_t n, unsigned batch)
 		for (size_t i = 0; i < n; i++)
 			if (want[i] && rows[i].it->state == EV_BULK_SKIPPED)
 				item_set(rows[i].it, EV_BULK_SKIPPED, batch,
-				         msgf("the guard matched no row (the row changed since it "
-				              "was "
-				              "counted); it could not be re-read: %s",
-				              err.msg));
+				         ev_xasprintf("the guard matched no row (the row changed "
+				                      "since it "
+				                      "was "
+				                      "counted); it could not be re-read: %s",
+				                      err.msg));
 		k = 0;
 	}
 	for (size_t i = 0; i < n && k > 0; i++) {
@@ -530,7 +526,8 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 		if (k > 0 && mono_ms() - t_begin >= s->set.batch_ms)
 			break;
 		if (ev_bulk_item_guard(s, b->it, &b->g, &err) < 0) {
-			item_set(b->it, EV_BULK_FAILED, batch, msgf("refused: %s", err.msg));
+			item_set(b->it, EV_BULK_FAILED, batch,
+			         ev_xasprintf("refused: %s", err.msg));
 			continue;
 		}
 		b->built = true;
@@ -538,10 +535,11 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 			bool gone = lost(&err);
 			abandon(r, rows, k, batch);
 			item_set(b->it, EV_BULK_FAILED, batch,
-			         msgf("%s; the batch's transaction was rolled back, so nothing of "
-			              "it "
-			              "was changed%s",
-			              err.msg, gone ? " (the connection was lost)" : ""));
+			         ev_xasprintf("%s; the batch's transaction was rolled back, so "
+			                      "nothing of "
+			                      "it "
+			                      "was changed%s",
+			                      err.msg, gone ? " (the connection was lost)" : ""));
 			stop_after = stops_run(&err);
 			if (stop_after)
 				set_error(s, "batch %u: %s", batch, err.msg);
@@ -556,9 +554,10 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 		if (affected != 1) {
 			abandon(r, rows, k, batch);
 			item_set(b->it, EV_BULK_FAILED, batch,
-			         msgf("the UPDATE by primary key changed %llu rows; the batch was "
-			              "rolled back",
-			              affected));
+			         ev_xasprintf("the UPDATE by primary key changed %llu rows; the "
+			                      "batch was "
+			                      "rolled back",
+			                      affected));
 			aborted = true;
 			k++;
 			break;
@@ -575,11 +574,13 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 			if (irc < 0) {
 				b->written = -1;
 				abandon(r, rows, k, batch);
-				item_set(b->it, EV_BULK_FAILED, batch,
-				         msgf("the audit row could not be written, so the change "
-				              "was "
-				              "rolled back with the batch: %s",
-				              err.msg));
+				item_set(
+				        b->it, EV_BULK_FAILED, batch,
+				        ev_xasprintf(
+				                "the audit row could not be written, so the change "
+				                "was "
+				                "rolled back with the batch: %s",
+				                err.msg));
 				/* Without its audit row no change is made: stop unless it was only
 				 * this row's bad luck (a lock wait, a lost connection). */
 				stop_after = !lost(&err) && err.code != 1205 && err.code != 1213 &&
@@ -620,12 +621,12 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 			if (crc == 0 && !answer_lost) {
 				for (size_t i = 0; i < k; i++)
 					if (rows[i].written == 1)
-						item_set(
-						        rows[i].it, EV_BULK_APPLIED, batch,
-						        rows[i].g.grants_attempt
-						                ? msgf("exhausted: granted exactly "
-						                       "one more attempt")
-						                : NULL);
+						item_set(rows[i].it, EV_BULK_APPLIED, batch,
+						         rows[i].g.grants_attempt
+						                 ? ev_xasprintf("exhausted: "
+						                                "granted exactly "
+						                                "one more attempt")
+						                 : NULL);
 			} else {
 				char *why =
 				        answer_lost ? ev_xstrdup("the answer to COMMIT was lost")

@@ -9,7 +9,8 @@
  * per row after it, flushed to disk per batch.
  *
  * Both calls block: run them on a thread that owns the connection (a worker; ev_db_thread_init
- * first), never on the UI thread. */
+ * first), never on the UI thread. Count on the write endpoint, as apply writes there: a
+ * replica's versions lag, and every row counted there could be skipped. */
 #ifndef EV_DB_BULK_H
 #define EV_DB_BULK_H
 

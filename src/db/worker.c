@@ -320,6 +320,9 @@ int ev_worker_pending(struct ev_worker *w)
 		n++;
 	if (w->running)
 		n++;
+	/* Finished but not yet taken back counts too: its result is still to be seen. */
+	for (struct ev_job *j = w->done; j; j = j->next)
+		n++;
 	pthread_mutex_unlock(&w->lock);
 	return n;
 }

@@ -75,7 +75,7 @@ void ev_worker_supersede(struct ev_worker *w, int tag, unsigned long gen);
 /* Cancel everything (Esc, quit). */
 void ev_worker_cancel_all(struct ev_worker *w);
 
-/* Jobs queued or running. */
+/* Jobs queued, running, or finished and not yet taken (ev_worker_take). */
 int ev_worker_pending(struct ev_worker *w);
 enum ev_worker_state ev_worker_state(struct ev_worker *w, struct ev_error *last_err);
 /* Milliseconds the running job has run (0 if none): for the spinner. */

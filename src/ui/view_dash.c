@@ -181,6 +181,10 @@ static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 				return -1;
 			}
 			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", qerr.msg);
+		} else if (r->dash[t] != NULL && r->dash[t]->notes != NULL) {
+			/* Why some figures show ? (a time limit hit, an index missing): said under
+			 * the table, as the sub-command says it. */
+			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", r->dash[t]->notes);
 		}
 	}
 	r->have_info = arg->need_info;

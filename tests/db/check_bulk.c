@@ -657,6 +657,14 @@ START_TEST(racing_the_simulator)
 	                 seeded_ob + sim_count(s, "outbox", "inserted"));
 	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_message_event"),
 	                 seeded_msg + sim_count(s, "message", "inserted"));
+	fprintf(stderr,
+	        "# race: history %lld + %lld events, the simulator inserted %lld + %lld, claimed "
+	        "%lld + %lld, failed %lld + %lld, crashed %lld + %lld, recovered %lld\n",
+	        seeded_ob, seeded_msg, sim_count(s, "outbox", "inserted"),
+	        sim_count(s, "message", "inserted"), sim_count(s, "outbox", "claimed"),
+	        sim_count(s, "message", "claimed"), sim_count(s, "outbox", "failed"),
+	        sim_count(s, "message", "failed"), sim_count(s, "outbox", "crashed"),
+	        sim_count(s, "message", "crashed"), sim_count(s, "outbox", "recovered"));
 	ck_assert_int_gt(sim_count(s, "outbox", "claimed"), 100);
 	ck_assert_int_gt(sim_count(s, "outbox", "failed"), 0);
 	ck_assert_int_gt(sim_count(s, "outbox", "crashed"), 0);
