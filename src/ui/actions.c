@@ -12,6 +12,7 @@
 #include "db/action.h"
 #include "ui/app.h"
 #include "ui/term.h"
+#include "ui/textview.h"
 
 #include <curses.h>
 #include <stdio.h>
@@ -330,43 +331,6 @@ bool ui_action_result(struct app *a, struct view *v, struct ev_job *job)
 
 /* --- the confirmation ------------------------------------------------------------------------ */
 
-struct confirm_view {
-	struct view base;
-	char **lines;
-	int *styles;
-	int n;
-};
-
-static void add(struct confirm_view *c, int style, const char *text)
-{
-	c->lines = ev_xrealloc(c->lines, (size_t)(c->n + 1) * sizeof(*c->lines));
-	c->styles = ev_xrealloc(c->styles, (size_t)(c->n + 1) * sizeof(*c->styles));
-	c->lines[c->n] = ev_xstrdup(text);
-	c->styles[c->n] = style;
-	c->n++;
-}
-
-static void confirm_draw(struct app *a, struct view *v, int top, int height, int cols)
-{
-	struct confirm_view *c = (struct confirm_view *)v;
-	(void)a;
-	int y = top;
-	for (int i = 0; i < c->n && y < top + height; i++) {
-		/* Long lines (the statement) wrap rather than hide their end. */
-		char *safe = ev_text_sanitize(c->lines[i], strlen(c->lines[i]));
-		const char *p = safe;
-		do {
-			int lead = 0;
-			size_t cut = ev_text_skip_cols(p, cols, &lead);
-			char *part = ev_xstrndup(p, cut);
-			draw_text_pad(y++, 0, cols, c->styles[i], part);
-			free(part);
-			p += cut;
-		} while (*p && y < top + height);
-		free(safe);
-	}
-}
-
 static void export_statement_done(struct app *a, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -409,72 +373,54 @@ static bool confirm_action(struct app *a, struct view *v, enum ev_ui_action act)
 	return true;
 }
 
-static void confirm_result(struct app *a, struct view *v, struct ev_job *job)
-{
-	(void)a;
-	(void)v;
-	(void)job;
-}
-
-static void confirm_free(struct view *v)
-{
-	struct confirm_view *c = (struct confirm_view *)v;
-	for (int i = 0; i < c->n; i++)
-		free(c->lines[i]);
-	free(c->lines);
-	free(c->styles);
-	free(c);
-}
-
 static const struct view_ops confirm_ops = {
         .name = "confirm",
         .ctx = EV_CTX_CONFIRM,
-        .draw = confirm_draw,
+        .draw = text_view_draw,
         .action = confirm_action,
-        .result = confirm_result,
+        .result = text_view_no_result,
         .load = NULL,
-        .free = confirm_free,
+        .free = text_view_free,
         .on_timer = false,
 };
 
 struct view *view_confirm_new(struct app *a)
 {
-	struct confirm_view *c = ev_xcalloc(1, sizeof(*c));
+	struct text_view *c = text_view_new(&confirm_ops);
 	const struct ev_table_def *def = ev_model_table(P.table);
 	char line[2048];
-	c->base.ops = &confirm_ops;
 	snprintf(line, sizeof(line), "%s %s on %s (%s)?", ev_action_name(P.action),
 	         P.seen.event_no ? P.seen.event_no : "?", def->key, app_table_name(a, P.table));
-	add(c, EV_STYLE_TITLE, line);
-	add(c, EV_STYLE_NORMAL, "");
+	text_view_add(c, EV_STYLE_TITLE, line);
+	text_view_add(c, EV_STYLE_NORMAL, "");
 	snprintf(line, sizeof(line), "status: %d %s → %d %s", P.g.from_status,
 	         ev_model_status_name(def, P.g.from_status, false), P.g.to_status,
 	         ev_model_status_name(def, P.g.to_status, false));
-	add(c, EV_STYLE_NORMAL, line);
+	text_view_add(c, EV_STYLE_NORMAL, line);
 	char *now = ev_guard_row_describe(P.table, &P.seen);
 	snprintf(line, sizeof(line), "as read: %s", now);
 	free(now);
-	add(c, EV_STYLE_NORMAL, line);
+	text_view_add(c, EV_STYLE_NORMAL, line);
 	snprintf(line, sizeof(line), "change: %s", P.g.change ? P.g.change : "");
-	add(c, EV_STYLE_NORMAL, line);
+	text_view_add(c, EV_STYLE_NORMAL, line);
 	if (P.g.notice) {
 		snprintf(line, sizeof(line), "note: %s", P.g.notice);
-		add(c, EV_STYLE_WARNING, line);
+		text_view_add(c, EV_STYLE_WARNING, line);
 	}
 	if (P.g.protected_token) {
 		snprintf(line, sizeof(line), "protected type (%s): confirmed by its event_no",
 		         P.g.protected_token);
-		add(c, EV_STYLE_WARNING, line);
+		text_view_add(c, EV_STYLE_WARNING, line);
 	}
-	add(c, EV_STYLE_NORMAL, "");
-	add(c, EV_STYLE_HEADER,
-	    "the statement, one row by primary key, guarded by the row as read:");
+	text_view_add(c, EV_STYLE_NORMAL, "");
+	text_view_add(c, EV_STYLE_HEADER,
+	              "the statement, one row by primary key, guarded by the row as read:");
 	char *sql = ev_query_render(P.g.update);
-	add(c, EV_STYLE_NORMAL, sql);
+	text_view_add(c, EV_STYLE_NORMAL, sql);
 	free(sql);
-	add(c, EV_STYLE_NORMAL, "");
-	add(c, EV_STYLE_TITLE,
-	    "Apply? y applies; e writes the statement to a file; any other key: No");
+	text_view_add(c, EV_STYLE_NORMAL, "");
+	text_view_add(c, EV_STYLE_TITLE,
+	              "Apply? y applies; e writes the statement to a file; any other key: No");
 	return &c->base;
 }
 
@@ -587,7 +533,7 @@ static const struct view_ops actions_ops = {
         .ctx = EV_CTX_HELP,
         .draw = actions_draw,
         .action = actions_action,
-        .result = confirm_result,
+        .result = text_view_no_result,
         .load = actions_load,
         .free = actions_free,
         .on_timer = false,

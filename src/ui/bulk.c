@@ -11,6 +11,7 @@
 #include "db/bulk.h"
 #include "ui/app.h"
 #include "ui/term.h"
+#include "ui/textview.h"
 
 #include <curses.h>
 #include <pthread.h>
@@ -330,42 +331,6 @@ static void confirm_yes(struct app *a)
 	ev_worker_submit(a->wlist, ev_job_new(apply_tag, 0, apply_job, x, free_apply_arg));
 }
 
-struct bconfirm {
-	struct view base;
-	char **lines;
-	int *styles;
-	int n;
-};
-
-static void add(struct bconfirm *c, int style, const char *text)
-{
-	c->lines = ev_xrealloc(c->lines, (size_t)(c->n + 1) * sizeof(*c->lines));
-	c->styles = ev_xrealloc(c->styles, (size_t)(c->n + 1) * sizeof(*c->styles));
-	c->lines[c->n] = ev_xstrdup(text);
-	c->styles[c->n] = style;
-	c->n++;
-}
-
-static void lines_draw(struct app *a, struct view *v, int top, int height, int cols)
-{
-	struct bconfirm *c = (struct bconfirm *)v;
-	(void)a;
-	int y = top;
-	for (int i = 0; i < c->n && y < top + height; i++) {
-		char *safe = ev_text_sanitize(c->lines[i], strlen(c->lines[i]));
-		const char *p = safe;
-		do {
-			int lead = 0;
-			size_t cut = ev_text_skip_cols(p, cols, &lead);
-			char *part = ev_xstrndup(p, cut);
-			draw_text_pad(y++, 0, cols, c->styles[i], part);
-			free(part);
-			p += cut;
-		} while (*p && y < top + height);
-		free(safe);
-	}
-}
-
 static bool bconfirm_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	(void)v;
@@ -381,60 +346,42 @@ static bool bconfirm_action(struct app *a, struct view *v, enum ev_ui_action act
 	return true;
 }
 
-static void no_result(struct app *a, struct view *v, struct ev_job *job)
-{
-	(void)a;
-	(void)v;
-	(void)job;
-}
-
-static void lines_free(struct view *v)
-{
-	struct bconfirm *c = (struct bconfirm *)v;
-	for (int i = 0; i < c->n; i++)
-		free(c->lines[i]);
-	free(c->lines);
-	free(c->styles);
-	free(c);
-}
-
 static const struct view_ops bconfirm_ops = {
         .name = "bulk-confirm",
         .ctx = EV_CTX_CONFIRM,
-        .draw = lines_draw,
+        .draw = text_view_draw,
         .action = bconfirm_action,
-        .result = no_result,
-        .free = lines_free,
+        .result = text_view_no_result,
+        .free = text_view_free,
 };
 
 struct view *view_bulk_confirm_new(struct app *a)
 {
-	struct bconfirm *c = ev_xcalloc(1, sizeof(*c));
+	struct text_view *c = text_view_new(&bconfirm_ops);
 	const struct ev_bulk_snapshot *s = B.snap;
 	const struct ev_table_def *def = ev_model_table(B.table);
 	char line[2048];
-	c->base.ops = &bconfirm_ops;
 	snprintf(line, sizeof(line), "%s on %zu events of %s (%s)?", ev_action_name(B.action),
 	         s->n_pending, def->key, app_table_name(a, B.table));
-	add(c, EV_STYLE_TITLE, line);
-	add(c, EV_STYLE_NORMAL, "");
+	text_view_add(c, EV_STYLE_TITLE, line);
+	text_view_add(c, EV_STYLE_NORMAL, "");
 	snprintf(line, sizeof(line), "counted: %zu (%s)%s", s->n, B.target,
 	         s->truncated ? " — more matched than one run reads; run it again for the rest"
 	                      : "");
-	add(c, EV_STYLE_NORMAL, line);
+	text_view_add(c, EV_STYLE_NORMAL, line);
 	snprintf(line, sizeof(line),
 	         "to act on: %zu · protected, left alone: %zu%s%s%s · refused by the guard: %zu",
 	         s->n_pending, s->include_protected ? 0 : s->n_protected,
 	         s->protected_summary ? " (" : "", s->protected_summary ? s->protected_summary : "",
 	         s->protected_summary ? ")" : "", s->n_refused);
-	add(c, EV_STYLE_NORMAL, line);
+	text_view_add(c, EV_STYLE_NORMAL, line);
 	if (s->change) {
 		snprintf(line, sizeof(line), "change (first row): %s", s->change);
-		add(c, EV_STYLE_NORMAL, line);
+		text_view_add(c, EV_STYLE_NORMAL, line);
 	}
 	if (s->notice) {
 		snprintf(line, sizeof(line), "note: %s", s->notice);
-		add(c, EV_STYLE_WARNING, line);
+		text_view_add(c, EV_STYLE_WARNING, line);
 	}
 	if (B.action == EV_ACTION_RETRY_SCHEDULE && s->n_pending > 0) {
 		snprintf(line, sizeof(line),
@@ -442,27 +389,28 @@ struct view *view_bulk_confirm_new(struct app *a)
 		         "(the "
 		         "applications' own retry path)",
 		         s->set.rate, s->spread_last_s);
-		add(c, EV_STYLE_NORMAL, line);
+		text_view_add(c, EV_STYLE_NORMAL, line);
 	}
 	snprintf(line, sizeof(line),
 	         "batches: %u of at most %d rows, one transaction each, with the audit rows",
 	         s->batches_planned, s->set.batch_size);
-	add(c, EV_STYLE_NORMAL, line);
-	add(c, EV_STYLE_NORMAL, "");
-	add(c, EV_STYLE_HEADER,
-	    "each row's statement (the first shown; each binds its own id and version):");
-	add(c, EV_STYLE_NORMAL, s->example ? s->example : "(nothing to do)");
-	add(c, EV_STYLE_NORMAL, "");
-	add(c, EV_STYLE_TITLE,
-	    s->n_pending
-	            ? "Apply? y applies (x stops it after the current batch); any other key: No"
-	            : "Nothing to do: any key goes back");
+	text_view_add(c, EV_STYLE_NORMAL, line);
+	text_view_add(c, EV_STYLE_NORMAL, "");
+	text_view_add(c, EV_STYLE_HEADER,
+	              "each row's statement (the first shown; each binds its own id and version):");
+	text_view_add(c, EV_STYLE_NORMAL, s->example ? s->example : "(nothing to do)");
+	text_view_add(c, EV_STYLE_NORMAL, "");
+	text_view_add(
+	        c, EV_STYLE_TITLE,
+	        s->n_pending
+	                ? "Apply? y applies (x stops it after the current batch); any other key: No"
+	                : "Nothing to do: any key goes back");
 	return &c->base;
 }
 
 /* --- results ---------------------------------------------------------------------------------- */
 
-static void results_add_items(struct bconfirm *c, const struct ev_bulk_snapshot *s)
+static void results_add_items(struct text_view *c, const struct ev_bulk_snapshot *s)
 {
 	char line[1200];
 	size_t shown = 0;
@@ -473,10 +421,11 @@ static void results_add_items(struct bconfirm *c, const struct ev_bulk_snapshot 
 		snprintf(line, sizeof(line), "%-24.64s %-13s %.400s%s%.400s",
 		         it->row.event_no ? it->row.event_no : "", ev_bulk_state_name(it->state),
 		         it->msg ? it->msg : "", it->now ? " — now " : "", it->now ? it->now : "");
-		add(c,
-		    it->state == EV_BULK_SKIPPED || it->state == EV_BULK_FAILED ? EV_STYLE_WARNING
-		                                                                : EV_STYLE_NORMAL,
-		    line);
+		text_view_add(c,
+		              it->state == EV_BULK_SKIPPED || it->state == EV_BULK_FAILED
+		                      ? EV_STYLE_WARNING
+		                      : EV_STYLE_NORMAL,
+		              line);
 		shown++;
 	}
 }
@@ -494,10 +443,10 @@ static bool results_action(struct app *a, struct view *v, enum ev_ui_action act)
 static const struct view_ops results_ops = {
         .name = "bulk-results",
         .ctx = EV_CTX_HELP,
-        .draw = lines_draw,
+        .draw = text_view_draw,
         .action = results_action,
-        .result = no_result,
-        .free = lines_free,
+        .result = text_view_no_result,
+        .free = text_view_free,
 };
 
 bool ui_bulk_result(struct app *a, struct ev_job *job)
@@ -543,19 +492,18 @@ bool ui_bulk_result(struct app *a, struct ev_job *job)
 		                                                            : EV_STYLE_CHANGED,
 		            "%s%s", x->snap->tally.stopped ? "stopped: " : "done: ", tally);
 		/* The rows that did not apply, as they are now. */
-		struct bconfirm *c = ev_xcalloc(1, sizeof(*c));
-		c->base.ops = &results_ops;
+		struct text_view *c = text_view_new(&results_ops);
 		char line[1200];
 		snprintf(line, sizeof(line), "%s on %s: %s", ev_action_name(x->snap->action),
 		         x->snap->target ? x->snap->target : "", tally);
-		add(c, EV_STYLE_TITLE, line);
+		text_view_add(c, EV_STYLE_TITLE, line);
 		if (x->snap->error[0]) {
 			snprintf(line, sizeof(line), "stopped because: %s", x->snap->error);
-			add(c, EV_STYLE_ERROR, line);
+			text_view_add(c, EV_STYLE_ERROR, line);
 		}
-		add(c, EV_STYLE_NORMAL, "");
-		add(c, EV_STYLE_HEADER,
-		    "rows not applied (applied rows are not listed); q goes back");
+		text_view_add(c, EV_STYLE_NORMAL, "");
+		text_view_add(c, EV_STYLE_HEADER,
+		              "rows not applied (applied rows are not listed); q goes back");
 		results_add_items(c, x->snap);
 		free(tally);
 		app_push(a, &c->base);

@@ -1,0 +1,154 @@
+#!/bin/sh
+# Faults while the console is open, each a scripted run (tests/screen/faults/*.keys) against
+# the harness's own server, which the scripts kill, restart, stop and resume
+# (tests/screen/faults/lib.sh): the server killed while a list pages and restarted; a network
+# stall longer than the read timeout; a lock wait timeout on a guarded update; the server
+# killed while a guarded update is in flight; the statement time limit hit on the dashboard's
+# tiles; the table dropped; the account's privileges revoked. For each: the run ends normally
+# (the console stayed up and kept answering keys), the screens say what happened and mark
+# the data stale, the console recovers when the server does, and no write is reported done
+# that the database did not make (the scripts check the rows and the audit themselves).
+# Every data set is the seed's, loaded anew before each script, with the clock pinned.
+set -u
+evtop=${EVTOP:?}
+src=${EVTOP_SRCDIR:?}
+cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
+dir=${EVTOP_TEST_DIR:?}
+db=${EVTOP_TEST_DB:?}
+client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
+now='2026-06-01 12:00:00'
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+
+if [ ! -f "$dir/../mariadbd.pid" ]; then
+	echo "faults.sh: needs the harness's own server (not EVTOP_TEST_SOCKET): skipping"
+	exit 77
+fi
+
+sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
+# Short timeouts keep the stall short; small pages make a list page; an operator id set here
+# spares the prompt.
+cat >"$dir/faults.conf" <<CONF
+[evtop]
+read_timeout = 2s
+connect_timeout = 1s
+page_size = 5
+operator = INC-FAULT
+CONF
+# For the lock wait: the server's innodb_lock_wait_timeout (5 s, set by evtop) must come
+# before the client's read timeout, so the default read_timeout (15 s) here.
+cat >"$dir/action.conf" <<CONF
+[evtop]
+page_size = 5
+operator = INC-FAULT
+CONF
+# The account of revoke.keys: SELECT on the two tables only (table privileges take effect on
+# open connections at once; database ones only at the next USE).
+sql -e "CREATE USER IF NOT EXISTS 'evtop_fault'@'localhost' IDENTIFIED BY 'fault-pw';
+  GRANT SELECT ON \`$db\`.biz_outbox_event TO 'evtop_fault'@'localhost';
+  GRANT SELECT ON \`$db\`.biz_message_event TO 'evtop_fault'@'localhost'" || exit 99
+
+reset_data() {
+	sql -e "DROP TABLE IF EXISTS kept_message_event; TRUNCATE biz_outbox_event;
+	  TRUNCATE biz_message_event; TRUNCATE evtop_audit" &&
+		{ echo "SET timestamp = UNIX_TIMESTAMP('$now');"; cat "$src/tests/data/seed.sql"; } | sql
+}
+
+run() { # run SCRIPT: the scripted console; its screens in $dir/out/NAME
+	script=$1
+	name=$(basename "$script" .keys)
+	out=$dir/out/$name
+	mkdir -p "$out"
+	reset_data || { not_ok "$name: cannot load the seed"; return; }
+	size=$(sed -n 's/^# size: *//p' "$script" | head -n 1)
+	args=$(sed -n 's/^# args: *//p' "$script" | head -n 1 | sed "s|@DIR@|$dir|g")
+	sed "s|^\(!\{0,1\}\)screen \(.*\)|\1screen $out/\2|" "$script" >"$dir/$name.keys"
+	rm -rf "$dir/state-$name"
+	# shellcheck disable=SC2086
+	(cd "$dir" && LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color XDG_STATE_HOME="$dir/state-$name" \
+		timeout 300 "$evtop" --defaults-file="$dir/pinned.cnf" --script "$dir/$name.keys" \
+		--screen "${size:-120x30}" $args </dev/null >"$dir/$name.stdout" 2>"$dir/$name.stderr")
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		ok "$name: the console stays up through it (the script ran to its end)"
+	else
+		not_ok "$name: evtop exited $rc: $(tail -c 400 "$dir/$name.stderr")"
+	fi
+	# The harness stops its server by the pid file: make sure one runs for the next script.
+	if ! "$client" --defaults-file="$cnf" -e 'SELECT 1' >/dev/null 2>&1; then
+		kill -CONT "$(cat "$dir/../mariadbd.pid" 2>/dev/null)" 2>/dev/null
+		sh "$src/tests/harness/server.sh" start "$dir/.." >/dev/null 2>&1
+	fi
+}
+
+# shows NAME/SHOT TEXT: the screen shows TEXT; lacks NAME/SHOT TEXT: it does not.
+shows() {
+	if grep -q -F -- "$2" "$dir/out/$1"; then
+		ok "$1 shows '$2'"
+	else
+		not_ok "$1 shows '$2'"
+		sed 's/^/# /' "$dir/out/$1" 2>/dev/null
+	fi
+}
+lacks() {
+	if grep -q -F -- "$2" "$dir/out/$1" 2>/dev/null; then
+		not_ok "$1 does not show '$2'"
+		sed 's/^/# /' "$dir/out/$1"
+	else
+		ok "$1 does not show '$2'"
+	fi
+}
+
+# FAULTS_ONLY=NAME runs one script (its checks below then fail for the others).
+for s in "$src"/tests/screen/faults/${FAULTS_ONLY:-*}.keys; do
+	run "$s"
+done
+
+# The server killed while a list pages, then restarted.
+shows restart/list-next-page-failed 'OB-'
+shows restart/list-stale 'STALE since 2026-06-01 12:00:00'
+shows restart/dashboard-stale 'STALE since 2026-06-01 12:00:00'
+shows restart/keys-still-work '▶ message'
+lacks restart/dashboard-recovered 'STALE'
+shows restart/dashboard-recovered 'TOTAL'
+shows restart/list-recovered 'OB-'
+shows restart/list-next-page 'page 2'
+# A stall longer than the read timeout.
+shows stall/stalled 'STALE since'
+shows stall/stalled-keys-work '▶ message'
+shows stall/still-stalled 'STALE since'
+lacks stall/resumed-again 'STALE'
+# A lock wait timeout on a guarded update, then the same update applied.
+lacks lock-wait/lock-wait-failed 'applied'
+shows lock-wait/lock-wait-failed 'fail'
+shows lock-wait/applied-after-unlock 'applied'
+# Killed while the update waits.
+lacks kill-during-action/killed-mid-action 'applied'
+lacks kill-during-action/after-restart 'applied'
+# The statement time limit on the outbox tiles.
+total() { grep "^TOTAL" "$dir/out/$1" | head -n 1; }
+case "$(total tile-timeout/timed-out)" in
+*' ? '*) ok "tile-timeout: the outbox TOTAL shows ? for the counts cut by the time limit" ;;
+*) not_ok "tile-timeout: the outbox TOTAL shows ? for the counts cut by the time limit" ;;
+esac
+shows tile-timeout/timed-out 'timeout'
+case "$(total tile-timeout/recovered)" in
+*' ? '*) not_ok "tile-timeout: the TOTAL is whole again after the lock" ;;
+*) ok "tile-timeout: the TOTAL is whole again after the lock" ;;
+esac
+# The message table dropped, then back.
+shows drop-table/dropped "biz_message_event"
+shows drop-table/dropped "doesn't exist"
+lacks drop-table/restored "doesn't exist"
+# The privileges revoked, then granted again.
+shows revoke/revoked 'denied'
+lacks revoke/granted-again 'denied'
+lacks revoke/granted-again 'STALE'
+
+# FAULTS_KEEP=DIR keeps the screens for a look.
+[ -n "${FAULTS_KEEP:-}" ] && cp -r "$dir/out/." "$FAULTS_KEEP/"
+echo "$((n - fails)) passed, $fails failed"
+[ $fails -eq 0 ]
