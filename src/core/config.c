@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include "core/config.h"
+#include "core/text.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -225,22 +226,26 @@ static void format_duration(long long ms, char *out, size_t size)
 	snprintf(out, size, "%lldms", ms);
 }
 
-/* A value as shown in a message: long ones are cut (on a character boundary) so that the
- * message keeps its line number and its point. */
+/* A value as shown in a message: sanitised (a tab, a C1 control or a bidi override from the
+ * file must not reach the terminal raw), and long ones are cut (on a character boundary) so
+ * that the message keeps its line number and its point. */
 static void show_value(const char *v, char *out, size_t size)
 {
 	const size_t keep = 60;
-	size_t n = strlen(v);
+	char *safe = ev_text_sanitize(v, strlen(v));
+	size_t n = strlen(safe);
 
 	assert(size > keep + 4);
 	if (n <= keep) {
-		snprintf(out, size, "%s", v);
+		snprintf(out, size, "%s", safe);
+		free(safe);
 		return;
 	}
 	n = keep;
-	while (n > 0 && ((unsigned char)v[n] & 0xC0) == 0x80)
+	while (n > 0 && ((unsigned char)safe[n] & 0xC0) == 0x80)
 		n--;
-	snprintf(out, size, "%.*s...", (int)n, v);
+	snprintf(out, size, "%.*s...", (int)n, safe);
+	free(safe);
 }
 
 /* ---- value parsers ---------------------------------------------------------------------- */
@@ -582,8 +587,12 @@ static int parse_section(struct parser *p, char *s)
 		p->source = -1;
 		return 0;
 	}
-	if (strncmp(name, "source", 6) != 0 || (name[6] != '\0' && !is_space(name[6])))
-		return fail(p, "unknown section [%s]; expected [evtop] or [source NAME]", name);
+	if (strncmp(name, "source", 6) != 0 || (name[6] != '\0' && !is_space(name[6]))) {
+		char shown[80];
+
+		show_value(name, shown, sizeof(shown));
+		return fail(p, "unknown section [%s]; expected [evtop] or [source NAME]", shown);
+	}
 	name = trim(name + 6);
 	if (*name == '\0')
 		return fail(p, "a source section needs a name: [source NAME]");

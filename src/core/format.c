@@ -177,10 +177,13 @@ static void json_escape_byte(struct ev_buf *b, unsigned char ch)
 }
 
 /* C1 controls are escaped like C0 ones: as raw UTF-8 a terminal may still act on them
- * (U+009B is an 8-bit CSI) when someone reads the output with cat. */
-static bool is_c1(uint32_t cp)
+ * (U+009B is an 8-bit CSI) when someone reads the output with cat. So are the bidi marks,
+ * overrides and isolates that ev_text_sanitize replaces: raw, they reorder what a terminal
+ * shows around them (the same string value either way). */
+static bool is_c1_or_bidi(uint32_t cp)
 {
-	return cp >= 0x80 && cp <= 0x9f;
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
 static void put_json_string(struct ev_buf *b, const char *s, size_t len)
@@ -204,7 +207,7 @@ static void put_json_string(struct ev_buf *b, const char *s, size_t len)
 		n = ev_utf8_decode(s + i, len - i, &cp);
 		if (n == 1 && cp == EV_TEXT_REPLACEMENT)
 			ev_buf_adds(b, "\\ufffd");
-		else if (is_c1(cp))
+		else if (is_c1_or_bidi(cp))
 			ev_buf_printf(b, "\\u%04x", (unsigned)cp);
 		else
 			ev_buf_add(b, s + i, n);
@@ -303,7 +306,7 @@ static void put_json_embed(struct ev_buf *b, const char *s, size_t len)
 			uint32_t cp;
 			size_t n = ev_utf8_decode(s + i, len - i, &cp);
 
-			if (is_c1(cp))
+			if (is_c1_or_bidi(cp))
 				ev_buf_printf(b, "\\u%04x", (unsigned)cp);
 			else
 				ev_buf_add(b, s + i, n);

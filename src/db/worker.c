@@ -117,6 +117,13 @@ static void *worker_main(void *p)
 	sigset_t all;
 
 	sigfillset(&all);
+	/* A fault in this thread (a bug here or in the client library) must still reach the
+	 * console's crash handler, which gives the terminal back: blocked, the kernel kills the
+	 * process without running it. Every other signal is the main thread's. */
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	ev_db_thread_init();
 
