@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "core/text.h"
 #include "db/conn.h"
 #include "db/dbinfo.h"
 #include "ui/console.h"
@@ -10,6 +11,7 @@
 
 #include <langinfo.h>
 #include <locale.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +53,28 @@ static void set_locale(void)
 		setlocale(LC_CTYPE, "C.UTF-8");
 }
 
+/* "evtop: <message>" on stderr, the message sanitised: it may quote an argument, and an
+ * argument may come from anywhere (a script passing an event_no along). */
+static void say_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	char *safe = ev_text_sanitize(msg, strlen(msg));
+	fprintf(stderr, "evtop: %s\n", safe);
+	free(safe);
+}
+
 /* The console: the shared options, then the UI. */
 static int run_console(int argc, char **argv)
 {
 	struct ev_opts o;
 	struct ev_error err = {0};
 	if (ev_opts_parse(&o, argc, argv, &err) < 0) {
-		fprintf(stderr, "evtop: %s\n", err.msg);
+		say_error("%s", err.msg);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
@@ -67,7 +84,7 @@ static int run_console(int argc, char **argv)
 		return EV_EXIT_OK;
 	}
 	if (o.nargs > 0) {
-		fprintf(stderr, "evtop: unknown command '%s'\n", o.args[0]);
+		say_error("unknown command '%s'", o.args[0]);
 		usage(stderr);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
@@ -116,7 +133,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && argv[1][0] != '-') {
 		const struct ev_subcommand *sub = ev_subcommand_find(argv[1]);
 		if (sub == NULL) {
-			fprintf(stderr, "evtop: unknown command '%s'\n", argv[1]);
+			say_error("unknown command '%s'", argv[1]);
 			usage(stderr);
 			return EV_EXIT_USAGE;
 		}

@@ -274,8 +274,10 @@ int ev_cmd_list(int argc, char **argv)
 	}
 	int kind = ev_list_parse(o.args[0]);
 	if (kind < 0 || kind == EV_LIST_TRAIL || kind == EV_LIST_TRACE) {
+		char *safe = ev_text_sanitize(o.args[0], strlen(o.args[0]));
 		fprintf(stderr, "evtop: unknown list '%s' (evtop list --help shows the kinds%s)\n",
-		        o.args[0], kind >= 0 ? "; use evtop trail / evtop trace" : "");
+		        safe, kind >= 0 ? "; use evtop trail / evtop trace" : "");
+		free(safe);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}

@@ -40,6 +40,21 @@ static void on_crash(int sig)
 	raise(sig);
 }
 
+/* "evtop: <message>" on stderr before or after the console, sanitised: a message may quote
+ * a path, a terminal type or a server's words. */
+static void say_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	char *safe = ev_text_sanitize(msg, strlen(msg));
+	fprintf(stderr, "evtop: %s\n", safe);
+	free(safe);
+}
+
 static long long mono_ms(void)
 {
 	struct timespec ts;
@@ -698,8 +713,7 @@ static int script_step(struct app *a, char *line, const char *script_path)
 		for (char *k = strtok(rest, " \t"); k != NULL; k = strtok(NULL, " \t")) {
 			int code = ev_key_parse(k);
 			if (code < 0) {
-				fprintf(stderr, "evtop: script %s: unknown key '%s'\n", script_path,
-				        k);
+				say_error("script %s: unknown key '%s'", script_path, k);
 				return -1;
 			}
 			handle_key(a, code, code < KEY_MIN, (wint_t)code);
@@ -742,7 +756,7 @@ static int script_step(struct app *a, char *line, const char *script_path)
 	if (strcmp(cmd, "shell") == 0) {
 		return rest != NULL && system(rest) == 0 ? 0 : -1;
 	}
-	fprintf(stderr, "evtop: script %s: unknown command '%s'\n", script_path, cmd);
+	say_error("script %s: unknown command '%s'", script_path, cmd);
 	return -1;
 }
 
@@ -773,16 +787,14 @@ int ev_console_run(const struct ev_console_args *args)
 	if (args->script != NULL) {
 		script = fopen(args->script, "r");
 		if (script == NULL) {
-			fprintf(stderr, "evtop: cannot read the script %s: %s\n", args->script,
-			        strerror(errno));
+			say_error("cannot read the script %s: %s", args->script, strerror(errno));
 			return 2;
 		}
 	}
 	if (args->log_sql != NULL) {
 		log = fopen(args->log_sql, "a");
 		if (log == NULL) {
-			fprintf(stderr, "evtop: --log-sql: cannot open %s: %s\n", args->log_sql,
-			        strerror(errno));
+			say_error("--log-sql: cannot open %s: %s", args->log_sql, strerror(errno));
 			if (script)
 				fclose(script);
 			return 2;
@@ -799,14 +811,14 @@ int ev_console_run(const struct ev_console_args *args)
 	a->wdash = ev_worker_start(c1, &err);
 	a->wlist = a->wdash ? ev_worker_start(c2, &err) : NULL;
 	if (a->wdash == NULL || a->wlist == NULL) {
-		fprintf(stderr, "evtop: %s\n", err.msg);
+		say_error("%s", err.msg);
 		ev_worker_stop(&a->wdash);
 		return 2;
 	}
 
 	if (ev_term_start(a->scripted ? "xterm-256color" : NULL, args->cols ? args->cols : 80,
 	                  args->rows ? args->rows : 24, args->mono, msg, sizeof(msg)) < 0) {
-		fprintf(stderr, "evtop: %s\n", msg);
+		say_error("%s", msg);
 		ev_worker_stop(&a->wdash);
 		ev_worker_stop(&a->wlist);
 		if (script)

@@ -39,6 +39,15 @@ struct list_view {
 	int hscroll;
 	/* What to do when the page arrives: select its first or last row. */
 	int want;
+	/* The page on screen before a page turn, put back if the turn fails: the rows stay that
+	 * page's, so its number, start and back stack must too. */
+	struct {
+		bool set;
+		int page;
+		struct ev_cursor start;
+		size_t nback;
+		struct ev_cursor popped; /* what a page back took off the stack */
+	} undo;
 	char error[512];
 	/* Marked ids. */
 	struct mark *marks;
@@ -110,7 +119,8 @@ void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src)
 #undef CP
 }
 
-static void load(struct app *a, struct list_view *l, const struct ev_cursor *after, int want)
+/* Ask for a page; false when no query was sent (not ready, or the request is refused). */
+static bool load(struct app *a, struct list_view *l, const struct ev_cursor *after, int want)
 {
 	struct ev_error err = {0};
 	struct list_arg *arg = ev_xcalloc(1, sizeof(*arg));
@@ -118,7 +128,7 @@ static void load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 	if (!a->have_info) {
 		app_message(a, EV_STYLE_WARNING, "waiting for the first refresh…");
 		free(arg);
-		return;
+		return false;
 	}
 	arg->table_name = ev_xstrdup(app_table_name(a, l->table));
 	ev_table_info_copy(&arg->info, &a->info[l->table]);
@@ -143,14 +153,14 @@ static void load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 		snprintf(l->error, sizeof(l->error), "%s: no such table in this database",
 		         arg->table_name);
 		free_arg(arg);
-		return;
+		return false;
 	}
 	arg->query = ev_query_list(&arg->req, &err);
 	if (arg->query == NULL) {
 		snprintf(l->error, sizeof(l->error), "%s", err.msg);
 		free_arg(arg);
 		a->dirty = true;
-		return;
+		return false;
 	}
 	l->want = want;
 	/* A newer request supersedes any page still coming. */
@@ -160,12 +170,27 @@ static void load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 		l->start = *after;
 	else
 		memset(&l->start, 0, sizeof(l->start));
+	return true;
 }
 
 static void list_refresh(struct app *a, struct view *v)
 {
 	struct list_view *l = (struct list_view *)v;
 	load(a, l, l->start.set ? &l->start : NULL, WANT_KEEP);
+}
+
+/* Put back the page a failed (or never sent) page turn left. */
+static void undo_turn(struct list_view *l)
+{
+	if (!l->undo.set)
+		return;
+	l->undo.set = false;
+	l->page = l->undo.page;
+	l->start = l->undo.start;
+	if (l->nback > l->undo.nback)
+		l->nback = l->undo.nback;
+	else if (l->nback < l->undo.nback)
+		l->back[l->nback++] = l->undo.popped;
 }
 
 static void list_result(struct app *a, struct view *v, struct ev_job *job)
@@ -175,8 +200,10 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 	if (job->rc < 0 || r == NULL || r->rows == NULL) {
 		snprintf(l->error, sizeof(l->error), "%s", job->err.msg);
 		app_message(a, EV_STYLE_ERROR, "%s", job->err.msg);
+		undo_turn(l);
 		return;
 	}
+	l->undo.set = false;
 	l->error[0] = '\0';
 	/* A refresh keeps the cursor on the same event, and counts the rows that are new on
 	 * this page (the badge); a page turn starts at its first or last row. */
@@ -484,7 +511,15 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 				         ev_rowset_get(l->rows, (size_t)i, "max_retry_count"));
 				val = buf;
 			}
+			/* A NUL inside a value would end it early: what follows it is shown too. */
+			char *whole = NULL;
+			int ci = ev_rowset_col(l->rows, cs[c].name);
+			const struct ev_cell *cell =
+			        ci >= 0 ? ev_rowset_cell(l->rows, (size_t)i, (size_t)ci) : NULL;
+			if (cell != NULL && val == cell->s && strlen(cell->s) != cell->len)
+				val = whole = ev_text_sanitize(cell->s, cell->len);
 			draw_text_pad(y, x, w, style, val);
+			free(whole);
 			x += w + 1;
 		}
 	}
@@ -499,19 +534,30 @@ static void next_page(struct app *a, struct list_view *l)
 		return;
 	struct ev_cursor c;
 	ev_cursor_from_row(l->query, l->rows, l->rows->nrows - 1, &c);
+	l->undo.set = true;
+	l->undo.page = l->page;
+	l->undo.start = l->start;
+	l->undo.nback = l->nback;
 	l->back = ev_xrealloc(l->back, (l->nback + 1) * sizeof(*l->back));
 	l->back[l->nback++] = l->start;
 	l->page++;
-	load(a, l, &c, WANT_FIRST);
+	if (!load(a, l, &c, WANT_FIRST))
+		undo_turn(l);
 }
 
 static void prev_page(struct app *a, struct list_view *l, int want)
 {
 	if (l->nback == 0)
 		return;
+	l->undo.set = true;
+	l->undo.page = l->page;
+	l->undo.start = l->start;
+	l->undo.nback = l->nback;
+	l->undo.popped = l->back[l->nback - 1];
 	struct ev_cursor c = l->back[--l->nback];
 	l->page--;
-	load(a, l, c.set ? &c : NULL, want);
+	if (!load(a, l, c.set ? &c : NULL, want))
+		undo_turn(l);
 }
 
 static void filter_done(struct app *a, const char *text)

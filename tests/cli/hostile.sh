@@ -133,6 +133,24 @@ ev dashboard --table outbox --format csv >"$dir/c" 2>&1
 [ "$(grep -c '^outbox,' "$dir/c")" -ge 3006 ] && ok "the dashboard lists 3006 groups" ||
 	not_ok "the dashboard lists 3006 groups ($(grep -c '^outbox,' "$dir/c"))"
 
+# Hostile arguments: the messages that quote them are safe too.
+esc=$(printf 'X\033]0;PWNED\007\302\233')
+unsafe=0
+for args in "show $esc" "list failed --event-type $esc" "list failed --filter bogus$esc=1" \
+	"check --warning pend${esc}ing>1" "--outbox-table $esc list failed" "list $esc" \
+	"trail $esc $esc" "trace $esc" "$esc" "--bogus$esc" "--screen $esc" "--script $esc" \
+	"--log-sql $dir/no/$esc" "list failed --log-sql $dir/no/$esc"; do
+	# shellcheck disable=SC2086
+	ev $args >"$dir/o" 2>"$dir/e"
+	rc=$?
+	if [ $rc -ge 4 ] || ! perl "$src/tests/lib/termsafe.pl" "$dir/o" "$dir/e" >"$dir/why"; then
+		unsafe=$((unsafe + 1))
+		echo "# evtop $args: exit $rc, $(cat "$dir/why")"
+	fi
+done
+[ $unsafe -eq 0 ] && ok "hostile arguments are quoted safely in every message" ||
+	not_ok "hostile arguments are quoted safely in every message ($unsafe not)"
+
 # The console needs a terminal: without one it refuses clearly, and the sub-commands work.
 TERM=dumb "$evtop" --defaults-file="$dir/pinned.cnf" </dev/null >"$dir/o" 2>"$dir/e"
 rc=$?

@@ -169,9 +169,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	char *safe = ev_text_sanitize(s, size);
 	int w = ev_text_width(safe);
-	/* Column counts around the interesting places: none, one, the width itself, and one
-	 * taken from the input so the fuzzer can steer it. */
-	int cols[] = {-1, 0, 1, 2, 3, w - 1, w, w + 1, size ? data[0] % 64 : 5};
+	/* Column counts around the interesting places: none, one, just short of the width (a
+	 * cut), the width itself, and one taken from the input so the fuzzer can steer it. */
+	int cols[] = {0, 1, w - 1, w, size ? data[0] % 64 - 1 : 5};
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		for (int f = 0; f < 4; f++)
 			check_fit(safe, w, cols[i], f & 1, f & 2);

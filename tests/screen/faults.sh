@@ -1,8 +1,8 @@
 #!/bin/sh
-# Faults while the console is open, each a scripted run (tests/screen/faults/*.keys) against
-# the harness's own server, which the scripts kill, restart, stop and resume
-# (tests/screen/faults/lib.sh): the server killed while a list pages and restarted; a network
-# stall longer than the read timeout; a lock wait timeout on a guarded update; the server
+# Faults while the console is open, each a scripted run (tests/screen/fault-scripts/*.keys)
+# against the harness's own server, which the scripts kill, restart, stop and resume
+# (tests/screen/fault-scripts/lib.sh): the server killed while a list pages and restarted; a
+# network stall longer than the read timeout; a lock wait timeout on a guarded update; the server
 # killed while a guarded update is in flight; the statement time limit hit on the dashboard's
 # tiles; the table dropped; the account's privileges revoked. For each: the run ends normally
 # (the console stayed up and kept answering keys), the screens say what happened and mark
@@ -103,12 +103,14 @@ lacks() {
 }
 
 # FAULTS_ONLY=NAME runs one script (its checks below then fail for the others).
-for s in "$src"/tests/screen/faults/${FAULTS_ONLY:-*}.keys; do
+for s in "$src"/tests/screen/fault-scripts/${FAULTS_ONLY:-*}.keys; do
 	run "$s"
 done
 
 # The server killed while a list pages, then restarted.
 shows restart/list-next-page-failed 'OB-'
+# The failed page turn leaves the page it could not leave: its rows, its number.
+shows restart/list-next-page-failed 'page 1 '
 shows restart/list-stale 'STALE since 2026-06-01 12:00:00'
 shows restart/dashboard-stale 'STALE since 2026-06-01 12:00:00'
 shows restart/keys-still-work '▶ message'

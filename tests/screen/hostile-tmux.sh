@@ -21,6 +21,9 @@ command -v tmux >/dev/null || {
 sock="evtop-hostile-$$"
 t() { tmux -L "$sock" "$@"; }
 trap 't kill-server 2>/dev/null' EXIT
+# A session of its own keeps the tmux server up between the console's sessions: killing the
+# only session ends the server, and a new-session racing that exit fails.
+t new-session -d -s keep 'sleep 3600' || exit 99
 fails=0
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }

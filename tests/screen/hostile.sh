@@ -1,6 +1,6 @@
 #!/bin/sh
-# Hostile input in the console: every script of tests/screen/hostile/ (dashboard, lists, the
-# detail pane, the VARBINARY/LONGBLOB variant tables) runs at 80x24, 20x6 (the smallest
+# Hostile input in the console: every script of tests/screen/hostile-scripts/ (dashboard,
+# lists, the detail pane, the VARBINARY/LONGBLOB variant tables) runs at 80x24, 20x6 (the smallest
 # usable terminal) and 300x100 over the rows of tests/data/hostile.sql. Each run must end
 # normally, every screen must be safe for a terminal (tests/lib/termsafe.pl: valid UTF-8, no
 # C0/C1 control, no bidi override) with no "^[" either (what curses itself prints for a raw
@@ -86,7 +86,7 @@ has() {
 	done
 }
 
-for s in "$src"/tests/screen/hostile/*.keys; do
+for s in "$src"/tests/screen/hostile-scripts/*.keys; do
 	for size in 80x24 20x6 300x100; do
 		run "$s" "$size"
 	done
@@ -99,6 +99,8 @@ has dashboard-80x24/last-group 'TYPE_3000␛]0;PWNED␇'
 has dashboard-300x100/last-group-list 'HX-T3000'
 has detail-300x100/hostile-top '␛[2J␛[H␛]0;PWNED␇␛[31;5mRED␛[0m' 'gpj.exe␍␊␉␈␀␡END'
 has detail-300x100/hostile-search 'PWNED'
+# A NUL inside a value does not end it in a list either.
+has lists-300x100/failed-reversed '␈␀␡END'
 has detail-300x100/nulls 'NULL'
 has detail-300x100/identifiers-64 'NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN'
 has detail-300x100/cjk "调用下游超时🚀e$(printf '\314\201')"

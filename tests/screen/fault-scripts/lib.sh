@@ -1,5 +1,5 @@
-# Helpers for the `shell` lines of tests/screen/faults/*.keys, which run them as
-#   shell . "$EVTOP_SRCDIR/tests/screen/faults/lib.sh"; NAME ARGS
+# Helpers for the `shell` lines of tests/screen/fault-scripts/*.keys, which run them as
+#   shell . "$EVTOP_SRCDIR/tests/screen/fault-scripts/lib.sh"; NAME ARGS
 # They act on the harness's own server (its folder is "$EVTOP_TEST_DIR/..") and fail (exit 1)
 # when what they should bring about did not happen, which fails the scripted run.
 srv=$EVTOP_TEST_DIR/..
