@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include "cli/cli.h"
+#include "cli/fanout.h"
 #include "cli/cmd_bulk.h"
 #include "cli/options.h"
 #include "cli/session.h"
@@ -428,6 +429,117 @@ static int prepare(struct run *r)
 	return 0;
 }
 
+/* Which of the chosen sources holds the event_nos: looked up on every source's primary. */
+struct locate {
+	char **event_nos;
+	int n;
+	bool *found; /* [source][event]: found[i * n + e] */
+};
+
+static int locate_one(struct ev_fan_src *fs, void *arg)
+{
+	struct locate *l = arg;
+	int i = (int)(fs - (struct ev_fan_src *)fs->out);
+	enum ev_table_kind kinds[EV_TABLE_COUNT];
+	int nt = ev_session_tables(&fs->o, kinds);
+	for (int e = 0; e < l->n; e++) {
+		for (int k = 0; k < nt; k++) {
+			enum ev_table_kind t = kinds[k];
+			if (!(fs->src->tables & (1u << t)) ||
+			    ev_session_check_table(&fs->s, t, &fs->err) < 0)
+				continue;
+			struct ev_query *q = ev_guard_query_row_by_no(
+			        t, ev_opts_table_name(&fs->o, t), l->event_nos[e]);
+			struct ev_rowset *rs = NULL;
+			if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) == 0 && rs->nrows > 0)
+				l->found[i * l->n + e] = true;
+			ev_rowset_free(&rs);
+			ev_query_free(&q);
+		}
+	}
+	return 0;
+}
+
+/* With several sources an event's identity includes its source: find the one source that
+ * holds every event_no given, and narrow o to it. Returns 0, or an exit code (said). */
+static int pick_source(struct ev_opts *o, bool bulk)
+{
+	struct ev_error err = {0};
+	struct ev_fan f;
+
+	if (o->nchosen <= 1)
+		return 0;
+	if (bulk) {
+		fprintf(stderr,
+		        "evtop: a bulk action works on one source at a time: name it with --source "
+		        "(the config has %d)\n",
+		        o->nchosen);
+		return EV_EXIT_USAGE;
+	}
+	if (ev_fan_open(&f, o, true, &err) < 0) {
+		ev_session_report(&err);
+		ev_fan_close(&f);
+		return EV_EXIT_UNKNOWN;
+	}
+	struct locate l = {.event_nos = o->args, .n = o->nargs};
+	l.found = ev_xcalloc((size_t)(f.n * l.n), sizeof(*l.found));
+	for (int i = 0; i < f.n; i++)
+		f.v[i].out = f.v; /* the base, for the source's index */
+	ev_fan_run(&f, locate_one, &l);
+	int rc = 0, where = -1;
+	for (int i = 0; i < f.n && rc == 0; i++) {
+		if (!f.v[i].up) {
+			ev_error_set(&err, f.v[i].err.code,
+			             "refused: source %s does not answer (%.300s), and an event_no "
+			             "given may be there: name the source with --source",
+			             f.v[i].src->name, f.v[i].err.msg);
+			ev_session_report(&err);
+			rc = EV_EXIT_UNKNOWN;
+		}
+	}
+	for (int e = 0; e < l.n && rc == 0; e++) {
+		int first = -1;
+		for (int i = 0; i < f.n && rc == 0; i++) {
+			if (!l.found[i * l.n + e])
+				continue;
+			if (first >= 0) {
+				ev_error_set(
+				        &err, EV_ERR_USAGE,
+				        "refused: event %.64s is on source %s and on source %s: "
+				        "name one with --source",
+				        o->args[e], f.v[first].src->name, f.v[i].src->name);
+				ev_session_report(&err);
+				rc = EV_EXIT_USAGE;
+			}
+			first = i;
+		}
+		if (rc == 0 && first >= 0 && where >= 0 && first != where) {
+			ev_error_set(
+			        &err, EV_ERR_USAGE,
+			        "refused: the events given are on several sources (%s and %s): "
+			        "one source per run, named with --source",
+			        f.v[where].src->name, f.v[first].src->name);
+			ev_session_report(&err);
+			rc = EV_EXIT_USAGE;
+		}
+		if (first >= 0)
+			where = first;
+	}
+	if (rc == 0 && where >= 0) {
+		char *name =
+		        ev_text_sanitize(o->chosen[where]->name, strlen(o->chosen[where]->name));
+		fprintf(stderr, "evtop: source %s holds the event%s given; acting there\n", name,
+		        l.n == 1 ? "" : "s");
+		free(name);
+		o->src = o->chosen[where];
+		o->chosen[0] = o->src;
+		o->nchosen = 1;
+	}
+	free(l.found);
+	ev_fan_close(&f);
+	return rc;
+}
+
 static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE *))
 {
 	struct run r;
@@ -483,6 +595,8 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 	           : o.retry_now          ? EV_ACTION_RETRY_NOW
 	                                  : EV_ACTION_RETRY_SCHEDULE;
 	if (bulk.any && (rc = ev_bulk_cli_check(&bulk, &o, r.action, verb_name[verb])) != 0)
+		goto out;
+	if ((rc = pick_source(&o, bulk.list != NULL)) != 0)
 		goto out;
 
 	rc = EV_EXIT_FAILURE;

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include "cli/cli.h"
+#include "cli/fanout.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/dashboard.h"
@@ -26,6 +27,16 @@ static void usage(FILE *out)
 	      "a figure whose query timed out or needs a missing index is shown as ?.\n\n",
 	      out);
 	ev_opts_usage(out);
+}
+
+/* One line of what went wrong or what a figure lacks, sanitised: "evtop: [table: ]msg" on
+ * stderr, "[table: ]msg" into a buffer (named by its source later). */
+static void say(FILE *msgs, const char *table, const char *msg)
+{
+	char *safe = ev_text_sanitize(msg, strlen(msg));
+	fprintf(msgs, "%s%s%s%s\n", msgs == stderr ? "evtop: " : "", table ? table : "",
+	        table ? ": " : "", safe);
+	free(safe);
 }
 
 static const enum ev_dash_figure shown[] = {
@@ -61,12 +72,14 @@ static void cell_text(const struct ev_figure *f, enum ev_dash_figure which, char
 	}
 }
 
-static void add_row(struct ev_rowset *rs, const char *table, const char *group,
+static void add_row(struct ev_rowset *rs, const char *source, const char *table, const char *group,
                     const struct ev_dash_row *row)
 {
 	struct ev_cell *cells = ev_rowset_add_row(rs);
 	char buf[48];
 	size_t c = 0;
+	if (source != NULL)
+		ev_cell_set(&cells[c++], source, strlen(source));
 	ev_cell_set(&cells[c++], table, strlen(table));
 	ev_cell_set(&cells[c++], group, group ? strlen(group) : 0);
 	for (size_t i = 0; i < NSHOWN; i++) {
@@ -75,29 +88,56 @@ static void add_row(struct ev_rowset *rs, const char *table, const char *group,
 	}
 }
 
-/* The table format: one rowset for every table, totals last in each. */
-static struct ev_rowset *as_rows(struct ev_dash *const *dash, int n)
+/* A source that did not answer: its TOTAL row, every figure unknown. */
+static void add_missing(struct ev_rowset *rs, const char *source, const char *table)
 {
-	const char *names[2 + NSHOWN];
-	enum ev_ctype types[2 + NSHOWN];
-	names[0] = "table";
-	types[0] = EV_CT_TEXT;
-	names[1] = "group";
-	types[1] = EV_CT_TEXT;
-	for (size_t i = 0; i < NSHOWN; i++) {
-		names[2 + i] = ev_dash_figure_name(shown[i]);
-		types[2 + i] = EV_CT_INT;
+	struct ev_dash_row row;
+	memset(&row, 0, sizeof(row));
+	for (int f = 0; f < EV_DASH_NFIGURES; f++)
+		row.f[f].unknown = true;
+	add_row(rs, source, table, "TOTAL", &row);
+}
+
+/* The table format: one rowset for every table, totals last in each. With several sources a
+ * leading "source" column: the merged groups and TOTAL as "all", then each source's TOTAL. */
+static struct ev_rowset *as_rows(struct ev_dash *const *dash, int n, const struct ev_fan *f,
+                                 struct ev_dash *(*per)[EV_TABLE_COUNT])
+{
+	const char *names[3 + NSHOWN];
+	enum ev_ctype types[3 + NSHOWN];
+	size_t k = 0;
+	bool multi = f != NULL && f->multi;
+	if (multi) {
+		names[k] = "source";
+		types[k++] = EV_CT_TEXT;
 	}
-	struct ev_rowset *rs = ev_rowset_new(2 + NSHOWN, names, types);
+	names[k] = "table";
+	types[k++] = EV_CT_TEXT;
+	names[k] = "group";
+	types[k++] = EV_CT_TEXT;
+	for (size_t i = 0; i < NSHOWN; i++) {
+		names[k] = ev_dash_figure_name(shown[i]);
+		types[k++] = EV_CT_INT;
+	}
+	struct ev_rowset *rs = ev_rowset_new(k, names, types);
 	for (int i = 0; i < n; i++) {
-		const struct ev_dash *d = dash[n - 1 - i]; /* the outbox first, as the lists */
+		int t = n - 1 - i; /* the outbox first, as the lists */
+		const struct ev_dash *d = dash[t];
 		if (d == NULL)
 			continue;
 		const char *key = ev_model_table(d->table)->key;
 		for (size_t r = 0; r < d->nrows; r++)
-			add_row(rs, key, d->rows[r].group ? d->rows[r].group : "(null)",
-			        &d->rows[r]);
-		add_row(rs, key, "TOTAL", &d->total);
+			add_row(rs, multi ? "all" : NULL, key,
+			        d->rows[r].group ? d->rows[r].group : "(null)", &d->rows[r]);
+		add_row(rs, multi ? "all" : NULL, key, "TOTAL", &d->total);
+		for (int s = 0; multi && s < f->n; s++) {
+			if (!(f->v[s].src->tables & (1u << t)))
+				continue;
+			if (per[s][t] != NULL)
+				add_row(rs, f->v[s].src->name, key, "TOTAL", &per[s][t]->total);
+			else
+				add_missing(rs, f->v[s].src->name, key);
+		}
 	}
 	return rs;
 }
@@ -140,12 +180,52 @@ static void json_figures(FILE *out, const struct ev_dash_row *row, int window_s)
 	fputs("]}", out);
 }
 
-static void write_json(FILE *out, struct ev_dash *const *dash, int n)
+/* What each source said, for the JSON of one table: its name, whether it answered, its
+ * replica lag, its totals. */
+static void json_sources(FILE *out, const struct ev_fan *f, struct ev_dash *(*per)[EV_TABLE_COUNT],
+                         int t, int window_s)
 {
 	bool first = true;
+	fputs(",\"sources\":[", out);
+	for (int s = 0; s < f->n; s++) {
+		const struct ev_fan_src *fs = &f->v[s];
+		if (!(fs->src->tables & (1u << t)))
+			continue;
+		const struct ev_dash *d = per[s][t];
+		fprintf(out, "%s{\"source\":", first ? "" : ",");
+		ev_session_json_string(out, fs->src->name);
+		fprintf(out, ",\"ok\":%s,\"error\":", d != NULL ? "true" : "false");
+		if (d == NULL)
+			ev_session_json_string(out, fs->up ? "the table could not be read"
+			                                   : fs->err.msg);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"read_from\":\"%s\",\"replica_lag_s\":",
+		        fs->on_replica ? "replica" : "primary");
+		if (fs->on_replica && fs->lag_s >= 0)
+			fprintf(out, "%lld", fs->lag_s);
+		else
+			fputs("null", out);
+		fputs(",\"total\":", out);
+		if (d != NULL)
+			json_figures(out, &d->total, d->window_s);
+		else
+			fputs("null", out);
+		first = false;
+	}
+	(void)window_s;
+	fputc(']', out);
+}
+
+static void write_json(FILE *out, struct ev_dash *const *dash, int n, const struct ev_fan *f,
+                       struct ev_dash *(*per)[EV_TABLE_COUNT])
+{
+	bool first = true;
+	bool with_sources = f != NULL && (f->multi || f->v[0].on_replica);
 	fputs("[\n", out);
 	for (int i = 0; i < n; i++) {
-		const struct ev_dash *d = dash[n - 1 - i]; /* the outbox first, as the lists */
+		int t = n - 1 - i; /* the outbox first, as the lists */
+		const struct ev_dash *d = dash[t];
 		if (d == NULL)
 			continue;
 		fprintf(out, "%s{\"table\":\"%s\",\"dimension\":", first ? "" : ",\n",
@@ -160,6 +240,8 @@ static void write_json(FILE *out, struct ev_dash *const *dash, int n)
 			ev_session_json_string(out, d->notes);
 		else
 			fputs("null", out);
+		if (with_sources)
+			json_sources(out, f, per, t, d->window_s);
 		fputs(",\"total\":", out);
 		json_figures(out, &d->total, d->window_s);
 		fputs(",\"groups\":[", out);
@@ -179,8 +261,9 @@ static void write_json(FILE *out, struct ev_dash *const *dash, int n)
 	fputs("\n]\n", out);
 }
 
-int ev_dashboard_collect(struct ev_session *s, const struct ev_opts *o, struct ev_dash **dash,
-                         bool quiet)
+/* The dashboards of one source's tables into dash[table]; what goes wrong is said on msgs
+ * (NULL: not said). */
+static int collect(struct ev_session *s, const struct ev_opts *o, struct ev_dash **dash, FILE *msgs)
 {
 	enum ev_table_kind kinds[EV_TABLE_COUNT];
 	int n = ev_session_tables(o, kinds);
@@ -189,9 +272,11 @@ int ev_dashboard_collect(struct ev_session *s, const struct ev_opts *o, struct e
 
 	for (int i = 0; i < n; i++) {
 		enum ev_table_kind t = kinds[i];
+		if (!(o->src->tables & (1u << t)))
+			continue; /* the config says this source has no such table */
 		if (ev_session_check_table(s, t, &err) < 0) {
-			if (!quiet)
-				ev_session_report(&err);
+			if (msgs)
+				say(msgs, NULL, err.msg);
 			rc = EV_EXIT_UNKNOWN;
 			continue;
 		}
@@ -213,17 +298,109 @@ int ev_dashboard_collect(struct ev_session *s, const struct ev_opts *o, struct e
 		        .stuck_threshold_s = o->cfg.stuck_threshold_s,
 		};
 		if (ev_dash_fetch(s->conn, &req, &dash[t], &err) < 0) {
-			if (!quiet)
-				ev_session_report(&err);
+			if (msgs)
+				say(msgs, NULL, err.msg);
 			rc = EV_EXIT_UNKNOWN;
 			continue;
 		}
-		if (dash[t]->notes != NULL && !quiet) {
-			char *safe = ev_text_sanitize(dash[t]->notes, strlen(dash[t]->notes));
-			fprintf(stderr, "evtop: %s: %s\n", ev_model_table(t)->key, safe);
-			free(safe);
-		}
+		if (dash[t]->notes != NULL && msgs)
+			say(msgs, ev_model_table(t)->key, dash[t]->notes);
 	}
+	return rc;
+}
+
+int ev_dashboard_collect(struct ev_session *s, const struct ev_opts *o, struct ev_dash **dash,
+                         bool quiet)
+{
+	return collect(s, o, dash, quiet ? NULL : stderr);
+}
+
+/* One source's part of a fanned-out dashboard. */
+struct part {
+	struct ev_dash *dash[EV_TABLE_COUNT];
+	char *msgs;
+	size_t len;
+	int rc;
+};
+
+static int collect_part(struct ev_fan_src *fs, void *arg)
+{
+	(void)arg;
+	struct part *p = fs->out;
+	FILE *mem = open_memstream(&p->msgs, &p->len);
+	p->rc = collect(&fs->s, &fs->o, p->dash, mem);
+	if (mem != NULL)
+		fclose(mem);
+	return p->rc;
+}
+
+int ev_dashboard_collect_fan(struct ev_fan *f, const struct ev_opts *o, struct ev_dash **dash,
+                             struct ev_dash *(*per)[EV_TABLE_COUNT], bool quiet)
+{
+	struct part *parts = ev_xcalloc((size_t)f->n, sizeof(*parts));
+	int rc = EV_EXIT_OK;
+
+	for (int i = 0; i < f->n; i++)
+		f->v[i].out = &parts[i];
+	ev_fan_run(f, collect_part, NULL);
+	for (int i = 0; i < f->n; i++) {
+		struct part *p = &parts[i];
+		if (!f->v[i].up)
+			rc = EV_EXIT_UNKNOWN;
+		else if (p->rc != EV_EXIT_OK && rc != EV_EXIT_USAGE)
+			rc = p->rc;
+		if (p->msgs != NULL && p->len > 0 && !quiet) {
+			/* Each line named by its source when there are several. */
+			for (char *line = p->msgs; *line;) {
+				char *nl = strchr(line, '\n');
+				if (nl)
+					*nl = '\0';
+				if (f->multi)
+					fprintf(stderr, "evtop: %s: %s\n", f->v[i].src->name, line);
+				else
+					fprintf(stderr, "evtop: %s\n", line);
+				line = nl ? nl + 1 : line + strlen(line);
+			}
+		}
+		free(p->msgs);
+		f->v[i].out = NULL;
+	}
+	enum ev_table_kind kinds[EV_TABLE_COUNT];
+	int nt = ev_session_tables(o, kinds);
+	for (int k = 0; k < nt; k++) {
+		enum ev_table_kind t = kinds[k];
+		struct ev_dash **tparts = ev_xcalloc((size_t)f->n, sizeof(*tparts));
+		const char **names = ev_xcalloc((size_t)f->n, sizeof(*names));
+		int have = 0;
+		const struct ev_dash *any = NULL;
+		for (int i = 0; i < f->n; i++) {
+			if (!(f->v[i].src->tables & (1u << t)))
+				continue; /* the config says this source has no such table */
+			tparts[have] = parts[i].dash[t];
+			names[have] = f->v[i].src->name;
+			if (tparts[have] != NULL)
+				any = tparts[have];
+			have++;
+		}
+		if (any != NULL) {
+			struct ev_dash_req req = {
+			        .table = t,
+			        .dimension = any->dimension,
+			        .window_s = any->window_s,
+			};
+			dash[t] = ev_dash_merged(tparts, f->multi ? names : NULL, have, &req);
+		}
+		free(tparts);
+		free(names);
+	}
+	for (int i = 0; i < f->n; i++)
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			if (per != NULL)
+				per[i][t] = parts[i].dash[t];
+			else
+				ev_dash_free(&parts[i].dash[t]);
+		}
+	free(parts);
 	return rc;
 }
 
@@ -231,7 +408,7 @@ int ev_cmd_dashboard(int argc, char **argv)
 {
 	struct ev_opts o;
 	struct ev_error err = {0};
-	struct ev_session s;
+	struct ev_fan f;
 	struct ev_dash *dash[EV_TABLE_COUNT] = {NULL};
 	int rc = ev_session_parse(&o, argc, argv, usage, 0, 0);
 
@@ -249,23 +426,39 @@ int ev_cmd_dashboard(int argc, char **argv)
 	}
 	if (o.by == NULL)
 		o.by = ev_xstrdup("event_type");
-	if (ev_session_open(&s, &o, &err) < 0) {
+	if (ev_fan_open(&f, &o, false, &err) < 0) {
 		ev_session_report(&err);
-		ev_session_close(&s);
+		ev_fan_close(&f);
 		ev_opts_free(&o);
 		return EV_EXIT_UNKNOWN;
 	}
-	rc = ev_dashboard_collect(&s, &o, dash, false);
+	ev_fan_report(&f, o.cfg.lag_warning_s);
+	struct ev_dash *(*per)[EV_TABLE_COUNT] = ev_xcalloc((size_t)f.n, sizeof(*per));
+	rc = ev_dashboard_collect_fan(&f, &o, dash, per, false);
 	if (rc != EV_EXIT_USAGE) {
 		if (o.format == EV_FMT_JSON) {
-			write_json(stdout, dash, EV_TABLE_COUNT);
+			write_json(stdout, dash, EV_TABLE_COUNT, &f, per);
 		} else {
-			struct ev_rowset *rs = as_rows(dash, EV_TABLE_COUNT);
+			struct ev_rowset *rs = as_rows(dash, EV_TABLE_COUNT, &f, per);
 			char win[32];
-			if (o.format == EV_FMT_TABLE)
+			if (o.format == EV_FMT_TABLE) {
 				printf("# created, success, cancelled: created in the last %s "
 				       "(create_time)\n",
 				       ev_format_duration(o.cfg.window_s, win, sizeof(win)));
+				for (int i = 0; i < f.n; i++) {
+					if (!f.v[i].on_replica && !f.multi)
+						continue;
+					char *lag = f.v[i].up ? ev_fan_lag_text(&f.v[i])
+					                      : ev_xstrdup("no answer");
+					char *safe = ev_text_sanitize(lag, strlen(lag));
+					char *name = ev_text_sanitize(f.v[i].src->name,
+					                              strlen(f.v[i].src->name));
+					printf("# source %s: %s\n", name, safe);
+					free(name);
+					free(safe);
+					free(lag);
+				}
+			}
 			if (ev_format_write(stdout, rs, o.format, 40) < 0) {
 				fprintf(stderr, "evtop: cannot write the output: %s\n",
 				        strerror(errno));
@@ -276,7 +469,11 @@ int ev_cmd_dashboard(int argc, char **argv)
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		ev_dash_free(&dash[t]);
-	ev_session_close(&s);
+	for (int i = 0; i < f.n; i++)
+		for (int t = 0; t < EV_TABLE_COUNT; t++)
+			ev_dash_free(&per[i][t]);
+	free(per);
+	ev_fan_close(&f);
 	ev_opts_free(&o);
 	return rc;
 }

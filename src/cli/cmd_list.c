@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include "cli/cli.h"
+#include "cli/fanout.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/format.h"
@@ -32,6 +33,9 @@ static const char *const table_cols_outbox[] = {
         "topic",     "publish_status", "retry_count", "max_retry_count", "next_retry_time",
         "locked_by", "lock_until",     "fail_reason", "create_time",     NULL};
 
+/* The column that names a merged row's source (no table has a column of that name). */
+#define SOURCE_COL "@source"
+
 /* The rows to print: a leading "table" column, then the query's columns (or, for the table
  * format, the readable subset with the status named). */
 static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind t, bool human,
@@ -44,6 +48,13 @@ static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind 
 	int src[64];
 	size_t n = 0;
 
+	/* Rows merged from several sources carry their source first. */
+	int source_col = ev_rowset_col(rs, SOURCE_COL);
+	if (source_col >= 0) {
+		names[n] = "source";
+		types[n] = EV_CT_TEXT;
+		src[n++] = source_col;
+	}
 	/* The table format heads each table's block instead. */
 	if (!human) {
 		names[n] = "table";
@@ -61,6 +72,8 @@ static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind 
 		}
 	} else {
 		for (size_t c = 0; c < rs->ncols && n < 64; c++) {
+			if ((int)c == source_col)
+				continue;
 			names[n] = rs->cols[c].name;
 			types[n] = rs->cols[c].type;
 			src[n++] = (int)c;
@@ -160,17 +173,192 @@ static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
 	return fflush(stdout) == 0 && !ferror(stdout) ? rc : -1;
 }
 
+/* One source's page of one table. */
+struct list_part {
+	struct ev_query *q;
+	struct ev_rowset *rs;
+	bool ran;
+};
+
+struct list_ctx {
+	const struct ev_fan *f;
+	enum ev_list_kind kind;
+	enum ev_table_kind t;
+	const char *a1, *a2;
+	const struct ev_mcursor *mc; /* per source (multi), or NULL */
+	const struct ev_cursor *after;
+	struct list_part *parts;
+};
+
+static int fetch_part(struct ev_fan_src *fs, void *arg)
+{
+	struct list_ctx *x = arg;
+	int i = (int)(fs - x->f->v);
+	struct list_part *p = &x->parts[i];
+	enum ev_table_kind t = x->t;
+	struct ev_opts *o = &fs->o;
+
+	if (!(fs->src->tables & (1u << t)))
+		return 0; /* the config says this source has no such table */
+	if (x->mc != NULL && x->mc[i].state == EV_MC_DONE)
+		return 0;
+	if (ev_session_check_table(&fs->s, t, &fs->err) < 0)
+		return -1;
+	struct ev_list_req req = {
+	        .info = &fs->s.info[t],
+	        .table = t,
+	        .table_name = ev_opts_table_name(o, t),
+	        .kind = x->kind,
+	        .filter = &o->filter,
+	        .limit = o->limit,
+	        .stuck_threshold_s = o->cfg.stuck_threshold_s,
+	        .high_retry_min = o->cfg.high_retry_min,
+	        .object_type = x->a1,
+	        .object_id = x->a2,
+	        .trace_id = x->a1,
+	};
+	if (x->mc != NULL && x->mc[i].state == EV_MC_AT)
+		req.after = x->mc[i].c;
+	else if (x->mc == NULL)
+		req.after = *x->after;
+	p->q = ev_query_list(&req, &fs->err);
+	if (p->q == NULL)
+		return fs->err.code == EV_ERR_SCHEMA ? -1 : -2;
+	if (ev_conn_run(fs->s.conn, p->q, &p->rs, &fs->err) < 0)
+		return -1;
+	p->ran = true;
+	return 0;
+}
+
+/* Merge the sources' pages (each up to limit + 1 rows) into one page of `limit` rows in the
+ * list's order, each row named by its source; advance each source's cursor past the rows it
+ * gave. Returns the page; *more says whether a next page exists. */
+static struct ev_rowset *merge_parts(const struct ev_fan *f, enum ev_table_kind t,
+                                     struct list_part *parts, int limit, struct ev_mcursor *mc,
+                                     bool *more)
+{
+	const struct ev_rowset *shape = NULL;
+	const struct ev_query *q = NULL;
+	for (int i = 0; i < f->n && shape == NULL; i++)
+		if (parts[i].ran) {
+			shape = parts[i].rs;
+			q = parts[i].q;
+		}
+	*more = false;
+	if (shape == NULL)
+		return NULL;
+	const char *names[65];
+	enum ev_ctype types[65];
+	size_t nc = shape->ncols < 64 ? shape->ncols : 64;
+	names[0] = SOURCE_COL;
+	types[0] = EV_CT_TEXT;
+	for (size_t c = 0; c < nc; c++) {
+		names[c + 1] = shape->cols[c].name;
+		types[c + 1] = shape->cols[c].type;
+	}
+	struct ev_rowset *m = ev_rowset_new(nc + 1, names, types);
+	size_t *pos = ev_xcalloc((size_t)f->n, sizeof(*pos));
+	for (int taken = 0; taken < limit; taken++) {
+		int best = -1;
+		for (int i = 0; i < f->n; i++) {
+			const struct ev_rowset *rs = parts[i].rs;
+			if (!parts[i].ran || pos[i] >= rs->nrows || pos[i] >= (size_t)limit)
+				continue;
+			if (best < 0 ||
+			    ev_list_row_cmp(q, rs, pos[i], parts[best].rs, pos[best]) < 0)
+				best = i;
+		}
+		if (best < 0)
+			break;
+		const struct ev_rowset *rs = parts[best].rs;
+		struct ev_cell *cells = ev_rowset_add_row(m);
+		const char *name = f->v[best].src->name;
+		ev_cell_set(&cells[0], name, strlen(name));
+		for (size_t c = 0; c < nc; c++) {
+			const struct ev_cell *cell = ev_rowset_cell(rs, pos[best], c);
+			ev_cell_set(&cells[c + 1], cell->s, cell->len);
+		}
+		pos[best]++;
+	}
+	for (int i = 0; i < f->n; i++) {
+		if (parts[i].ran) {
+			const struct ev_rowset *rs = parts[i].rs;
+			if (pos[i] > 0) {
+				mc[i].state = EV_MC_AT;
+				ev_cursor_from_row(parts[i].q, rs, pos[i] - 1, &mc[i].c);
+			}
+			if (rs->nrows <= (size_t)limit && pos[i] == rs->nrows)
+				mc[i].state = EV_MC_DONE;
+		} else if (!(f->v[i].src->tables & (1u << t))) {
+			mc[i].state = EV_MC_DONE; /* no such table there */
+		}
+		if (mc[i].state != EV_MC_DONE)
+			*more = true;
+	}
+	free(pos);
+	return m;
+}
+
+/* The per-source positions of a merged list: from --after, or every source at its start. */
+static int source_cursors(const struct ev_fan *f, const char *after, struct ev_mcursor **out,
+                          struct ev_error *err)
+{
+	struct ev_mcursor *mc = ev_xcalloc((size_t)f->n, sizeof(*mc));
+	for (int i = 0; i < f->n; i++)
+		snprintf(mc[i].name, sizeof(mc[i].name), "%s", f->v[i].src->name);
+	if (after != NULL) {
+		struct ev_mcursor *given = NULL;
+		int ngiven = 0;
+		if (ev_mcursor_decode(after, &given, &ngiven, err) < 0) {
+			free(mc);
+			return -1;
+		}
+		for (int g = 0; g < ngiven; g++) {
+			int i = 0;
+			while (i < f->n && strcmp(mc[i].name, given[g].name) != 0)
+				i++;
+			if (i == f->n) {
+				ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "the cursor names source '%.64s', which is not one of the "
+				        "sources chosen",
+				        given[g].name);
+				free(given);
+				free(mc);
+				return -1;
+			}
+			mc[i] = given[g];
+		}
+		free(given);
+	}
+	*out = mc;
+	return 0;
+}
+
+/* Say a source's failure: "evtop: [source: ]message". */
+static void report_source(const struct ev_fan *f, const struct ev_fan_src *fs)
+{
+	if (!f->multi) {
+		ev_session_report(&fs->err);
+		return;
+	}
+	struct ev_error e = {0};
+	ev_error_set(&e, fs->err.code, "%s: %.400s", fs->src->name, fs->err.msg);
+	ev_session_report(&e);
+}
+
 /* Run one list page per table and print them. */
 static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, const char *a2)
 {
 	struct ev_error err = {0};
-	struct ev_session s;
+	struct ev_fan f;
 	enum ev_table_kind kinds[EV_TABLE_COUNT];
 	int n = ev_session_tables(o, kinds);
 	int rc = EV_EXIT_OK;
 	struct ev_cursor after = {0};
 	struct ev_rowset *res[EV_TABLE_COUNT] = {NULL};
 	char *next[EV_TABLE_COUNT] = {NULL};
+	bool multi = o->nchosen > 1;
 
 	if (o->after != NULL) {
 		if (n != 1) {
@@ -178,7 +366,7 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 			      stderr);
 			return EV_EXIT_USAGE;
 		}
-		if (ev_cursor_decode(o->after, &after, &err) < 0) {
+		if (!multi && ev_cursor_decode(o->after, &after, &err) < 0) {
 			ev_session_report(&err);
 			return EV_EXIT_USAGE;
 		}
@@ -194,59 +382,75 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		        ev_filter_unsupported(&o->filter, (enum ev_table_kind)o->table));
 		return EV_EXIT_USAGE;
 	}
-	if (ev_session_open(&s, o, &err) < 0) {
+	if (ev_fan_open(&f, o, false, &err) < 0) {
 		ev_session_report(&err);
-		ev_session_close(&s);
+		ev_fan_close(&f);
 		return EV_EXIT_UNKNOWN;
+	}
+	ev_fan_report(&f, o->cfg.lag_warning_s);
+	if (ev_fan_up(&f) < f.n)
+		rc = EV_EXIT_UNKNOWN;
+	struct ev_mcursor *mc = NULL;
+	if (multi && source_cursors(&f, o->after, &mc, &err) < 0) {
+		ev_session_report(&err);
+		ev_fan_close(&f);
+		return EV_EXIT_USAGE;
 	}
 	for (int i = 0; i < n; i++) {
 		enum ev_table_kind t = kinds[i];
 		if (ev_filter_unsupported(&o->filter, t) != NULL)
 			continue; /* a filter on an outbox-only column: that table only */
-		if (ev_session_check_table(&s, t, &err) < 0) {
-			ev_session_report(&err);
-			rc = EV_EXIT_UNKNOWN;
-			continue;
-		}
-		struct ev_list_req req = {
-		        .info = &s.info[t],
-		        .table = t,
-		        .table_name = ev_opts_table_name(o, t),
+		struct list_ctx x = {
+		        .f = &f,
 		        .kind = kind,
-		        .filter = &o->filter,
-		        .after = after,
-		        .limit = o->limit,
-		        .stuck_threshold_s = o->cfg.stuck_threshold_s,
-		        .high_retry_min = o->cfg.high_retry_min,
-		        .object_type = a1,
-		        .object_id = a2,
-		        .trace_id = a1,
+		        .t = t,
+		        .a1 = a1,
+		        .a2 = a2,
+		        .mc = mc,
+		        .after = &after,
+		        .parts = ev_xcalloc((size_t)f.n, sizeof(struct list_part)),
 		};
-		struct ev_query *q = ev_query_list(&req, &err);
-		struct ev_rowset *rs = NULL;
-		if (q == NULL) {
-			/* Say it and go on: "n/a — needs an index" on one table leaves the other.
-			 */
-			ev_session_report(&err);
-			rc = err.code == EV_ERR_SCHEMA ? EV_EXIT_UNKNOWN : EV_EXIT_USAGE;
-			continue;
+		ev_fan_run(&f, fetch_part, &x);
+		for (int k = 0; k < f.n; k++) {
+			if (!f.v[k].up || f.v[k].rc == 0)
+				continue;
+			report_source(&f, &f.v[k]);
+			if (f.v[k].rc == -2 && rc != EV_EXIT_UNKNOWN)
+				rc = EV_EXIT_USAGE;
+			else
+				rc = EV_EXIT_UNKNOWN;
 		}
-		if (ev_conn_run(s.conn, q, &rs, &err) < 0) {
-			ev_session_report(&err);
-			rc = EV_EXIT_UNKNOWN;
-			ev_query_free(&q);
-			continue;
+		if (!multi) {
+			struct list_part *p = &x.parts[0];
+			if (p->ran) {
+				if (p->rs->nrows > (size_t)o->limit) {
+					struct ev_cursor c;
+					ev_cursor_from_row(p->q, p->rs, (size_t)o->limit - 1, &c);
+					next[t] = ev_cursor_encode(&c);
+					ev_rowset_truncate(p->rs, (size_t)o->limit);
+				}
+				res[t] = project(p->rs, t, o->format == EV_FMT_TABLE, NULL);
+			}
+		} else {
+			struct ev_mcursor *page = ev_xcalloc((size_t)f.n, sizeof(*page));
+			memcpy(page, mc, (size_t)f.n * sizeof(*page));
+			bool more = false;
+			struct ev_rowset *m = merge_parts(&f, t, x.parts, o->limit, page, &more);
+			if (m != NULL) {
+				if (more)
+					next[t] = ev_mcursor_encode(page, f.n);
+				res[t] = project(m, t, o->format == EV_FMT_TABLE, NULL);
+				ev_rowset_free(&m);
+			}
+			free(page);
 		}
-		if (rs->nrows > (size_t)o->limit) {
-			struct ev_cursor c;
-			ev_cursor_from_row(q, rs, (size_t)o->limit - 1, &c);
-			next[t] = ev_cursor_encode(&c);
-			ev_rowset_truncate(rs, (size_t)o->limit);
+		for (int k = 0; k < f.n; k++) {
+			ev_rowset_free(&x.parts[k].rs);
+			ev_query_free(&x.parts[k].q);
 		}
-		res[t] = project(rs, t, o->format == EV_FMT_TABLE, NULL);
-		ev_rowset_free(&rs);
-		ev_query_free(&q);
+		free(x.parts);
 	}
+	free(mc);
 	if (write_results(o, res, kinds, n) < 0) {
 		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
 		rc = EV_EXIT_FAILURE;
@@ -260,7 +464,7 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		        ev_model_table(t)->key, next[t]);
 		free(next[t]);
 	}
-	ev_session_close(&s);
+	ev_fan_close(&f);
 	return rc;
 }
 
@@ -340,9 +544,20 @@ static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind
 	const char *deleted = ev_rowset_get(rs, r, "deleted");
 	bool is_deleted = deleted != NULL && strcmp(deleted, "0") != 0;
 
-	printf("== %s event%s\n", def->key, is_deleted ? "  [DELETED]" : "");
+	const char *source =
+	        ev_rowset_col(rs, SOURCE_COL) >= 0 ? ev_rowset_get(rs, r, SOURCE_COL) : NULL;
+	if (source != NULL) {
+		char *safe = ev_text_sanitize(source, strlen(source));
+		printf("== %s event on source %s%s\n", def->key, safe,
+		       is_deleted ? "  [DELETED]" : "");
+		free(safe);
+	} else {
+		printf("== %s event%s\n", def->key, is_deleted ? "  [DELETED]" : "");
+	}
 	for (size_t c = 0; c < rs->ncols; c++) {
 		const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
+		if (strcmp(rs->cols[c].name, SOURCE_COL) == 0)
+			continue;
 		char *v = cell->s ? ev_text_sanitize(cell->s, cell->len) : ev_xstrdup("NULL");
 		if (strcmp(rs->cols[c].name, def->status_col) == 0 && cell->s != NULL)
 			printf("%-18s %s (%s / %s)\n", rs->cols[c].name, v,
@@ -354,11 +569,35 @@ static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind
 	}
 }
 
+/* A copy of rs with its source as the first column. */
+static struct ev_rowset *with_source(const struct ev_rowset *rs, const char *source)
+{
+	const char *names[65];
+	enum ev_ctype types[65];
+	size_t nc = rs->ncols < 64 ? rs->ncols : 64;
+	names[0] = SOURCE_COL;
+	types[0] = EV_CT_TEXT;
+	for (size_t c = 0; c < nc; c++) {
+		names[c + 1] = rs->cols[c].name;
+		types[c + 1] = rs->cols[c].type;
+	}
+	struct ev_rowset *m = ev_rowset_new(nc + 1, names, types);
+	for (size_t r = 0; r < rs->nrows; r++) {
+		struct ev_cell *cells = ev_rowset_add_row(m);
+		ev_cell_set(&cells[0], source, strlen(source));
+		for (size_t c = 0; c < nc; c++) {
+			const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
+			ev_cell_set(&cells[c + 1], cell->s, cell->len);
+		}
+	}
+	return m;
+}
+
 int ev_cmd_show(int argc, char **argv)
 {
 	struct ev_opts o;
 	struct ev_error err = {0};
-	struct ev_session s;
+	struct ev_fan f;
 	int rc = ev_session_parse(&o, argc, argv, usage_show, 1, 1000);
 	if (rc >= 0) {
 		ev_opts_free(&o);
@@ -372,15 +611,16 @@ int ev_cmd_show(int argc, char **argv)
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
-	if (ev_session_open(&s, &o, &err) < 0) {
+	if (ev_fan_open(&f, &o, false, &err) < 0) {
 		ev_session_report(&err);
-		ev_session_close(&s);
+		ev_fan_close(&f);
 		ev_opts_free(&o);
 		return EV_EXIT_UNKNOWN;
 	}
+	ev_fan_report(&f, o.cfg.lag_warning_s);
+	rc = ev_fan_up(&f) < f.n ? EV_EXIT_UNKNOWN : EV_EXIT_OK;
 	struct ev_rowset *out[EV_TABLE_COUNT] = {NULL};
-	int found = 0, missing = 0;
-	rc = EV_EXIT_OK;
+	int missing = 0;
 	for (int a = 0; a < o.nargs; a++) {
 		int hits = 0;
 		if (strlen(o.args[a]) > 64) {
@@ -389,45 +629,59 @@ int ev_cmd_show(int argc, char **argv)
 			missing++;
 			continue;
 		}
-		for (int i = 0; i < n; i++) {
-			enum ev_table_kind t = kinds[i];
-			if (ev_session_check_table(&s, t, &err) < 0) {
-				if (o.table >= 0 || err.code != EV_ERR_SCHEMA) {
-					ev_session_report(&err);
-					rc = EV_EXIT_UNKNOWN;
-				}
+		for (int k = 0; k < f.n; k++) {
+			struct ev_fan_src *fs = &f.v[k];
+			if (!fs->up)
 				continue;
-			}
-			struct ev_query *q =
-			        ev_query_show_by_no(t, ev_opts_table_name(&o, t), o.args[a]);
-			struct ev_rowset *rs = NULL;
-			if (ev_conn_run(s.conn, q, &rs, &err) < 0) {
-				ev_session_report(&err);
-				rc = EV_EXIT_UNKNOWN;
-			} else {
-				for (size_t r = 0; r < rs->nrows; r++) {
-					if (o.format == EV_FMT_TABLE)
-						print_event(rs, r, t);
-					hits++;
+			for (int i = 0; i < n; i++) {
+				enum ev_table_kind t = kinds[i];
+				if (!(fs->src->tables & (1u << t)))
+					continue;
+				if (ev_session_check_table(&fs->s, t, &err) < 0) {
+					if (o.table >= 0 || err.code != EV_ERR_SCHEMA) {
+						fs->err = err;
+						report_source(&f, fs);
+						rc = EV_EXIT_UNKNOWN;
+					}
+					continue;
 				}
-				if (o.format != EV_FMT_TABLE && rs->nrows > 0) {
-					if (out[t] == NULL)
-						out[t] = project(rs, t, false, NULL);
-					else
-						project(rs, t, false, out[t]);
+				struct ev_query *q = ev_query_show_by_no(
+				        t, ev_opts_table_name(&fs->o, t), o.args[a]);
+				struct ev_rowset *rs = NULL;
+				if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) < 0) {
+					report_source(&f, fs);
+					rc = EV_EXIT_UNKNOWN;
+				} else {
+					if (f.multi) {
+						struct ev_rowset *m =
+						        with_source(rs, fs->src->name);
+						ev_rowset_free(&rs);
+						rs = m;
+					}
+					for (size_t r = 0; r < rs->nrows; r++) {
+						if (o.format == EV_FMT_TABLE)
+							print_event(rs, r, t);
+						hits++;
+					}
+					if (o.format != EV_FMT_TABLE && rs->nrows > 0) {
+						if (out[t] == NULL)
+							out[t] = project(rs, t, false, NULL);
+						else
+							project(rs, t, false, out[t]);
+					}
 				}
+				ev_rowset_free(&rs);
+				ev_query_free(&q);
 			}
-			ev_rowset_free(&rs);
-			ev_query_free(&q);
 		}
 		if (hits == 0) {
 			char *safe = ev_text_sanitize(o.args[a], strlen(o.args[a]));
-			fprintf(stderr, "evtop: no event %s in %s\n", safe,
-			        n == 2 ? "either table" : ev_model_table(kinds[0])->key);
+			fprintf(stderr, "evtop: no event %s in %s%s\n", safe,
+			        n == 2 ? "either table" : ev_model_table(kinds[0])->key,
+			        f.multi ? " of any source" : "");
 			free(safe);
 			missing++;
 		}
-		found += hits;
 	}
 	if (o.format != EV_FMT_TABLE && write_results(&o, out, kinds, n) < 0) {
 		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
@@ -435,10 +689,9 @@ int ev_cmd_show(int argc, char **argv)
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		ev_rowset_free(&out[t]);
-	ev_session_close(&s);
+	ev_fan_close(&f);
 	ev_opts_free(&o);
 	if (rc == EV_EXIT_OK && missing > 0)
 		rc = EV_EXIT_FAILURE;
-	(void)found;
 	return rc;
 }

@@ -66,6 +66,7 @@ enum {
 	OPT_INCLUDE_PROTECTED,
 	OPT_OPERATOR,
 	OPT_ENABLE_MESSAGE_RECOVER,
+	OPT_PRIMARY,
 };
 
 static const struct option long_opts[] = {
@@ -78,6 +79,7 @@ static const struct option long_opts[] = {
         {"database", required_argument, NULL, 'D'},
         {"config", required_argument, NULL, OPT_CONFIG},
         {"source", required_argument, NULL, OPT_SOURCE},
+        {"primary", no_argument, NULL, OPT_PRIMARY},
         {"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE},
         {"no-defaults", no_argument, NULL, OPT_NO_DEFAULTS},
         {"defaults-group-suffix", required_argument, NULL, OPT_DEFAULTS_GROUP},
@@ -160,7 +162,8 @@ void ev_opts_usage(FILE *out)
 	      "      --time-zone=TZ         session time zone of the applications' DATETIMEs\n"
 	      "      --connect-timeout=DUR  --statement-timeout=DUR (server-side limit)\n"
 	      "      --config=FILE          evtop's config (default ~/.config/evtop/config)\n"
-	      "      --source=NAME          a source of the config file\n"
+	      "      --source=NAME[,NAME]   the config's sources to use (default: all of them)\n"
+	      "      --primary              read from the primary, not the source's replica\n"
 	      "      --outbox-table=NAME    --message-table=NAME\n"
 	      "      --log-sql=FILE         record every statement, its parameters and timing\n"
 	      "Output:\n"
@@ -212,6 +215,8 @@ static int preload(struct ev_opts *o, int argc, char **argv, struct ev_error *er
 			source = argv[i] + 9;
 		else if (strcmp(argv[i], "--source") == 0 && i + 1 < argc)
 			source = argv[++i];
+		else if (i + 1 < argc && ev_opts_takes_value(argv[i]))
+			i++; /* a value, even one that reads like --source */
 	}
 	if (path != NULL) {
 		if (ev_config_load(&o->cfg, path, true, err) < 0)
@@ -223,22 +228,78 @@ static int preload(struct ev_opts *o, int argc, char **argv, struct ev_error *er
 		if (rc < 0)
 			return -1;
 	}
-	if (source != NULL) {
-		o->src = ev_config_source(&o->cfg, source);
-		if (o->src == NULL)
-			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--source: no source '%.64s' in the config", source);
+	o->chosen = ev_xcalloc((size_t)o->cfg.nsources, sizeof(*o->chosen));
+	if (source == NULL) {
+		for (int i = 0; i < o->cfg.nsources; i++)
+			o->chosen[o->nchosen++] = &o->cfg.sources[i];
 	} else {
-		o->src = &o->cfg.sources[0];
+		char *list = ev_xstrdup(source);
+		char *save = NULL;
+		int rc = 0;
+		for (char *name = strtok_r(list, ",", &save); name != NULL && rc == 0;
+		     name = strtok_r(NULL, ",", &save)) {
+			struct ev_source *src = ev_config_source(&o->cfg, name);
+			bool dup = false;
+			for (int k = 0; k < o->nchosen && src != NULL; k++)
+				dup = dup || o->chosen[k] == src;
+			if (src == NULL)
+				rc = ev_error_set(err, EV_ERR_USAGE,
+				                  "--source: no source '%.64s' in the config",
+				                  name);
+			else if (!dup)
+				o->chosen[o->nchosen++] = src;
+		}
+		free(list);
+		if (rc < 0)
+			return -1;
+		if (o->nchosen == 0)
+			return ev_error_set(err, EV_ERR_USAGE, "--source: no source named");
 	}
+	o->src = o->chosen[0];
 	return 0;
 }
 
+/* The connection flags are collected apart and applied to every chosen source. */
+static void apply_overrides(struct ev_source *dst, const struct ev_source *ov)
+{
+	char *const *from[] = {&ov->host,         &ov->socket,        &ov->user,
+	                       &ov->database,     &ov->defaults_file, &ov->defaults_group,
+	                       &ov->outbox_table, &ov->message_table, &ov->time_zone,
+	                       &ov->ssl_ca,       &ov->ssl_capath,    &ov->ssl_cert,
+	                       &ov->ssl_key,      &ov->ssl_cipher};
+	char **to[] = {&dst->host,         &dst->socket,        &dst->user,
+	               &dst->database,     &dst->defaults_file, &dst->defaults_group,
+	               &dst->outbox_table, &dst->message_table, &dst->time_zone,
+	               &dst->ssl_ca,       &dst->ssl_capath,    &dst->ssl_cert,
+	               &dst->ssl_key,      &dst->ssl_cipher};
+	for (size_t i = 0; i < sizeof(to) / sizeof(to[0]); i++)
+		if (*from[i] != NULL)
+			set_str(to[i], *from[i]);
+	if (ov->port != 0)
+		dst->port = ov->port;
+	dst->no_defaults = dst->no_defaults || ov->no_defaults;
+	dst->ssl = dst->ssl || ov->ssl;
+	dst->ssl_verify = dst->ssl_verify || ov->ssl_verify;
+}
+
+static void overrides_free(struct ev_source *ov)
+{
+	char **f[] = {&ov->host,         &ov->socket,        &ov->user,
+	              &ov->database,     &ov->defaults_file, &ov->defaults_group,
+	              &ov->outbox_table, &ov->message_table, &ov->time_zone,
+	              &ov->ssl_ca,       &ov->ssl_capath,    &ov->ssl_cert,
+	              &ov->ssl_key,      &ov->ssl_cipher};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		free(*f[i]);
+		*f[i] = NULL;
+	}
+}
+
+static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **argv,
+                       struct ev_error *err);
+
 int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err)
 {
-	long long v;
-	int c;
-
 	memset(o, 0, sizeof(*o));
 	ev_config_init(&o->cfg);
 	o->table = -1;
@@ -247,7 +308,27 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 		return -1;
 	o->limit = o->cfg.page_size;
 
-	struct ev_source *s = o->src;
+	struct ev_source ov = {0};
+	struct ev_source *s = &ov;
+	int rc = parse_flags(o, s, argc, argv, err);
+	if (rc == 0 && o->nchosen > 1 && (ov.host != NULL || ov.port != 0 || ov.socket != NULL))
+		rc = ev_error_set(err, EV_ERR_USAGE,
+		                  "-h, -P and -S name one server, and the config has %d sources: "
+		                  "name one with --source",
+		                  o->nchosen);
+	if (rc == 0)
+		for (int i = 0; i < o->nchosen; i++)
+			apply_overrides(o->chosen[i], &ov);
+	overrides_free(&ov);
+	return rc;
+}
+
+static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **argv,
+                       struct ev_error *err)
+{
+	long long v;
+	int c;
+
 	optind = 0; /* reset getopt, also for a second parse in one process */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h:P:S:u:p::D:", long_opts, NULL)) != -1) {
@@ -287,6 +368,9 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 		case OPT_CONFIG:
 		case OPT_SOURCE:
 			break; /* handled by preload */
+		case OPT_PRIMARY:
+			o->primary = true;
+			break;
 		case OPT_DEFAULTS_FILE:
 			set_str(&s->defaults_file, optarg);
 			break;
@@ -563,6 +647,7 @@ void ev_opts_free(struct ev_opts *o)
 	free(o->warning);
 	free(o->critical);
 	free(o->after);
+	free(o->chosen);
 	ev_filter_free(&o->filter);
 	ev_config_free(&o->cfg);
 	memset(o, 0, sizeof(*o));

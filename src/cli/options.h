@@ -13,11 +13,16 @@
 
 struct ev_opts {
 	struct ev_config cfg;
-	struct ev_source *src; /* the chosen source in cfg */
-	char *password;        /* from -p / the prompt; NULL = option files decide */
-	bool prompt_password;  /* -p without a value */
-	char *log_sql;         /* --log-sql FILE */
-	int table;             /* --table: an ev_table_kind, or -1 for both */
+	struct ev_source *src; /* the first chosen source in cfg */
+	/* The sources a command works on (--source NAME[,NAME...]; default: every source of the
+	 * config), as pointers into cfg.sources. */
+	int nchosen;
+	struct ev_source **chosen;
+	bool primary;   /* --primary: read from the write endpoint even where a replica is set */
+	char *password; /* from -p / the prompt; NULL = option files decide */
+	bool prompt_password; /* -p without a value */
+	char *log_sql;        /* --log-sql FILE */
+	int table;            /* --table: an ev_table_kind, or -1 for both */
 	enum ev_format format;
 	int limit;
 	char *after;

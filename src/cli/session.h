@@ -39,4 +39,12 @@ struct ev_dash;
 int ev_dashboard_collect(struct ev_session *s, const struct ev_opts *o, struct ev_dash **dash,
                          bool quiet);
 
+/* The same over every chosen source (cli/fanout.h): dash[table] merged (counts summed; with
+ * one source, its own), per[i][table] each source's (NULL where it did not answer; per may be
+ * NULL). Problems are said on stderr, each named by its source, unless quiet. Returns 0, or 3
+ * when a source or a table could not be read. */
+struct ev_fan;
+int ev_dashboard_collect_fan(struct ev_fan *f, const struct ev_opts *o, struct ev_dash **dash,
+                             struct ev_dash *(*per)[EV_TABLE_COUNT], bool quiet);
+
 #endif

@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include "core/config.h"
+#include "core/model.h"
 #include "core/text.h"
 
 #include <assert.h>
@@ -37,6 +38,7 @@ enum kind {
 	K_GROUP,   /* char *, an option-file group name */
 	K_THEME,   /* char *, one of the themes */
 	K_TOKENS,  /* char **, protected-type tokens */
+	K_TABLES,  /* unsigned, a set of tables: "outbox", "message", "outbox, message" */
 };
 
 enum scope { S_GLOBAL, S_SOURCE };
@@ -72,6 +74,7 @@ static const struct setting settings[] = {
         G("write_timeout", K_SEC, write_timeout_s, MS_SEC, 10 * MS_MIN),
         G("high_retry", K_INT, high_retry_min, 1, 1000000),
         G("page_size", K_INT, page_size, 1, 1000),
+        G("lag_warning", K_SEC, lag_warning_s, MS_SEC, MS_DAY),
         G("read_only", K_BOOL, read_only, 0, 0),
         G("recover_message", K_BOOL, recover_message, 0, 0),
         G("operator", K_STRING, operator_id, 0, 0),
@@ -94,6 +97,11 @@ static const struct setting settings[] = {
         S("ssl_cert", K_STRING, ssl_cert, 0, 0),
         S("ssl_key", K_STRING, ssl_key, 0, 0),
         S("ssl_cipher", K_STRING, ssl_cipher, 0, 0),
+        S("read_host", K_STRING, read_host, 0, 0),
+        S("read_port", K_PORT, read_port, 1, 65535),
+        S("read_socket", K_STRING, read_socket, 0, 0),
+        S("read_defaults_group", K_GROUP, read_defaults_group, 0, 0),
+        S("tables", K_TABLES, tables, 0, 0),
 };
 
 static const char *const themes[] = {"default", "mono"};
@@ -450,6 +458,7 @@ static void source_init(struct ev_source *src, const char *name)
 	src->defaults_group = ev_xstrdup("evtop");
 	src->outbox_table = ev_xstrdup("biz_outbox_event");
 	src->message_table = ev_xstrdup("biz_message_event");
+	src->tables = (1u << EV_TABLE_OUTBOX) | (1u << EV_TABLE_MESSAGE);
 }
 
 static void source_free(struct ev_source *src)
@@ -458,7 +467,8 @@ static void source_free(struct ev_source *src)
 	                    &src->host,      &src->socket,        &src->user,
 	                    &src->database,  &src->outbox_table,  &src->message_table,
 	                    &src->time_zone, &src->ssl_ca,        &src->ssl_capath,
-	                    &src->ssl_cert,  &src->ssl_key,       &src->ssl_cipher};
+	                    &src->ssl_cert,  &src->ssl_key,       &src->ssl_cipher,
+	                    &src->read_host, &src->read_socket,   &src->read_defaults_group};
 
 	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
 		free(*strings[i]);
@@ -499,6 +509,7 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->write_timeout_s = 5;
 	cfg->high_retry_min = 3;
 	cfg->page_size = 100;
+	cfg->lag_warning_s = 10;
 	cfg->protected_types = ev_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		cfg->protected_types[i] = ev_xstrdup(default_protected[i]);
@@ -515,6 +526,57 @@ void ev_config_free(struct ev_config *cfg)
 	cfg->theme = NULL;
 	ev_strv_free(&cfg->protected_types);
 	free_sources(cfg);
+}
+
+bool ev_source_has_replica(const struct ev_source *src)
+{
+	return src->read_host != NULL || src->read_port != 0 || src->read_socket != NULL ||
+	       src->read_defaults_group != NULL;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s != NULL ? ev_xstrdup(s) : NULL;
+}
+
+struct ev_source *ev_source_dup(const struct ev_source *src)
+{
+	struct ev_source *d = ev_xcalloc(1, sizeof(*d));
+	*d = *src;
+	char **strings[] = {&d->name,      &d->defaults_file, &d->defaults_group,
+	                    &d->host,      &d->socket,        &d->user,
+	                    &d->database,  &d->outbox_table,  &d->message_table,
+	                    &d->time_zone, &d->ssl_ca,        &d->ssl_capath,
+	                    &d->ssl_cert,  &d->ssl_key,       &d->ssl_cipher,
+	                    &d->read_host, &d->read_socket,   &d->read_defaults_group};
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++)
+		*strings[i] = dup_or_null(*strings[i]);
+	return d;
+}
+
+struct ev_source *ev_source_read_endpoint(const struct ev_source *src)
+{
+	struct ev_source *d = ev_source_dup(src);
+	if (src->read_host != NULL || src->read_socket != NULL) {
+		/* Another server: the primary's address does not carry over. */
+		set_str(&d->host, src->read_host);
+		set_str(&d->socket, src->read_socket);
+		d->port = src->read_port;
+	} else if (src->read_port != 0) {
+		d->port = src->read_port;
+	}
+	if (src->read_defaults_group != NULL)
+		set_str(&d->defaults_group, src->read_defaults_group);
+	return d;
+}
+
+void ev_source_free(struct ev_source **src)
+{
+	if (*src == NULL)
+		return;
+	source_free(*src);
+	free(*src);
+	*src = NULL;
 }
 
 struct ev_source *ev_config_source(struct ev_config *cfg, const char *name)
@@ -684,6 +746,8 @@ static const char *expected(const struct setting *set)
 		return "default or mono";
 	case K_TOKENS:
 		return "a comma-separated list of words of letters and digits, like PAY, REFUND";
+	case K_TABLES:
+		return "outbox, message, or both (comma-separated)";
 	}
 	return "a value";
 }
@@ -775,6 +839,26 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 			break;
 		ev_strv_free(field);
 		*(char ***)field = v;
+		return 0;
+	}
+	case K_TABLES: {
+		unsigned set_ = 0;
+		char buf[128];
+		snprintf(buf, sizeof(buf), "%s", value);
+		bool bad = strlen(value) >= sizeof(buf);
+		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t != NULL && !bad;
+		     t = strtok_r(NULL, ",", &save)) {
+			t = trim(t);
+			if (ascii_caseeq(t, "outbox"))
+				set_ |= 1u << EV_TABLE_OUTBOX;
+			else if (ascii_caseeq(t, "message"))
+				set_ |= 1u << EV_TABLE_MESSAGE;
+			else
+				bad = true;
+		}
+		if (bad || set_ == 0)
+			break;
+		*(unsigned *)field = set_;
 		return 0;
 	}
 	}

@@ -30,6 +30,17 @@ struct ev_source {
 	char *ssl_cert;
 	char *ssl_key;
 	char *ssl_cipher;
+	/* The read endpoint (a replica) for the dashboards and lists; the settings above are then
+	 * the write endpoint (the primary), where guarded updates and their re-reads go. Unset:
+	 * everything on the one server. The read endpoint shares user, database, tables, TLS and
+	 * time zone with the primary; read_defaults_group can give it an option-file group of
+	 * its own (its own user and password). */
+	char *read_host;
+	unsigned read_port; /* 0 = the primary's port */
+	char *read_socket;
+	char *read_defaults_group;
+	/* The tables this source has: bit (1 << ev_table_kind); default both. */
+	unsigned tables;
 };
 
 struct ev_config {
@@ -43,6 +54,7 @@ struct ev_config {
 	int write_timeout_s;      /* default 5 */
 	int high_retry_min;       /* high-retry list: retry_count >= N; default 3 */
 	int page_size;            /* rows per list page; default 100; 1 .. 1000 */
+	int lag_warning_s;        /* replica lag shown as a warning from here; default 10 */
 	bool read_only;           /* default false */
 	bool recover_message;     /* allow "recover stuck" on the message table; default false */
 	char *operator_id;        /* operator or ticket id for the audit; NULL = ask */
@@ -72,6 +84,14 @@ char *ev_config_default_path(void);
 
 /* The source named `name`, or NULL. */
 struct ev_source *ev_config_source(struct ev_config *cfg, const char *name);
+/* Whether src has a read endpoint of its own. */
+bool ev_source_has_replica(const struct ev_source *src);
+/* A copy of src connecting to its read endpoint (host, port, socket, option-file group
+ * replaced where the read_* settings give them); free with ev_source_free. */
+struct ev_source *ev_source_read_endpoint(const struct ev_source *src);
+/* A deep copy of src; free with ev_source_free. */
+struct ev_source *ev_source_dup(const struct ev_source *src);
+void ev_source_free(struct ev_source **src);
 
 /* --- value parsers, shared with the command-line flags ------------------------------- */
 

@@ -431,3 +431,73 @@ void ev_dash_rates(const struct ev_dash_row *row, int window_s, struct ev_dash_r
 	double done = r->finished_per_min;
 	r->drain_s = backlog == 0 ? 0 : done > 0 ? backlog / done * 60.0 : INFINITY;
 }
+
+/* --- several sources ------------------------------------------------------------------------ */
+
+static void fold_figure(struct ev_figure *to, const struct ev_figure *from, enum ev_dash_figure f)
+{
+	if (is_age(f)) {
+		if (from->value > to->value)
+			to->value = from->value;
+	} else {
+		to->value += from->value;
+	}
+	to->capped = to->capped || from->capped;
+	to->unknown = to->unknown || from->unknown;
+}
+
+struct ev_dash *ev_dash_merged(struct ev_dash *const *parts, const char *const *names, int n,
+                               const struct ev_dash_req *req)
+{
+	struct ev_dash *d = ev_dash_new(req);
+	bool missing = false;
+
+	for (int i = 0; i < n; i++) {
+		const struct ev_dash *p = parts[i];
+		if (p == NULL) {
+			missing = true;
+			continue;
+		}
+		for (int f = 0; f < EV_DASH_NFIGURES; f++) {
+			d->total.f[f].capped = d->total.f[f].capped || p->total.f[f].capped;
+			d->total.f[f].unknown = d->total.f[f].unknown || p->total.f[f].unknown;
+		}
+		for (size_t r = 0; r < p->nrows; r++) {
+			struct ev_dash_row *to = row_for(d, p->rows[r].group);
+			for (int f = 0; f < EV_DASH_NFIGURES; f++)
+				fold_figure(&to->f[f], &p->rows[r].f[f], (enum ev_dash_figure)f);
+		}
+		if (p->notes != NULL) {
+			char *notes = ev_xasprintf("%s%s%s%s%s", d->notes ? d->notes : "",
+			                           d->notes ? "; " : "", names ? names[i] : "",
+			                           names ? ": " : "", p->notes);
+			free(d->notes);
+			d->notes = notes;
+		}
+		if (p->server_ms > d->server_ms)
+			d->server_ms = p->server_ms; /* the sources are read in parallel */
+	}
+	ev_dash_finish(d);
+	/* The totals are the sources' totals summed: a capped count stays the lower bound it
+	 * was on its source, whatever the sum. */
+	struct ev_dash_row total;
+	memset(&total, 0, sizeof(total));
+	for (int f = 0; f < EV_DASH_NFIGURES; f++)
+		total.f[f].value = is_age((enum ev_dash_figure)f) ? -1 : 0;
+	for (int i = 0; i < n; i++)
+		if (parts[i] != NULL)
+			for (int f = 0; f < EV_DASH_NFIGURES; f++)
+				fold_figure(&total.f[f], &parts[i]->total.f[f],
+				            (enum ev_dash_figure)f);
+	for (int f = 0; f < EV_DASH_NFIGURES; f++)
+		d->total.f[f] = total.f[f];
+	if (missing) {
+		/* A source did not answer: every figure is at least what the others say. */
+		for (int f = 0; f < EV_DASH_NFIGURES; f++) {
+			d->total.f[f].capped = true;
+			for (size_t r = 0; r < d->nrows; r++)
+				d->rows[r].f[f].capped = true;
+		}
+	}
+	return d;
+}

@@ -61,6 +61,12 @@ struct ev_dash {
 	char *notes;
 	double server_ms; /* wall time of the queries that built it */
 	unsigned skipped; /* bit (1 << ev_dash_query) per query not run this time */
+	/* Private to core/dashboard.c: the room in rows, and an open-addressing hash of the
+	 * groups (slot = row index + 1, 0 = empty) so that adding and finding a group takes
+	 * constant time with thousands of groups. */
+	size_t rows_cap;
+	size_t *slots;
+	size_t nslots; /* a power of two, at least twice nrows; 0 before the first group */
 };
 
 /* Which statuses each query covers. */
@@ -101,6 +107,14 @@ void ev_dash_unknown(struct ev_dash *d, enum ev_dash_query which, const char *wh
  * table, dimension and window (groups matched by value; groups only the earlier one has are
  * added). */
 void ev_dash_carry(struct ev_dash *d, const struct ev_dash *earlier);
+
+/* The dashboards of several sources (parts[i] of source names[i], NULL where a source did not
+ * answer; names NULL: notes not prefixed) of one table, dimension and window, merged: groups
+ * matched by value, counts summed, ages the largest, lower bounds and unknowns carried; the totals
+ * are the sources' totals summed. With a source missing, every figure is a lower bound. Finished.
+ */
+struct ev_dash *ev_dash_merged(struct ev_dash *const *parts, const char *const *names, int n,
+                               const struct ev_dash_req *req);
 
 /* Sort the rows and compute the totals; call once after the adds. */
 void ev_dash_finish(struct ev_dash *d);

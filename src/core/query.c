@@ -563,6 +563,95 @@ void ev_cursor_from_row(const struct ev_query *q, const struct ev_rowset *rs, si
 	c->set = true;
 }
 
+static unsigned long long row_id(const struct ev_rowset *rs, size_t r)
+{
+	const char *id = ev_rowset_get(rs, r, "id");
+	return id ? strtoull(id, NULL, 10) : 0;
+}
+
+int ev_list_row_cmp(const struct ev_query *q, const struct ev_rowset *a, size_t ra,
+                    const struct ev_rowset *b, size_t rb)
+{
+	int c = 0;
+	if (q->sort_col != NULL) {
+		const char *x = ev_rowset_get(a, ra, q->sort_col);
+		const char *y = ev_rowset_get(b, rb, q->sort_col);
+		if (x == NULL || y == NULL)
+			c = x == y ? 0 : (x == NULL ? -1 : 1);
+		else
+			c = strcmp(x, y); /* 'YYYY-MM-DD hh:mm:ss' sorts as text */
+	}
+	if (c == 0) {
+		unsigned long long i = row_id(a, ra), j = row_id(b, rb);
+		c = i == j ? 0 : (i < j ? -1 : 1);
+	}
+	return q->sort_desc ? -c : c;
+}
+
+char *ev_mcursor_encode(const struct ev_mcursor *v, int n)
+{
+	struct ev_buf b;
+	ev_buf_init(&b);
+	ev_buf_adds(&b, "m1");
+	for (int i = 0; i < n; i++) {
+		ev_buf_printf(&b, ",%s=", v[i].name);
+		if (v[i].state == EV_MC_AT) {
+			char *c = ev_cursor_encode(&v[i].c);
+			ev_buf_adds(&b, c);
+			free(c);
+		} else {
+			ev_buf_addc(&b, v[i].state == EV_MC_DONE ? '.' : '-');
+		}
+	}
+	return ev_buf_steal(&b);
+}
+
+int ev_mcursor_decode(const char *s, struct ev_mcursor **out, int *nout, struct ev_error *err)
+{
+	*out = NULL;
+	*nout = 0;
+	if (strncmp(s, "m1,", 3) != 0)
+		return ev_error_set(
+		        err, EV_ERR_USAGE,
+		        "bad cursor '%.60s': with several sources pass the value printed "
+		        "after a page (m1,SOURCE=...)",
+		        s);
+	char *copy = ev_xstrdup(s + 3);
+	struct ev_mcursor *v = NULL;
+	int n = 0, rc = 0;
+	char *save = NULL;
+	for (char *part = strtok_r(copy, ",", &save); part != NULL && rc == 0;
+	     part = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(part, '=');
+		if (eq == NULL || eq == part || eq - part > 64) {
+			rc = ev_error_set(err, EV_ERR_USAGE,
+			                  "bad cursor: '%.60s' is not SOURCE=POSITION", part);
+			break;
+		}
+		v = ev_xrealloc(v, (size_t)(n + 1) * sizeof(*v));
+		struct ev_mcursor *m = &v[n++];
+		memset(m, 0, sizeof(*m));
+		memcpy(m->name, part, (size_t)(eq - part));
+		const char *pos = eq + 1;
+		if (strcmp(pos, "-") == 0)
+			m->state = EV_MC_START;
+		else if (strcmp(pos, ".") == 0)
+			m->state = EV_MC_DONE;
+		else if (ev_cursor_decode(pos, &m->c, err) == 0)
+			m->state = EV_MC_AT;
+		else
+			rc = -1;
+	}
+	free(copy);
+	if (rc < 0 || n == 0) {
+		free(v);
+		return rc < 0 ? rc : ev_error_set(err, EV_ERR_USAGE, "bad cursor: no source in it");
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
 /* --- builders ----------------------------------------------------------------------------- */
 
 static void select_columns(struct ev_query *q, struct ev_buf *b, const struct ev_table_def *t,

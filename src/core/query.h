@@ -123,6 +123,24 @@ char *ev_cursor_encode(const struct ev_cursor *c);
 void ev_cursor_from_row(const struct ev_query *q, const struct ev_rowset *rs, size_t row,
                         struct ev_cursor *c);
 
+/* Order two rows of results of the same list query (from different sources) as the query
+ * orders them: by its sort column (NULLs first ascending, last descending), then id. */
+int ev_list_row_cmp(const struct ev_query *q, const struct ev_rowset *a, size_t ra,
+                    const struct ev_rowset *b, size_t rb);
+
+/* A position in a list merged from several sources: one cursor per source, named by it.
+ * Encoded for --after as "m1,NAME=v1:<id>:<value>,NAME=-,NAME=." where "-" is a source not
+ * read yet and "." one whose rows are all shown. */
+enum ev_mcursor_state { EV_MC_START, EV_MC_AT, EV_MC_DONE };
+struct ev_mcursor {
+	char name[65];
+	enum ev_mcursor_state state;
+	struct ev_cursor c;
+};
+char *ev_mcursor_encode(const struct ev_mcursor *v, int n);
+/* Decode into a malloc'd array *v of *n entries. */
+int ev_mcursor_decode(const char *s, struct ev_mcursor **v, int *n, struct ev_error *err);
+
 /* What the server has: a table's indexes (by columns), read once per connection by src/db. */
 struct ev_index_info {
 	char *name;

@@ -28,6 +28,7 @@ struct ev_conn {
 	char *host_info;
 	char *user;
 	char *read_only; /* why writes are refused, or NULL */
+	bool galera;     /* a Galera node (wsrep_on): reads wait for the cluster's commits */
 };
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -278,6 +279,21 @@ int ev_conn_connect(struct ev_conn *c, struct ev_error *err)
 		}
 	}
 	ev_strv_free(&setup);
+
+	/* A Galera node: read your writes (and everyone's) with wsrep_sync_wait, so the re-read
+	 * after a guarded update on another node sees the cluster's latest commit. */
+	c->galera = false;
+	if (mysql_query(db, "/* evtop */ SELECT @@wsrep_on") == 0) {
+		MYSQL_RES *r = mysql_store_result(db);
+		MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
+		c->galera = row != NULL && row[0] != NULL && strcmp(row[0], "1") == 0;
+		if (r)
+			mysql_free_result(r);
+	}
+	if (c->galera && ev_conn_exec(c, "/* evtop */ SET SESSION wsrep_sync_wait = 1", err) < 0) {
+		ev_conn_close(c);
+		return -1;
+	}
 
 	struct ev_query *uq = ev_query_current_user();
 	int uq_rc = mysql_query(db, uq->sql);
@@ -642,6 +658,7 @@ const char *ev_conn_tls_cipher(const struct ev_conn *c)
 #define ER_OPTION_PREVENTS_STATEMENT 1290
 #endif
 #define ER_CONNECTION_KILLED_ 1927 /* MariaDB: this connection was killed (KILL CONNECTION) */
+#define ER_WSREP_NOT_READY    1047 /* Galera: the node is not in the primary component */
 
 /* For a write, a killed connection is a lost one: its transaction is gone with it. */
 static bool write_lost(unsigned int no)
@@ -679,6 +696,11 @@ static int write_error(struct ev_conn *c, const struct ev_query *q, unsigned int
 		        "rolled back; nothing was changed and nothing is retried");
 	if (no == ER_OPTION_PREVENTS_STATEMENT)
 		return ev_error_set(err, (int)no, "the server refuses writes: %s", msg);
+	if (no == ER_WSREP_NOT_READY)
+		return ev_error_set(err, (int)no,
+		                    "the node is not part of the cluster's primary component "
+		                    "(%s); nothing was changed",
+		                    msg);
 	return stmt_error(c, q, no, msg, sqlstate, err);
 }
 
@@ -770,7 +792,20 @@ int ev_conn_commit(struct ev_conn *c, struct ev_error *err)
 			ev_conn_close(c);
 			return -1;
 		}
-		ev_error_set(err, (int)no, "COMMIT failed: %s", mysql_error(c->db));
+		if (no == ER_LOCK_DEADLOCK)
+			ev_error_set(err, (int)no,
+			             "conflict: %s changed the row first (%s); the transaction was "
+			             "rolled back, nothing was changed and nothing is retried",
+			             c->galera ? "another node of the cluster" : "another session",
+			             mysql_error(c->db));
+		else if (no == ER_WSREP_NOT_READY)
+			ev_error_set(
+			        err, (int)no,
+			        "COMMIT refused: the node is not part of the cluster's primary "
+			        "component (%s); nothing was changed",
+			        mysql_error(c->db));
+		else
+			ev_error_set(err, (int)no, "COMMIT failed: %s", mysql_error(c->db));
 		log_sql(c, "COMMIT", now_ms() - t0, -1, err->msg);
 		ev_conn_rollback(c);
 		return -1;

@@ -1,0 +1,200 @@
+/* evtop — a command over several sources at once (see fanout.h). */
+#include <config.h>
+
+#include "cli/fanout.h"
+#include "core/doctor.h"
+#include "core/text.h"
+#include "db/conn.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the replica says about its lag. */
+static void read_lag(struct ev_fan_src *fs)
+{
+	struct ev_error err = {0};
+	struct ev_rowset *rs = NULL;
+	struct ev_query *q = ev_doctor_query_replica(ev_conn_server(fs->s.conn));
+	int rc = ev_conn_run(fs->s.conn, q, &rs, &err);
+	ev_query_free(&q);
+	fs->lag_s = EV_LAG_UNKNOWN;
+	if (rc < 0) {
+		snprintf(fs->lag_note, sizeof(fs->lag_note), "%.190s",
+		         err.code == 1227 ? "not readable: the account lacks REPLICA MONITOR "
+		                            "(MariaDB) / REPLICATION CLIENT (MySQL)"
+		                          : err.msg);
+		return;
+	}
+	if (rs->nrows == 0) {
+		snprintf(fs->lag_note, sizeof(fs->lag_note),
+		         "the read endpoint is not a replica (SHOW REPLICA STATUS is empty)");
+	} else {
+		int c = ev_rowset_col(rs, "Seconds_Behind_Master");
+		if (c < 0)
+			c = ev_rowset_col(rs, "Seconds_Behind_Source");
+		const char *v = c >= 0 ? ev_rowset_cell(rs, 0, (size_t)c)->s : NULL;
+		if (v == NULL)
+			snprintf(fs->lag_note, sizeof(fs->lag_note),
+			         "replication is stopped (Seconds_Behind_Master is NULL)");
+		else
+			fs->lag_s = strtoll(v, NULL, 10);
+	}
+	ev_rowset_free(&rs);
+}
+
+static int open_one(struct ev_fan_src *fs, void *arg)
+{
+	(void)arg;
+	if (ev_session_open(&fs->s, &fs->o, &fs->err) < 0)
+		return -1;
+	fs->up = true;
+	if (fs->on_replica)
+		read_lag(fs);
+	return 0;
+}
+
+struct job {
+	struct ev_fan_src *fs;
+	int (*fn)(struct ev_fan_src *fs, void *arg);
+	void *arg;
+};
+
+static void *thread_main(void *p)
+{
+	struct job *j = p;
+	ev_db_thread_init();
+	j->fs->rc = j->fn(j->fs, j->arg);
+	ev_db_thread_end();
+	return NULL;
+}
+
+/* Run fn on each source (all when `all`, else the ones up), in parallel. */
+static void run(struct ev_fan *f, int (*fn)(struct ev_fan_src *fs, void *arg), void *arg, bool all)
+{
+	struct job *jobs = ev_xcalloc((size_t)f->n, sizeof(*jobs));
+	pthread_t *threads = ev_xcalloc((size_t)f->n, sizeof(*threads));
+	bool *started = ev_xcalloc((size_t)f->n, sizeof(*started));
+	int todo = 0;
+	for (int i = 0; i < f->n; i++)
+		todo += all || f->v[i].up;
+	for (int i = 0; i < f->n; i++) {
+		struct ev_fan_src *fs = &f->v[i];
+		if (!all && !fs->up)
+			continue;
+		jobs[i] = (struct job){fs, fn, arg};
+		if (todo > 1 && pthread_create(&threads[i], NULL, thread_main, &jobs[i]) == 0)
+			started[i] = true;
+		else
+			fs->rc = fn(fs, arg); /* one source, or no thread to be had */
+	}
+	for (int i = 0; i < f->n; i++)
+		if (started[i])
+			pthread_join(threads[i], NULL);
+	free(started);
+	free(threads);
+	free(jobs);
+}
+
+int ev_fan_open(struct ev_fan *f, struct ev_opts *o, bool writes, struct ev_error *err)
+{
+	memset(f, 0, sizeof(*f));
+	if (o->log_sql != NULL) {
+		f->log = fopen(o->log_sql, "a");
+		if (f->log == NULL)
+			return ev_error_set(err, EV_ERR_USAGE, "--log-sql: cannot open %s: %s",
+			                    o->log_sql, strerror(errno));
+		ev_db_set_sql_log(f->log);
+	}
+	f->n = o->nchosen;
+	f->multi = o->nchosen > 1;
+	f->v = ev_xcalloc((size_t)f->n, sizeof(*f->v));
+	for (int i = 0; i < f->n; i++) {
+		struct ev_fan_src *fs = &f->v[i];
+		fs->src = o->chosen[i];
+		fs->o = *o; /* shallow: the copies never free what they share */
+		fs->o.log_sql = NULL;
+		fs->o.src = o->chosen[i];
+		fs->lag_s = EV_LAG_NONE;
+		if (!writes && !o->primary && ev_source_has_replica(fs->src)) {
+			fs->endpoint = ev_source_read_endpoint(fs->src);
+			fs->o.src = fs->endpoint;
+			fs->on_replica = true;
+		}
+	}
+	run(f, open_one, NULL, true);
+	int up = ev_fan_up(f);
+	if (up > 0)
+		return 0;
+	/* Nothing answered: one error to say (the first source's), the rest on stderr. */
+	*err = f->v[0].err;
+	if (f->multi) {
+		char first[sizeof(err->msg)];
+		snprintf(first, sizeof(first), "%s", f->v[0].err.msg);
+		ev_error_set(err, f->v[0].err.code, "%s: %s", f->v[0].src->name, first);
+	}
+	return -1;
+}
+
+void ev_fan_run(struct ev_fan *f, int (*fn)(struct ev_fan_src *fs, void *arg), void *arg)
+{
+	run(f, fn, arg, false);
+}
+
+void ev_fan_close(struct ev_fan *f)
+{
+	for (int i = 0; i < f->n; i++) {
+		ev_session_close(&f->v[i].s);
+		ev_source_free(&f->v[i].endpoint);
+	}
+	free(f->v);
+	if (f->log != NULL) {
+		ev_db_set_sql_log(NULL);
+		fclose(f->log);
+	}
+	memset(f, 0, sizeof(*f));
+}
+
+int ev_fan_up(const struct ev_fan *f)
+{
+	int up = 0;
+	for (int i = 0; i < f->n; i++)
+		up += f->v[i].up;
+	return up;
+}
+
+char *ev_fan_lag_text(const struct ev_fan_src *fs)
+{
+	if (!fs->on_replica)
+		return ev_xstrdup("primary");
+	if (fs->lag_s == EV_LAG_UNKNOWN)
+		return ev_xasprintf("replica, lag unknown: %s", fs->lag_note);
+	return ev_xasprintf("replica, %llds behind", fs->lag_s);
+}
+
+void ev_fan_report(const struct ev_fan *f, int lag_warning_s)
+{
+	for (int i = 0; i < f->n; i++) {
+		const struct ev_fan_src *fs = &f->v[i];
+		char *msg = NULL;
+		if (!fs->up)
+			msg = ev_xasprintf("%s: no answer: %s", fs->src->name, fs->err.msg);
+		else if (fs->on_replica && fs->lag_s == EV_LAG_UNKNOWN)
+			msg = ev_xasprintf(
+			        "%s: warning: reading a replica whose lag is unknown (%s); "
+			        "--primary reads the primary",
+			        fs->src->name, fs->lag_note);
+		else if (fs->on_replica && fs->lag_s >= lag_warning_s)
+			msg = ev_xasprintf("%s: warning: the replica is %llds behind the primary "
+			                   "(figures are that old); --primary reads the primary",
+			                   fs->src->name, fs->lag_s);
+		if (msg != NULL) {
+			char *safe = ev_text_sanitize(msg, strlen(msg));
+			fprintf(stderr, "evtop: %s\n", safe);
+			free(safe);
+			free(msg);
+		}
+	}
+}
