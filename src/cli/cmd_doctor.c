@@ -499,27 +499,17 @@ static int write_json(FILE *out, const struct ev_opts *o, const struct ev_doc_re
 
 /* --- the command ---------------------------------------------------------------------------- */
 
-int ev_cmd_doctor(int argc, char **argv)
+/* The checks on one server: o->src's. Returns the exit code of its report. */
+static int doctor_one(struct ev_opts *o)
 {
-	struct ev_opts o;
 	struct ev_error err = {0};
 	struct ev_session s;
 	struct ev_doc_report rep = {0};
 	struct ev_doc_server srv = {0};
 	struct server_vars sv = {0};
 	bool connected = false;
-	int rc = ev_session_parse(&o, argc, argv, usage, 0, 0);
 
-	if (rc >= 0) {
-		ev_opts_free(&o);
-		return rc;
-	}
-	if (o.format == EV_FMT_CSV) {
-		fputs("evtop: doctor: --format table or json\n", stderr);
-		ev_opts_free(&o);
-		return EV_EXIT_USAGE;
-	}
-	if (ev_session_open(&s, &o, &err) < 0) {
+	if (ev_session_open(&s, o, &err) < 0) {
 		ev_doc_add(&rep, EV_DOC_FAIL, "server", "connect", NULL,
 		           "evtop cannot work without a connection",
 		           "check -h/-P/-S/-u/-p/-D, or the option files' [client] and [evtop] "
@@ -531,13 +521,15 @@ int ev_cmd_doctor(int argc, char **argv)
 		ev_doctor_check_server(&rep, &srv);
 
 		enum ev_table_kind kinds[EV_TABLE_COUNT];
-		int n = ev_session_tables(&o, kinds);
+		int n = ev_session_tables(o, kinds);
 		struct ev_doc_table_facts tf[EV_TABLE_COUNT];
 		bool have[EV_TABLE_COUNT] = {false};
 		memset(tf, 0, sizeof(tf));
 		for (int i = 0; i < n; i++) {
 			enum ev_table_kind t = kinds[i];
-			have[t] = read_table(&s, t, ev_opts_table_name(&o, t), &tf[t], &rep) == 0;
+			if (!(o->src->tables & (1u << t)))
+				continue; /* the config says this source has no such table */
+			have[t] = read_table(&s, t, ev_opts_table_name(o, t), &tf[t], &rep) == 0;
 			if (!have[t])
 				continue;
 			ev_doctor_check_table(&rep, t, srv.version.flavour, &tf[t]);
@@ -555,14 +547,75 @@ int ev_cmd_doctor(int argc, char **argv)
 			ev_doc_table_facts_clear(&tf[t]);
 	}
 
-	if (o.format == EV_FMT_JSON)
-		write_json(stdout, &o, &rep, &srv, connected);
+	if (o->format == EV_FMT_JSON)
+		write_json(stdout, o, &rep, &srv, connected);
 	else
-		write_text(stdout, &o, &rep);
-	rc = ev_doc_exit_code(&rep);
+		write_text(stdout, o, &rep);
+	int rc = ev_doc_exit_code(&rep);
 	ev_doc_report_clear(&rep);
 	server_vars_free(&sv);
 	ev_session_close(&s);
+	return rc;
+}
+
+int ev_cmd_doctor(int argc, char **argv)
+{
+	struct ev_opts o;
+	int rc = ev_session_parse(&o, argc, argv, usage, 0, 0);
+
+	if (rc >= 0) {
+		ev_opts_free(&o);
+		return rc;
+	}
+	if (o.format == EV_FMT_CSV) {
+		fputs("evtop: doctor: --format table or json\n", stderr);
+		ev_opts_free(&o);
+		return EV_EXIT_USAGE;
+	}
+	/* Each source's primary, and its read endpoint where it has one: one report each. */
+	int runs = 0;
+	for (int i = 0; i < o.nchosen; i++)
+		runs += 1 + (ev_source_has_replica(o.chosen[i]) && !o.primary);
+	if (runs == 1) {
+		rc = doctor_one(&o);
+		ev_opts_free(&o);
+		return rc;
+	}
+	bool first = true;
+	rc = 0;
+	if (o.format == EV_FMT_JSON)
+		fputs("[\n", stdout);
+	for (int i = 0; i < o.nchosen; i++) {
+		struct ev_source *src = o.chosen[i];
+		for (int read = 0; read < 2; read++) {
+			if (read && (!ev_source_has_replica(src) || o.primary))
+				continue;
+			struct ev_source *endpoint = read ? ev_source_read_endpoint(src) : NULL;
+			struct ev_opts one = o; /* shallow: the copy frees nothing */
+			one.src = endpoint ? endpoint : src;
+			const char *what = read ? "read endpoint" : "primary";
+			if (o.format == EV_FMT_JSON) {
+				printf("%s{\"source\":", first ? "" : ",\n");
+				ev_session_json_string(stdout, src->name);
+				printf(",\"endpoint\":\"%s\",\"report\":",
+				       read ? "read" : "primary");
+			} else {
+				char *name = ev_text_sanitize(src->name, strlen(src->name));
+				printf("%s== source %s (%s)\n", first ? "" : "\n", name, what);
+				free(name);
+			}
+			fflush(stdout);
+			int one_rc = doctor_one(&one);
+			if (o.format == EV_FMT_JSON)
+				fputs("}", stdout);
+			if (one_rc > rc)
+				rc = one_rc;
+			ev_source_free(&endpoint);
+			first = false;
+		}
+	}
+	if (o.format == EV_FMT_JSON)
+		fputs("\n]\n", stdout);
 	ev_opts_free(&o);
 	return rc;
 }
