@@ -92,6 +92,9 @@ static int run_console(int argc, char **argv)
 	struct ev_console_args args = {
 	        .cfg = &o.cfg,
 	        .src = o.src,
+	        .sources = o.chosen,
+	        .nsources = o.nchosen,
+	        .primary = o.primary,
 	        .password = o.password,
 	        .log_sql = o.log_sql,
 	        .script = o.script,

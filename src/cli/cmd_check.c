@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include "cli/cli.h"
+#include "cli/fanout.h"
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/checkexpr.h"
@@ -31,6 +32,10 @@ static void usage(FILE *out)
 struct lookup {
 	struct ev_dash *dash[EV_TABLE_COUNT];
 	bool have[EV_TABLE_COUNT];
+	/* The tables the check covers: both, or --table's. A figure that names no table covers
+	 * these only, so `--table outbox 'failed > 0'` is the outbox's failed count, not unknown
+	 * for want of the message table that was never read. */
+	bool covered[EV_TABLE_COUNT];
 	int window_s;
 };
 
@@ -42,13 +47,14 @@ static int table_figure(const struct lookup *lk, enum ev_table_kind t, const cha
 	if (!lk->have[t] || d == NULL)
 		return -1;
 	const struct ev_dash_row *row = ev_dash_find(d, group);
+	int idx = ev_dash_figure_parse(name);
 	if (row == NULL) {
-		/* A group with no events: its counts are 0, its ages 0. */
+		/* A group with no events: its counts are 0, its ages 0 — at least, when the
+		 * totals are lower bounds (a cap reached, a source that did not answer). */
 		*value = 0;
-		return 0;
+		return idx >= 0 && d->total.f[idx].capped ? 1 : 0;
 	}
 	const struct ev_figure *f = row->f;
-	int idx = ev_dash_figure_parse(name);
 	if (idx >= 0) {
 		if (f[idx].unknown)
 			return -1;
@@ -91,6 +97,8 @@ static int figure(void *ctx, const char *table, const char *name, const char *gr
 	int rc = 0;
 	double total = 0;
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		if (!lk->covered[t])
+			continue;
 		double v = 0;
 		int r = table_figure(lk, (enum ev_table_kind)t, name, group, &v);
 		if (r < 0)
@@ -101,6 +109,33 @@ static int figure(void *ctx, const char *table, const char *name, const char *gr
 	}
 	*value = total;
 	return rc;
+}
+
+struct outside {
+	const struct lookup *lk;
+	const char *table; /* the first table named that the check does not cover */
+};
+
+static void note_outside(void *ctx, const char *table, const char *name, const char *group)
+{
+	struct outside *o = ctx;
+	(void)name;
+	(void)group;
+	if (table == NULL || o->table != NULL)
+		return;
+	int t = ev_model_table_parse(table);
+	if (t >= 0 && !o->lk->covered[t])
+		o->table = table;
+}
+
+/* An expression naming a table that --table leaves out could only ever be unknown: say so
+ * as a usage error instead. Returns the table's name, or NULL when e is fine. */
+static const char *names_outside(const struct ev_checkexpr *e, const struct lookup *lk)
+{
+	struct outside o = {lk, NULL};
+	if (e != NULL)
+		ev_checkexpr_figures(e, note_outside, &o);
+	return o.table;
 }
 
 static void perfdata(const struct lookup *lk)
@@ -129,7 +164,7 @@ int ev_cmd_check(int argc, char **argv)
 {
 	struct ev_opts o;
 	struct ev_error err = {0};
-	struct ev_session s;
+	struct ev_fan s;
 	struct ev_checkexpr *warn = NULL, *crit = NULL;
 	struct lookup lk;
 	int rc = ev_session_parse(&o, argc, argv, usage, 0, 0);
@@ -157,19 +192,37 @@ int ev_cmd_check(int argc, char **argv)
 		ev_opts_free(&o);
 		return EV_CHECK_UNKNOWN;
 	}
-	if (o.by == NULL)
-		o.by = ev_xstrdup("event_type");
-	if (ev_session_open(&s, &o, &err) < 0) {
-		char *safe = ev_text_sanitize(err.msg, strlen(err.msg));
-		printf("EVTOP UNKNOWN - %s\n", safe);
-		free(safe);
-		ev_session_close(&s);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		lk.covered[t] = o.table < 0 || o.table == t;
+	const char *outside = names_outside(warn, &lk);
+	const char *which_opt = "--warning";
+	if (outside == NULL) {
+		outside = names_outside(crit, &lk);
+		which_opt = "--critical";
+	}
+	if (outside != NULL) {
+		printf("EVTOP UNKNOWN - %s names the %s table, which --table %s leaves out\n",
+		       which_opt, outside, ev_model_table((enum ev_table_kind)o.table)->key);
 		ev_checkexpr_free(&warn);
 		ev_checkexpr_free(&crit);
 		ev_opts_free(&o);
 		return EV_CHECK_UNKNOWN;
 	}
-	ev_dashboard_collect(&s, &o, lk.dash, true);
+	if (o.by == NULL)
+		o.by = ev_xstrdup("event_type");
+	if (ev_fan_open(&s, &o, false, &err) < 0) {
+		char *safe = ev_text_sanitize(err.msg, strlen(err.msg));
+		printf("EVTOP UNKNOWN - %s\n", safe);
+		free(safe);
+		ev_fan_close(&s);
+		ev_checkexpr_free(&warn);
+		ev_checkexpr_free(&crit);
+		ev_opts_free(&o);
+		return EV_CHECK_UNKNOWN;
+	}
+	/* Every source's figures merged: a source that does not answer leaves lower bounds,
+	 * which can still prove a threshold crossed, and is named in the output. */
+	ev_dashboard_collect_fan(&s, &o, lk.dash, NULL, true);
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		lk.have[t] = lk.dash[t] != NULL;
 	lk.window_s = o.cfg.window_s;
@@ -200,18 +253,34 @@ int ev_cmd_check(int argc, char **argv)
 			fputs("null", stdout);
 		printf(",\"critical_result\":%s,\"figures\":", crit ? tri[c] : "null");
 		ev_session_json_string(stdout, why.data ? why.data : "");
-		fputs("}\n", stdout);
+		fputs(",\"no_answer\":[", stdout);
+		for (int i = 0, k = 0; i < s.n; i++)
+			if (!s.v[i].up) {
+				fputs(k++ ? "," : "", stdout);
+				ev_session_json_string(stdout, s.v[i].src->name);
+			}
+		fputs("]}\n", stdout);
 	} else {
 		char *safe = ev_text_sanitize(why.data ? why.data : "", why.len);
 		printf("EVTOP %s - %s: %s", ev_checkexpr_status_name(st), which, safe);
 		free(safe);
+		/* The figures are lower bounds without a source: say which. */
+		for (int i = 0, k = 0; i < s.n; i++)
+			if (!s.v[i].up) {
+				char *name = ev_text_sanitize(s.v[i].src->name,
+				                              strlen(s.v[i].src->name));
+				printf("%s%s", k++ ? ", " : " (no answer from ", name);
+				free(name);
+			}
+		if (ev_fan_up(&s) < s.n)
+			putchar(')');
 		perfdata(&lk);
 		putchar('\n');
 	}
 	ev_buf_free(&why);
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		ev_dash_free(&lk.dash[t]);
-	ev_session_close(&s);
+	ev_fan_close(&s);
 	ev_checkexpr_free(&warn);
 	ev_checkexpr_free(&crit);
 	ev_opts_free(&o);

@@ -211,6 +211,7 @@ static void json_sources(FILE *out, const struct ev_fan *f, struct ev_dash *(*pe
 			json_figures(out, &d->total, d->window_s);
 		else
 			fputs("null", out);
+		fputc('}', out);
 		first = false;
 	}
 	(void)window_s;

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
@@ -213,12 +214,53 @@ static bool same_group(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+/* FNV-1a; SQL NULL, a group of its own, hashes apart from every string. */
+static size_t group_hash(const char *g)
+{
+	if (g == NULL)
+		return 0x9e3779b9u;
+	uint64_t h = 14695981039346656037ull;
+	for (const unsigned char *p = (const unsigned char *)g; *p; p++) {
+		h ^= *p;
+		h *= 1099511628211ull;
+	}
+	return (size_t)(h ^ (h >> 32));
+}
+
+/* The slot of group: the one holding it, or the empty one where it would go. Needs
+ * nslots > 0. */
+static size_t *slot_of(const struct ev_dash *d, const char *group)
+{
+	size_t mask = d->nslots - 1;
+	for (size_t i = group_hash(group) & mask;; i = (i + 1) & mask) {
+		size_t *s = &d->slots[i];
+		if (*s == 0 || same_group(d->rows[*s - 1].group, group))
+			return s;
+	}
+}
+
+/* (Re)build the hash for the rows as they are now: after growing, and after sorting. */
+static void reindex(struct ev_dash *d, size_t nslots)
+{
+	free(d->slots);
+	d->nslots = nslots;
+	d->slots = ev_xcalloc(nslots, sizeof(*d->slots));
+	for (size_t i = 0; i < d->nrows; i++)
+		*slot_of(d, d->rows[i].group) = i + 1;
+}
+
 static struct ev_dash_row *row_for(struct ev_dash *d, const char *group)
 {
-	for (size_t i = 0; i < d->nrows; i++)
-		if (same_group(d->rows[i].group, group))
-			return &d->rows[i];
-	d->rows = ev_xrealloc(d->rows, (d->nrows + 1) * sizeof(*d->rows));
+	if (d->nslots > 0) {
+		size_t *s = slot_of(d, group);
+		if (*s != 0)
+			return &d->rows[*s - 1];
+	}
+	/* Grow by doubling, so that n groups cost O(n) copying and at most twice their room. */
+	if (d->nrows == d->rows_cap) {
+		d->rows_cap = d->rows_cap ? d->rows_cap * 2 : 16;
+		d->rows = ev_xrealloc(d->rows, d->rows_cap * sizeof(*d->rows));
+	}
 	struct ev_dash_row *r = &d->rows[d->nrows++];
 	memset(r, 0, sizeof(*r));
 	r->group = group ? ev_xstrdup(group) : NULL;
@@ -228,6 +270,11 @@ static struct ev_dash_row *row_for(struct ev_dash *d, const char *group)
 		r->f[f].value = is_age((enum ev_dash_figure)f) ? -1 : 0;
 		r->f[f].unknown = d->total.f[f].unknown;
 	}
+	/* At most half full keeps the probes short. */
+	if (d->nrows * 2 > d->nslots)
+		reindex(d, d->nslots ? d->nslots * 2 : 32);
+	else
+		*slot_of(d, group) = d->nrows;
 	return r;
 }
 
@@ -317,6 +364,8 @@ static int row_cmp(const void *a, const void *b)
 void ev_dash_finish(struct ev_dash *d)
 {
 	qsort(d->rows, d->nrows, sizeof(*d->rows), row_cmp);
+	if (d->nslots > 0)
+		reindex(d, d->nslots);
 	for (int f = 0; f < EV_DASH_NFIGURES; f++) {
 		struct ev_figure *t = &d->total.f[f];
 		bool unknown = t->unknown, capped = t->capped;
@@ -346,6 +395,7 @@ void ev_dash_free(struct ev_dash **dp)
 	for (size_t i = 0; i < d->nrows; i++)
 		free(d->rows[i].group);
 	free(d->rows);
+	free(d->slots);
 	free(d->notes);
 	free(d);
 	*dp = NULL;
@@ -355,10 +405,10 @@ const struct ev_dash_row *ev_dash_find(const struct ev_dash *d, const char *grou
 {
 	if (group == NULL)
 		return &d->total;
-	for (size_t i = 0; i < d->nrows; i++)
-		if (d->rows[i].group != NULL && strcmp(d->rows[i].group, group) == 0)
-			return &d->rows[i];
-	return NULL;
+	if (d->nslots == 0)
+		return NULL;
+	size_t s = *slot_of(d, group);
+	return s == 0 ? NULL : &d->rows[s - 1];
 }
 
 const char *ev_figure_format(const struct ev_figure *f, char *buf, size_t size)
@@ -499,5 +549,31 @@ struct ev_dash *ev_dash_merged(struct ev_dash *const *parts, const char *const *
 				d->rows[r].f[f].capped = true;
 		}
 	}
+	return d;
+}
+
+struct ev_dash *ev_dash_by_source(struct ev_dash *const *parts, const char *const *names, int n,
+                                  const struct ev_dash_req *req)
+{
+	/* The groups are the sources: each source's totals on a row of its own. */
+	struct ev_dash *d = ev_dash_new(req);
+	for (int i = 0; i < n; i++) {
+		struct ev_dash_row *row = row_for(d, names[i]);
+		for (int f = 0; f < EV_DASH_NFIGURES; f++) {
+			if (parts[i] != NULL) {
+				row->f[f] = parts[i]->total.f[f];
+			} else {
+				row->f[f].value = is_age((enum ev_dash_figure)f) ? -1 : 0;
+				row->f[f].unknown = true;
+			}
+		}
+	}
+	ev_dash_finish(d);
+	struct ev_dash *m = ev_dash_merged(parts, names, n, req);
+	d->total = m->total;
+	d->notes = m->notes;
+	m->notes = NULL;
+	d->server_ms = m->server_ms;
+	ev_dash_free(&m);
 	return d;
 }

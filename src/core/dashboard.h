@@ -116,6 +116,11 @@ void ev_dash_carry(struct ev_dash *d, const struct ev_dash *earlier);
 struct ev_dash *ev_dash_merged(struct ev_dash *const *parts, const char *const *names, int n,
                                const struct ev_dash_req *req);
 
+/* The same sources side by side: one row per source (its name the group; every figure unknown
+ * where parts[i] is NULL), the totals those of ev_dash_merged. Finished. */
+struct ev_dash *ev_dash_by_source(struct ev_dash *const *parts, const char *const *names, int n,
+                                  const struct ev_dash_req *req);
+
 /* Sort the rows and compute the totals; call once after the adds. */
 void ev_dash_finish(struct ev_dash *d);
 void ev_dash_free(struct ev_dash **d);

@@ -895,18 +895,23 @@ struct ev_query *ev_guard_query_audit_insert(const struct ev_audit_rec *r)
 }
 
 struct ev_query *ev_guard_query_audit_find(const struct ev_guard *g,
-                                           const struct ev_guard_row *seen)
+                                           const struct ev_guard_row *seen,
+                                           const struct ev_audit_who *who)
 {
 	static const char *const names[] = {"audit_rows"};
 	struct ev_query *q =
 	        scalar_query("action.audit_find",
 	                     "/* evtop:action.audit_find */ SELECT COUNT(*) FROM `evtop_audit` "
 	                     "WHERE table_name = ? AND event_id = ? AND before_version = ? AND "
-	                     "action = ? AND result = 'applied'",
+	                     "action = ? AND result = 'applied' AND source = ? AND os_user = ? AND "
+	                     "operator <=> NULLIF(?, '')",
 	                     1, names);
 	ev_query_add_text(q, g->table_name);
 	ev_query_add_uint(q, seen->id);
 	ev_query_add_int(q, seen->version);
 	ev_query_add_text(q, ev_action_name(g->action));
+	add_text_cut(q, who->source ? who->source : "default", 64);
+	add_text_cut(q, who->os_user ? who->os_user : "?", 64);
+	add_text_cut(q, who->operator_id, 128);
 	return q;
 }

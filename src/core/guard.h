@@ -188,9 +188,11 @@ char *ev_audit_json_line(const struct ev_audit_rec *r);
  * the same transaction as the UPDATE). Nullable values are bound as text and turned into NULL
  * by NULLIF(?, '') (after_status: NULLIF(?, -1)). */
 struct ev_query *ev_guard_query_audit_insert(const struct ev_audit_rec *r);
-/* One count: the evtop_audit rows recording g applied to the row as seen (the same
- * transaction as the UPDATE wrote it, so it is proof the write committed). */
+/* One count: the evtop_audit rows recording g applied to the row as seen by this operator
+ * from this source (the same transaction as the UPDATE wrote it, so it is proof the write
+ * committed; another evtop's record of the same change, on another node, is not). */
 struct ev_query *ev_guard_query_audit_find(const struct ev_guard *g,
-                                           const struct ev_guard_row *seen);
+                                           const struct ev_guard_row *seen,
+                                           const struct ev_audit_who *who);
 
 #endif

@@ -188,11 +188,11 @@ static int reread(const struct ev_action_ctx *ctx, const struct ev_guard *g,
 
 /* Was the audit row committed with the UPDATE? 1 yes, 0 no, -1 cannot tell. */
 static int audit_row_found(const struct ev_action_ctx *ctx, const struct ev_guard *g,
-                           const struct ev_guard_row *seen)
+                           const struct ev_guard_row *seen, const struct ev_audit_who *who)
 {
 	struct ev_error err = {0};
 	long long n = 0;
-	if (run_scalar(ctx->conn, ev_guard_query_audit_find(g, seen), &n, 1, &err) < 0)
+	if (run_scalar(ctx->conn, ev_guard_query_audit_find(g, seen, who), &n, 1, &err) < 0)
 		return -1;
 	return n > 0 ? 1 : 0;
 }
@@ -200,7 +200,8 @@ static int audit_row_found(const struct ev_action_ctx *ctx, const struct ev_guar
 /* A COMMIT whose answer was lost: reconnect, re-read and let the database say. */
 static enum ev_action_result resolve_in_doubt(const struct ev_action_ctx *ctx,
                                               const struct ev_guard *g,
-                                              const struct ev_guard_row *seen, const char *why,
+                                              const struct ev_guard_row *seen,
+                                              const struct ev_audit_who *who, const char *why,
                                               struct ev_action_outcome *out)
 {
 	struct ev_error err = {0};
@@ -215,7 +216,7 @@ static enum ev_action_result resolve_in_doubt(const struct ev_action_ctx *ctx,
 	}
 	bool applied = ev_guard_row_shows_applied(g, seen, out->have_now ? &out->now : NULL);
 	/* With an audit table the proof is exact: its row was in the same transaction. */
-	if (applied && ctx->access->audit_table && audit_row_found(ctx, g, seen) == 0)
+	if (applied && ctx->access->audit_table && audit_row_found(ctx, g, seen, who) == 0)
 		applied = false;
 	if (applied) {
 		msgf(out->msg, sizeof(out->msg),
@@ -301,16 +302,25 @@ static enum ev_action_result write_row(const struct ev_action_ctx *ctx, const st
 	}
 	fault(EV_POINT_BEFORE_COMMIT, c);
 	if (ev_conn_commit(c, &err) < 0) {
-		/* Lost or refused, the database alone knows whether the change is in: ask it. */
-		char why[600];
-		msgf(why, sizeof(why), "%s",
-		     err.code == EV_ERR_CONNECT ? "the connection was lost during COMMIT"
-		                                : err.msg);
-		return resolve_in_doubt(ctx, g, seen, why, out);
+		if (err.code != EV_ERR_CONNECT) {
+			/* The server answered: the transaction was rolled back (a conflict with
+			 * another node, a deadlock). Not in doubt, and never someone else's change
+			 * taken for ours: the row is re-read only to show it as it is now. */
+			char why[600];
+			msgf(why, sizeof(why), "%s", err.msg);
+			struct ev_error rerr = {0};
+			if (reread(ctx, g, seen, out, &rerr) < 0)
+				out->have_now = false;
+			msgf(out->msg, sizeof(out->msg), "%s", why);
+			return EV_RESULT_FAILED;
+		}
+		/* Lost: the database alone knows whether the change is in: ask it. */
+		return resolve_in_doubt(ctx, g, seen, who, "the connection was lost during COMMIT",
+		                        out);
 	}
 	if (fault(EV_POINT_AFTER_COMMIT, c) != 0) {
 		ev_conn_close(c);
-		return resolve_in_doubt(ctx, g, seen, "the answer to COMMIT was lost", out);
+		return resolve_in_doubt(ctx, g, seen, who, "the answer to COMMIT was lost", out);
 	}
 	if (g->grants_attempt)
 		msgf(out->msg, sizeof(out->msg), "exhausted: granted exactly one more attempt");

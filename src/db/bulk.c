@@ -237,8 +237,11 @@ struct run {
 	struct ev_audit_who who;
 	size_t total, applied, skipped, failed;
 	long long t0;
-	bool in_doubt; /* the last batch */
+	bool in_doubt;  /* the last batch */
+	bool rereading; /* it cannot be re-read yet */
 };
+
+static void report(struct run *r, bool finished);
 
 static bool lost(const struct ev_error *e)
 {
@@ -300,7 +303,7 @@ static int audit_row_found(struct run *r, const struct brow *b)
 {
 	struct ev_error err = {0};
 	struct ev_rowset *rs = NULL;
-	struct ev_query *q = ev_guard_query_audit_find(&b->g, &b->it->row);
+	struct ev_query *q = ev_guard_query_audit_find(&b->g, &b->it->row, &r->who);
 	int rc = ev_conn_run(r->ctx->conn, q, &rs, &err);
 	ev_query_free(&q);
 	if (rc < 0)
@@ -327,24 +330,47 @@ static int resolve_in_doubt(struct run *r, struct brow *rows, size_t n, unsigned
 	r->in_doubt = true;
 	for (size_t i = 0; i < n; i++)
 		want[i] = rows[i].written == 1;
-	if (reread(r, rows, n, want, now, have, &err) < 0) {
+	/* The server may be restarting (it crashed during the COMMIT) or failing over: keep
+	 * trying to re-read, with back-off, before leaving the batch in doubt. */
+	long long wait_ms =
+	        r->ctx->doubt_wait_ms > 0 ? r->ctx->doubt_wait_ms : EV_BULK_DOUBT_WAIT_MS;
+	long long give_up = mono_ms() + wait_ms, pause = 100;
+	int tries = 1;
+	bool read_back;
+	while (!(read_back = reread(r, rows, n, want, now, have, &err) == 0)) {
+		/* Only an unreachable server is worth waiting for. */
+		if (!lost(&err) || mono_ms() >= give_up || stop_set(r->ctx->stop))
+			break;
+		if (!r->rereading) {
+			r->rereading = true;
+			report(r, false);
+		}
+		if (sleep_unless_stopped(pause, r->ctx->stop))
+			break;
+		pause = pause * 2 > 2000 ? 2000 : pause * 2;
+		tries++;
+	}
+	if (r->rereading) {
+		r->rereading = false;
+		report(r, false);
+	}
+	if (!read_back) {
+		const char *given_up = stop_set(r->ctx->stop) ? "; waiting for it was stopped" : "";
 		for (size_t i = 0; i < n; i++)
 			if (want[i])
-				item_set(
-				        rows[i].it, EV_BULK_FAILED, batch,
-				        ev_xasprintf(
-				                "IN DOUBT: %s, and the server cannot be reached to "
-				                "re-read the row (%s): whether the change was "
-				                "committed "
-				                "is unknown; check it with evtop show before "
-				                "acting "
-				                "again",
-				                why, err.msg));
+				item_set(rows[i].it, EV_BULK_FAILED, batch,
+				         ev_xasprintf("IN DOUBT: %s, and the server could not be "
+				                      "reached to re-read the row (%d tries over "
+				                      "%lld s%s: %s): whether the change was "
+				                      "committed is unknown; check it with evtop "
+				                      "show before acting again",
+				                      why, tries, wait_ms / 1000, given_up,
+				                      err.msg));
 		r->s->tally.unresolved = true;
 		set_error(r->s,
-		          "batch %u is in doubt: %s, and the server cannot be reached to re-read "
-		          "its rows (%s)",
-		          batch, why, err.msg);
+		          "batch %u is in doubt: %s, and the server could not be reached to "
+		          "re-read its rows (%d tries%s: %s)",
+		          batch, why, tries, given_up, err.msg);
 		rc = -1;
 		goto out;
 	}
@@ -511,7 +537,7 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 		return -1;
 	}
 	if (ev_conn_begin(c, &err) < 0) {
-		set_error(s, "batch %u: %s; nothing more was done", batch, err.msg);
+		set_error(s, "batch %u could not start: %s; nothing more was done", batch, err.msg);
 		return -1;
 	}
 	s->tally.batches = batch;
@@ -627,6 +653,17 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 						                                "granted exactly "
 						                                "one more attempt")
 						                 : NULL);
+			} else if (!answer_lost && !lost(&err)) {
+				/* The server answered COMMIT with an error (a conflict with another
+				 * node, a deadlock): the batch was rolled back, nothing of it is
+				 * in. Not in doubt; the next batches go on. */
+				for (size_t i = 0; i < k; i++)
+					if (rows[i].written == 1)
+						item_set(
+						        rows[i].it, EV_BULK_FAILED, batch,
+						        ev_xasprintf("the batch was rolled back at "
+						                     "COMMIT: %s",
+						                     err.msg));
 			} else {
 				char *why =
 				        answer_lost ? ev_xstrdup("the answer to COMMIT was lost")
@@ -673,6 +710,7 @@ static void report(struct run *r, bool finished)
 	        .batches = r->s->tally.batches,
 	        .elapsed_s = (double)(mono_ms() - r->t0) / 1000.0,
 	        .in_doubt = r->in_doubt,
+	        .rereading = r->rereading,
 	        .finished = finished,
 	};
 	p.rate = p.elapsed_s > 0 ? (double)p.done / p.elapsed_s : 0;

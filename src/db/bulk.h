@@ -60,8 +60,15 @@ struct ev_bulk_progress {
 	double rate;   /* rows decided per second so far */
 	double eta_s;  /* seconds left at that rate; -1 not known yet */
 	bool in_doubt; /* the last batch's COMMIT had lost its answer (it was re-read) */
+	/* That batch cannot be re-read yet (the server is unreachable, perhaps restarting): the
+	 * run keeps trying for up to EV_BULK_DOUBT_WAIT_MS, or until the stop flag is set. */
+	bool rereading;
 	bool finished; /* the last report: the run is over */
 };
+
+/* How long a batch whose COMMIT lost its answer is re-read before it is left in doubt: long
+ * enough for a crashed server to restart or a failover to finish. */
+#define EV_BULK_DOUBT_WAIT_MS 60000
 
 /* Called on the thread running ev_bulk_apply; it may set ctx->stop. It must not block long:
  * the batch's transaction is already committed when it runs, but the next waits for it. */
@@ -75,8 +82,10 @@ struct ev_bulk_ctx {
 	ev_bulk_progress_fn progress;   /* may be NULL */
 	void *progress_arg;
 	atomic_bool *stop; /* set by the callback or another thread: stop after the current
-	                      batch (its rows are decided; the rest stay not attempted); may be
-	                      NULL */
+	                      batch (its rows are decided; the rest stay not attempted), or stop
+	                      waiting to re-read a batch in doubt; may be NULL */
+	/* How long to keep trying to re-read a batch in doubt; 0 = EV_BULK_DOUBT_WAIT_MS. */
+	int doubt_wait_ms;
 };
 
 /* Apply a planned snapshot (its pending rows, in order). Returns -1 with err and nothing
@@ -85,7 +94,9 @@ struct ev_bulk_ctx {
  * failed) row as now are in s->items, the tally in s->tally, and when the run stopped on its
  * own (the connection could not be re-established, the server refuses writes, the audit file
  * or the audit table could not be written, a batch stayed in doubt) s->error says why; the
- * rows it did not reach stay pending (not attempted). A snapshot is applied once. */
+ * rows it did not reach stay pending (not attempted). A batch in doubt is re-read until the
+ * server answers (a restarted server too), for up to ctx->doubt_wait_ms or until the stop flag
+ * is set, reporting progress with `rereading` set meanwhile. A snapshot is applied once. */
 int ev_bulk_apply(const struct ev_bulk_ctx *ctx, struct ev_bulk_snapshot *s, struct ev_error *err);
 
 /* Fault injection for the tests, at a known point of a batch (1-based): just before its

@@ -16,6 +16,7 @@
 #define ER_STATEMENT_TIMEOUT 1969
 #endif
 #define ER_MYSQL_QUERY_TIMEOUT 3024 /* MySQL's max_execution_time exceeded */
+#define EV_STMT_CACHE          8    /* prepared write statements kept per connection */
 
 struct ev_conn {
 	const struct ev_source *src;
@@ -29,6 +30,14 @@ struct ev_conn {
 	char *user;
 	char *read_only; /* why writes are refused, or NULL */
 	bool galera;     /* a Galera node (wsrep_on): reads wait for the cluster's commits */
+	/* The writes' prepared statements, kept while the connection lives: a bulk action runs
+	 * the same UPDATE and audit INSERT for every row, only the values change. */
+	struct {
+		char *sql;
+		MYSQL_STMT *st;
+		unsigned long used;
+	} stmts[EV_STMT_CACHE];
+	unsigned long stmt_clock;
 };
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -127,8 +136,20 @@ static void set_facts_free(struct ev_conn *c)
 	c->server_info = c->host_info = c->user = NULL;
 }
 
+static void stmt_forget(struct ev_conn *c, int i)
+{
+	if (c->stmts[i].st != NULL)
+		mysql_stmt_close(c->stmts[i].st);
+	free(c->stmts[i].sql);
+	c->stmts[i].st = NULL;
+	c->stmts[i].sql = NULL;
+}
+
 void ev_conn_close(struct ev_conn *c)
 {
+	/* The statements belong to the session: closed with it, before it. */
+	for (int i = 0; i < EV_STMT_CACHE; i++)
+		stmt_forget(c, i);
 	if (c->db != NULL) {
 		mysql_close(c->db);
 		c->db = NULL;
@@ -718,11 +739,29 @@ int ev_conn_write(struct ev_conn *c, const struct ev_query *q, unsigned long lon
 		return ev_error_set(err, EV_ERR_GENERIC, "read-only: %s", c->read_only);
 	if (c->db == NULL)
 		return ev_error_set(err, EV_ERR_CONNECT, "not connected");
-	MYSQL_STMT *st = mysql_stmt_init(c->db);
-	if (st == NULL)
-		ev_fatal("out of memory (mysql_stmt_init)");
-	if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0)
-		goto fail;
+	/* The statement prepared for this text before, or a new one kept in place of the least
+	 * recently used. */
+	int slot = 0;
+	for (int i = 0; i < EV_STMT_CACHE; i++) {
+		if (c->stmts[i].sql != NULL && strcmp(c->stmts[i].sql, q->sql) == 0) {
+			slot = i;
+			break;
+		}
+		if (c->stmts[i].used < c->stmts[slot].used)
+			slot = i;
+	}
+	c->stmts[slot].used = ++c->stmt_clock;
+	MYSQL_STMT *st = c->stmts[slot].st;
+	if (st == NULL || strcmp(c->stmts[slot].sql, q->sql) != 0) {
+		stmt_forget(c, slot);
+		st = mysql_stmt_init(c->db);
+		if (st == NULL)
+			ev_fatal("out of memory (mysql_stmt_init)");
+		c->stmts[slot].st = st;
+		c->stmts[slot].sql = ev_xstrdup(q->sql);
+		if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0)
+			goto fail;
+	}
 	if (q->nparams != mysql_stmt_param_count(st)) {
 		ev_error_set(err, EV_ERR_GENERIC, "%s: %zu parameters for %lu placeholders",
 		             q->name, q->nparams, mysql_stmt_param_count(st));
@@ -752,7 +791,8 @@ out:
 	}
 	free(pb);
 	free(plen);
-	mysql_stmt_close(st);
+	if (rc < 0)
+		stmt_forget(c, slot); /* prepared anew next time: nothing of a failure is kept */
 	if (lost)
 		ev_conn_close(c); /* never retried: the caller re-reads on a new connection */
 	return rc;

@@ -282,7 +282,7 @@ static void confirm_yes(struct app *a, struct view *v)
 	(void)v;
 	app_message(a, EV_STYLE_WARNING, "applying…");
 	/* A tag of no view: no refresh or Esc of a view may supersede (KILL) a write. */
-	ev_worker_submit(a->wlist, ev_job_new(-1, 0, apply_job, x, free_apply_arg));
+	ev_worker_submit(a->wwrite, ev_job_new(-1, 0, apply_job, x, free_apply_arg));
 	a->applying = true;
 	(void)origin;
 }

@@ -5,6 +5,7 @@
 #include <config.h>
 
 #include "ui/app.h"
+#include "core/doctor.h"
 #include "core/text.h"
 #include "ui/term.h"
 
@@ -252,9 +253,32 @@ static void draw_status(struct app *a, int cols)
 	char marked[32] = "";
 	if (a->marked > 0)
 		snprintf(marked, sizeof(marked), " · %d marked", a->marked);
+	/* Which source, when there are several; where its reads come from, when it has a
+	 * replica: a replica's figures are as old as its lag. */
+	char source[160] = "";
+	if (a->all_mode)
+		snprintf(source, sizeof(source), "all %d sources · ", a->nsources);
+	else if (a->nsources > 1)
+		snprintf(source, sizeof(source), "source %.64s [%d/%d] · ",
+		         a->src->name ? a->src->name : "default", a->cur_source + 1, a->nsources);
+	char lag[200] = "";
+	if (a->all_mode)
+		; /* each source's own dashboard shows its replica's lag */
+	else if (a->read_src != NULL && a->lag_s >= 0)
+		snprintf(lag, sizeof(lag), " · replica lag %llds%s", a->lag_s,
+		         a->lag_s >= a->cfg->lag_warning_s ? " (BEHIND)" : "");
+	else if (a->read_src != NULL)
+		snprintf(lag, sizeof(lag), " · replica lag ?%s%.120s", a->lag_note[0] ? " " : "",
+		         a->lag_note);
+	else if (ev_source_has_replica(a->src))
+		snprintf(lag, sizeof(lag), " · reading the primary");
+	if (!a->all_mode && a->read_src != NULL &&
+	    (a->lag_s < 0 || a->lag_s >= a->cfg->lag_warning_s) && a->state == CONN_OK)
+		style = EV_STYLE_WARNING;
 	/* What matters in an incident first: is the data live, then where it comes from. */
-	snprintf(line, sizeof(line), "evtop · %s%s · %s · %s%s · tz %s · %s%s · %s%s", state, stale,
-	         a->server[0] ? a->server : "…", a->server_now[0] ? a->server_now : "-", offset,
+	snprintf(line, sizeof(line), "evtop · %s%s%s · %s%s · %s%s · tz %s · %s%s · %s%s", state,
+	         stale, lag, source, a->server[0] ? a->server : "…",
+	         a->server_now[0] ? a->server_now : "-", offset,
 	         a->src->time_zone ? a->src->time_zone : "SYSTEM", refresh, took,
 	         a->cfg->read_only ? "READ-ONLY" : "rw", marked);
 	draw_text_pad(0, 0, cols, style, line);
@@ -396,6 +420,8 @@ static void prompt_key(struct app *a, int key, bool is_char, wint_t wc)
 	a->dirty = true;
 }
 
+static void use_source(struct app *a, int index, bool read_primary);
+
 static void global_action(struct app *a, enum ev_ui_action act)
 {
 	struct view *v = app_top(a);
@@ -422,6 +448,26 @@ static void global_action(struct app *a, enum ev_ui_action act)
 	case EV_UA_HELP:
 		if (v == NULL || v->ops->ctx != EV_CTX_HELP)
 			app_push(a, view_help_new(a));
+		break;
+	case EV_UA_NEXT_SOURCE:
+		if (a->nsources < 2)
+			app_message(a, EV_STYLE_NORMAL,
+			            "one source only (the config's [source] sections name more)");
+		else if (a->all_mode)
+			use_source(a, 0, a->read_primary);
+		else /* after the last source, every source at once */
+			use_source(a, a->cur_source + 1 < a->nsources ? a->cur_source + 1 : -1,
+			           a->read_primary);
+		break;
+	case EV_UA_PRIMARY:
+		if (a->all_mode)
+			use_source(a, -1, !a->read_primary);
+		else if (!ev_source_has_replica(a->src))
+			app_message(a, EV_STYLE_NORMAL,
+			            "this source has no read endpoint: everything is read on the "
+			            "primary");
+		else
+			use_source(a, a->cur_source, !a->read_primary);
 		break;
 	case EV_UA_PAUSE:
 		a->paused = !a->paused;
@@ -549,6 +595,23 @@ static void command_done(struct app *a, const char *text)
 		v->ops->bulk_all(a, v, act);
 		return;
 	}
+	if (strncmp(text, "source ", 7) == 0) {
+		const char *name = text + 7;
+		while (*name == ' ')
+			name++;
+		if (strcmp(name, "all") == 0 && a->nsources > 1) {
+			use_source(a, -1, a->read_primary);
+			return;
+		}
+		for (int i = 0; i < a->nsources; i++) {
+			if (a->sources[i]->name != NULL && strcmp(a->sources[i]->name, name) == 0) {
+				use_source(a, i, a->read_primary);
+				return;
+			}
+		}
+		app_message(a, EV_STYLE_ERROR, "source: no source '%.64s' in the config", name);
+		return;
+	}
 	if (strncmp(text, "trace ", 6) == 0 && text[6] != '\0') {
 		app_push(a, view_trace_new(a, text + 6));
 		return;
@@ -597,11 +660,18 @@ static struct view *view_by_tag(struct app *a, int tag)
 	return NULL;
 }
 
+static bool lag_result(struct app *a, struct ev_job *j);
+static void ask_lag(struct app *a);
+
 static void drain_results(struct app *a, struct ev_worker *w)
 {
 	struct ev_job *j;
 	ev_worker_drain_fd(w);
 	while ((j = ev_worker_take(w)) != NULL) {
+		if (lag_result(a, j)) {
+			ev_job_free(&j);
+			continue;
+		}
 		struct view *v = view_by_tag(a, j->tag);
 		/* A superseded result is dropped: the view asked anew since. A write's outcome is
 		 * never dropped: the operator must hear what the database did. */
@@ -610,6 +680,7 @@ static void drain_results(struct app *a, struct ev_worker *w)
 		} else if (v != NULL && j->gen == v->gen && !j->cancelled) {
 			if (v->loading > 0)
 				v->loading--;
+			v->last_load_ms = j->elapsed_ms;
 			v->ops->result(a, v, j);
 			a->dirty = true;
 		}
@@ -624,10 +695,15 @@ static void fire_timers(struct app *a)
 	long long now = app_now(a);
 	if (a->paused || now < a->next_refresh)
 		return;
-	/* Stretch the interval when evtop's own queries exceed their server-time budget. */
+	/* Stretch the interval when evtop's own queries exceed their server-time budget. A
+	 * refresh is the dashboard's queries and those of the view on top of it (a list). */
 	double budget = a->cfg->budget_permille / 1000.0;
+	double cost = a->last_refresh_ms;
+	struct view *top = app_top(a);
+	if (a->nviews > 1 && top != NULL && top->ops->load != NULL && top->ops->on_timer)
+		cost += top->last_load_ms;
 	/* A scripted run keeps to its virtual clock: real query times would make it flaky. */
-	int need = budget > 0 && !a->scripted ? (int)(a->last_refresh_ms / budget) : 0;
+	int need = budget > 0 && !a->scripted ? (int)(cost / budget) : 0;
 	a->effective_ms = need > a->refresh_ms ? need : a->refresh_ms;
 	a->next_refresh = now + a->effective_ms;
 	for (int i = 0; i < a->nviews; i++) {
@@ -637,6 +713,7 @@ static void fire_timers(struct app *a)
 		    (i == a->nviews - 1 || i == 0))
 			v->ops->load(a, v);
 	}
+	ask_lag(a);
 }
 
 static int poll_timeout(struct app *a)
@@ -657,7 +734,8 @@ static int poll_timeout(struct app *a)
 
 static bool idle(struct app *a)
 {
-	if (ev_worker_pending(a->wdash) > 0 || ev_worker_pending(a->wlist) > 0)
+	if (ev_worker_pending(a->wdash) > 0 || ev_worker_pending(a->wlist) > 0 ||
+	    ev_worker_pending(a->wwrite) > 0)
 		return false;
 	for (int i = 0; i < a->nviews; i++)
 		if (a->views[i]->loading > 0)
@@ -767,6 +845,198 @@ static void fatal_hook(void)
 	ev_term_stop();
 }
 
+/* --- sources: the one watched, its read endpoint, switching ------------------------------ */
+
+#define LAG_TAG (-3) /* the replica-lag job's tag: no view's */
+
+struct lag_result {
+	long long lag_s;
+	char note[160];
+};
+
+/* On the read endpoint: how far behind the primary it is. */
+static int lag_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	struct lag_result *r = ev_xcalloc(1, sizeof(*r));
+	job->result = r;
+	job->free_result = free;
+	r->lag_s = -1;
+	struct ev_rowset *rs = NULL;
+	struct ev_query *q = ev_doctor_query_replica(ev_conn_server(c));
+	int rc = ev_conn_run(c, q, &rs, err);
+	ev_query_free(&q);
+	if (rc < 0) {
+		snprintf(r->note, sizeof(r->note), "%.150s",
+		         err->code == 1227 ? "not readable (REPLICA MONITOR / REPLICATION CLIENT)"
+		                           : err->msg);
+		return 0;
+	}
+	if (rs->nrows == 0) {
+		snprintf(r->note, sizeof(r->note), "not a replica");
+	} else {
+		int col = ev_rowset_col(rs, "Seconds_Behind_Master");
+		if (col < 0)
+			col = ev_rowset_col(rs, "Seconds_Behind_Source");
+		const char *v = col >= 0 ? ev_rowset_cell(rs, 0, (size_t)col)->s : NULL;
+		if (v == NULL)
+			snprintf(r->note, sizeof(r->note), "replication stopped");
+		else
+			r->lag_s = strtoll(v, NULL, 10);
+	}
+	ev_rowset_free(&rs);
+	return 0;
+}
+
+/* Ask the read endpoint for its lag (with each refresh). */
+static void ask_lag(struct app *a)
+{
+	if (a->read_src == NULL || a->wdash == NULL || a->all_mode)
+		return;
+	ev_worker_submit(a->wdash, ev_job_new(LAG_TAG, 0, lag_job, NULL, NULL));
+}
+
+static bool lag_result(struct app *a, struct ev_job *j)
+{
+	if (j->tag != LAG_TAG || j->fn != lag_job)
+		return false;
+	struct lag_result *r = j->result;
+	if (r != NULL && !j->cancelled) {
+		a->lag_s = r->lag_s;
+		snprintf(a->lag_note, sizeof(a->lag_note), "%s", r->note);
+		a->dirty = true;
+	}
+	return true;
+}
+
+static struct ev_conn *new_conn(const struct app *a, const struct ev_source *endpoint)
+{
+	struct ev_conn *c = ev_conn_new(endpoint, a->cfg);
+	if (a->args->password)
+		ev_conn_set_password(c, a->args->password);
+	return c;
+}
+
+/* The connections of the every-source dashboard (several sources only). */
+static void open_all(struct app *a)
+{
+	if (a->nsources < 2)
+		return;
+	a->all_conns = ev_xcalloc((size_t)a->nsources, sizeof(*a->all_conns));
+	a->all_endpoints = ev_xcalloc((size_t)a->nsources, sizeof(*a->all_endpoints));
+	a->all_info = ev_xcalloc((size_t)a->nsources, sizeof(*a->all_info));
+	a->all_have_info = ev_xcalloc((size_t)a->nsources, sizeof(*a->all_have_info));
+	for (int i = 0; i < a->nsources; i++) {
+		const struct ev_source *s = a->sources[i];
+		if (ev_source_has_replica(s) && !a->read_primary)
+			s = a->all_endpoints[i] = ev_source_read_endpoint(s);
+		a->all_conns[i] = new_conn(a, s);
+	}
+}
+
+static void close_all(struct app *a)
+{
+	for (int i = 0; a->all_conns != NULL && i < a->nsources; i++) {
+		ev_conn_free(&a->all_conns[i]);
+		ev_source_free(&a->all_endpoints[i]);
+		for (int t = 0; t < EV_TABLE_COUNT; t++)
+			ev_table_info_clear(&a->all_info[i][t]);
+	}
+	free(a->all_conns);
+	free(a->all_endpoints);
+	free(a->all_info);
+	free(a->all_have_info);
+	a->all_conns = NULL;
+	a->all_endpoints = NULL;
+	a->all_info = NULL;
+	a->all_have_info = NULL;
+}
+
+/* Three connections to the watched source: dashboards and lists on its read endpoint (its
+ * primary when it has none, or when asked), guarded updates on its primary. */
+static int start_workers(struct app *a, struct ev_error *err)
+{
+	ev_source_free(&a->read_src);
+	if (ev_source_has_replica(a->src) && !a->read_primary)
+		a->read_src = ev_source_read_endpoint(a->src);
+	const struct ev_source *reads = a->read_src ? a->read_src : a->src;
+	a->lag_s = -1;
+	a->lag_note[0] = '\0';
+	a->wdash = ev_worker_start(new_conn(a, reads), err);
+	a->wlist = a->wdash ? ev_worker_start(new_conn(a, reads), err) : NULL;
+	a->wwrite = a->wlist ? ev_worker_start(new_conn(a, a->src), err) : NULL;
+	if (a->wwrite == NULL) {
+		ev_worker_stop(&a->wdash);
+		ev_worker_stop(&a->wlist);
+		return -1;
+	}
+	open_all(a);
+	return 0;
+}
+
+static void stop_workers(struct app *a)
+{
+	ev_worker_stop(&a->wdash);
+	ev_worker_stop(&a->wlist);
+	ev_worker_stop(&a->wwrite);
+	close_all(a); /* only the dashboard's jobs used them, and its worker has ended */
+}
+
+/* Watch another source (or the same one read elsewhere): every view closes, the dashboard
+ * opens anew on it. */
+static void use_source(struct app *a, int index, bool read_primary)
+{
+	struct ev_error err = {0};
+	if (a->applying) {
+		app_message(a, EV_STYLE_WARNING,
+		            "an action is being applied; switch after its result");
+		return;
+	}
+	ev_worker_cancel_all(a->wdash);
+	ev_worker_cancel_all(a->wlist);
+	ev_worker_cancel_all(a->wwrite);
+	while (a->nviews > 0) {
+		struct view *v = a->views[--a->nviews];
+		app_cancel(a, v);
+		v->ops->free(v);
+	}
+	a->marked = 0;
+	stop_workers(a);
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		ev_table_info_clear(&a->info[t]);
+		a->not_writable[t][0] = '\0';
+		a->table_note[t][0] = '\0';
+	}
+	a->have_info = false;
+	a->have_offset = false;
+	a->state = CONN_CONNECTING;
+	a->server[0] = a->server_now[0] = a->stale_since[0] = a->last_error[0] = '\0';
+	a->last_refresh_ms = 0;
+	a->all_mode = index < 0;
+	if (index >= 0) {
+		a->cur_source = index;
+		a->src = a->sources[index];
+	}
+	a->read_primary = read_primary;
+	if (start_workers(a, &err) < 0)
+		ev_fatal("cannot start the workers: %s", err.msg);
+	app_push(a, view_dash_new(a));
+	ask_lag(a);
+	a->next_refresh = app_now(a) + a->refresh_ms;
+	const char *name = a->src->name ? a->src->name : "default";
+	if (a->all_mode)
+		app_message(a, EV_STYLE_NORMAL,
+		            "every source at once%s; Enter on a source's row opens its dashboard",
+		            a->read_primary ? ", read on the primaries" : "");
+	else if (a->read_src != NULL)
+		app_message(a, EV_STYLE_NORMAL,
+		            "source %s: reading its replica (P reads the primary)", name);
+	else if (ev_source_has_replica(a->src))
+		app_message(a, EV_STYLE_NORMAL, "source %s: reading the primary", name);
+	else
+		app_message(a, EV_STYLE_NORMAL, "source %s", name);
+	a->dirty = true;
+}
+
 int ev_console_run(const struct ev_console_args *args)
 {
 	struct app app;
@@ -780,6 +1050,18 @@ int ev_console_run(const struct ev_console_args *args)
 	a->args = args;
 	a->cfg = args->cfg;
 	a->src = args->src;
+	a->sources = args->sources;
+	a->nsources = args->nsources;
+	if (a->sources == NULL || a->nsources < 1) {
+		a->sources = &a->src;
+		a->nsources = 1;
+	}
+	for (int i = 0; i < a->nsources; i++)
+		if (a->sources[i] == a->src)
+			a->cur_source = i;
+	a->read_primary = args->primary;
+	/* Several sources: every one at once first. */
+	a->all_mode = a->nsources > 1;
 	a->scripted = args->script != NULL;
 	a->refresh_ms = a->effective_ms = a->cfg->refresh_ms;
 	a->state = CONN_CONNECTING;
@@ -802,25 +1084,21 @@ int ev_console_run(const struct ev_console_args *args)
 		ev_db_set_sql_log(log);
 	}
 
-	/* Two connections: dashboards on one, lists and details on the other. */
-	struct ev_conn *c1 = ev_conn_new(a->src, a->cfg), *c2 = ev_conn_new(a->src, a->cfg);
-	if (args->password) {
-		ev_conn_set_password(c1, args->password);
-		ev_conn_set_password(c2, args->password);
-	}
-	a->wdash = ev_worker_start(c1, &err);
-	a->wlist = a->wdash ? ev_worker_start(c2, &err) : NULL;
-	if (a->wdash == NULL || a->wlist == NULL) {
+	/* Three connections: dashboards on one, lists and details on another (both on the read
+	 * endpoint), guarded updates on the primary. */
+	if (start_workers(a, &err) < 0) {
 		say_error("%s", err.msg);
-		ev_worker_stop(&a->wdash);
+		ev_source_free(&a->read_src);
+		if (script)
+			fclose(script);
 		return 2;
 	}
 
 	if (ev_term_start(a->scripted ? "xterm-256color" : NULL, args->cols ? args->cols : 80,
 	                  args->rows ? args->rows : 24, args->mono, msg, sizeof(msg)) < 0) {
 		say_error("%s", msg);
-		ev_worker_stop(&a->wdash);
-		ev_worker_stop(&a->wlist);
+		stop_workers(a);
+		ev_source_free(&a->read_src);
 		if (script)
 			fclose(script);
 		return 2;
@@ -844,6 +1122,7 @@ int ev_console_run(const struct ev_console_args *args)
 	ev_audit_time_now(a->session_start);
 	a->audit_path = ev_audit_log_default_path();
 	app_push(a, view_dash_new(a));
+	ask_lag(a);
 	a->next_refresh = app_now(a) + a->refresh_ms;
 	a->dirty = true;
 
@@ -859,8 +1138,14 @@ int ev_console_run(const struct ev_console_args *args)
 		}
 		if (!a->scripted)
 			drain_keys(a);
+		if (a->switch_to > 0) {
+			int to = a->switch_to;
+			a->switch_to = 0;
+			use_source(a, to - 2, a->read_primary);
+		}
 		drain_results(a, a->wdash);
 		drain_results(a, a->wlist);
+		drain_results(a, a->wwrite);
 		fire_timers(a);
 		if (a->dirty && !a->quit)
 			draw_all(a);
@@ -874,9 +1159,10 @@ int ev_console_run(const struct ev_console_args *args)
 			}
 			bool now = line[0] == '!';
 			if (!now && !idle(a)) {
-				struct pollfd p[2] = {{ev_worker_fd(a->wdash), POLLIN, 0},
-				                      {ev_worker_fd(a->wlist), POLLIN, 0}};
-				poll(p, 2, 50);
+				struct pollfd p[3] = {{ev_worker_fd(a->wdash), POLLIN, 0},
+				                      {ev_worker_fd(a->wlist), POLLIN, 0},
+				                      {ev_worker_fd(a->wwrite), POLLIN, 0}};
+				poll(p, 3, 50);
 				continue;
 			}
 			have_line = false;
@@ -886,10 +1172,11 @@ int ev_console_run(const struct ev_console_args *args)
 			}
 			continue;
 		}
-		struct pollfd p[3] = {{0, POLLIN, 0},
+		struct pollfd p[4] = {{0, POLLIN, 0},
 		                      {ev_worker_fd(a->wdash), POLLIN, 0},
-		                      {ev_worker_fd(a->wlist), POLLIN, 0}};
-		if (poll(p, 3, poll_timeout(a)) < 0 && errno != EINTR)
+		                      {ev_worker_fd(a->wlist), POLLIN, 0},
+		                      {ev_worker_fd(a->wwrite), POLLIN, 0}};
+		if (poll(p, 4, poll_timeout(a)) < 0 && errno != EINTR)
 			break;
 		if (a->views[a->nviews - 1]->loading > 0 || a->applying)
 			a->dirty = true; /* the spinner, the progress bar */
@@ -907,8 +1194,8 @@ int ev_console_run(const struct ev_console_args *args)
 	ui_bulk_end();
 	ev_audit_ident_clear(&a->ident);
 	free(a->audit_path);
-	ev_worker_stop(&a->wdash);
-	ev_worker_stop(&a->wlist);
+	stop_workers(a);
+	ev_source_free(&a->read_src);
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		ev_table_info_clear(&a->info[t]);
 	if (script)

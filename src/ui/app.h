@@ -42,6 +42,7 @@ struct view {
 	unsigned long gen; /* bumped when the view asks anew: older results are dropped */
 	int loading;       /* jobs in flight */
 	long long load_started;
+	double last_load_ms; /* wall time of its last job: the refresh budget counts it */
 };
 
 enum conn_state {
@@ -55,9 +56,25 @@ enum conn_state {
 struct app {
 	const struct ev_console_args *args;
 	struct ev_config *cfg;
-	struct ev_source *src;
-	struct ev_worker *wdash; /* dashboards */
-	struct ev_worker *wlist; /* lists and details: a slow dashboard never blocks them */
+	struct ev_source *src;      /* the source watched (its primary's settings) */
+	struct ev_source **sources; /* every source the console may switch to */
+	int nsources;
+	int cur_source;             /* src's index in sources */
+	struct ev_source *read_src; /* src's read endpoint (owned) while reading there, or NULL */
+	bool read_primary;          /* read from the primary even where a replica is set */
+	long long lag_s;            /* the read endpoint's lag: seconds, or -1 while unknown */
+	char lag_note[160];         /* why it is unknown */
+	struct ev_worker *wdash;    /* dashboards */
+	struct ev_worker *wlist;    /* lists and details: a slow dashboard never blocks them */
+	struct ev_worker *wwrite;   /* guarded updates and their re-reads: always the primary */
+	/* Every source at once (the dashboard by source): a connection per source on its read
+	 * endpoint, used by the dashboard's job only, and what is known of its tables. */
+	bool all_mode;
+	struct ev_conn **all_conns;
+	struct ev_source **all_endpoints; /* owned read-endpoint settings, or NULL */
+	struct ev_table_info (*all_info)[EV_TABLE_COUNT];
+	bool *all_have_info;
+	int switch_to; /* a switch asked for: 1 every source, i + 2 source i; 0 none */
 	bool quit;
 	bool dirty;
 	/* Time: real monotonic ms, or the virtual clock of a scripted run. */

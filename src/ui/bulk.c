@@ -163,7 +163,7 @@ static void start_count(struct app *a)
 	x->high_retry_min = a->cfg->high_retry_min;
 	app_message(a, EV_STYLE_WARNING, "counting the rows… (reads only)");
 	a->applying = true;
-	ev_worker_submit(a->wlist, ev_job_new(count_tag, 0, count_job, x, free_count_arg));
+	ev_worker_submit(a->wwrite, ev_job_new(count_tag, 0, count_job, x, free_count_arg));
 }
 
 static void operator_done(struct app *a, const char *text)
@@ -328,7 +328,7 @@ static void confirm_yes(struct app *a)
 	atomic_store(&shared.stop, false);
 	app_pop(a); /* the confirmation */
 	a->applying = true;
-	ev_worker_submit(a->wlist, ev_job_new(apply_tag, 0, apply_job, x, free_apply_arg));
+	ev_worker_submit(a->wwrite, ev_job_new(apply_tag, 0, apply_job, x, free_apply_arg));
 }
 
 static bool bconfirm_action(struct app *a, struct view *v, enum ev_ui_action act)
@@ -410,23 +410,35 @@ struct view *view_bulk_confirm_new(struct app *a)
 
 /* --- results ---------------------------------------------------------------------------------- */
 
+/* The rows that did not apply, those that need a look first: failed (with why, an IN DOUBT
+ * among them), skipped (changed meanwhile), then those the run did not reach, then those it
+ * left alone. */
 static void results_add_items(struct text_view *c, const struct ev_bulk_snapshot *s)
 {
+	static const enum ev_bulk_state order[] = {EV_BULK_FAILED, EV_BULK_SKIPPED, EV_BULK_PENDING,
+	                                           EV_BULK_PROTECTED, EV_BULK_REFUSED};
 	char line[1200];
 	size_t shown = 0;
-	for (size_t i = 0; i < s->n && shown < 500; i++) {
-		const struct ev_bulk_item *it = &s->items[i];
-		if (it->state == EV_BULK_APPLIED)
-			continue;
-		snprintf(line, sizeof(line), "%-24.64s %-13s %.400s%s%.400s",
-		         it->row.event_no ? it->row.event_no : "", ev_bulk_state_name(it->state),
-		         it->msg ? it->msg : "", it->now ? " — now " : "", it->now ? it->now : "");
-		text_view_add(c,
-		              it->state == EV_BULK_SKIPPED || it->state == EV_BULK_FAILED
-		                      ? EV_STYLE_WARNING
-		                      : EV_STYLE_NORMAL,
-		              line);
-		shown++;
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		for (size_t i = 0; i < s->n && shown < 500; i++) {
+			const struct ev_bulk_item *it = &s->items[i];
+			if (it->state != order[k])
+				continue;
+			/* After a run, a row still pending was not attempted: it stopped first. */
+			const char *state = it->state == EV_BULK_PENDING
+			                            ? "not attempted"
+			                            : ev_bulk_state_name(it->state);
+			snprintf(line, sizeof(line), "%-24.64s %-13s %.400s%s%.400s",
+			         it->row.event_no ? it->row.event_no : "", state,
+			         it->msg ? it->msg : "", it->now ? " — now " : "",
+			         it->now ? it->now : "");
+			text_view_add(c,
+			              it->state == EV_BULK_SKIPPED || it->state == EV_BULK_FAILED
+			                      ? EV_STYLE_WARNING
+			                      : EV_STYLE_NORMAL,
+			              line);
+			shown++;
+		}
 	}
 }
 
@@ -533,6 +545,14 @@ bool ui_bulk_progress_line(char *buf, size_t size, int width)
 		n += strlen(cell);
 	}
 	bar[n] = '\0';
+	if (p.rereading) {
+		snprintf(buf, size,
+		         "IN DOUBT: batch %u's COMMIT lost its answer; re-reading it once the "
+		         "server "
+		         "answers · applied %zu skipped %zu failed %zu · x stops waiting",
+		         p.batches, p.applied, p.skipped, p.failed);
+		return true;
+	}
 	char eta[32] = "?";
 	if (p.eta_s >= 0)
 		snprintf(eta, sizeof(eta), "%.0fs", p.eta_s);

@@ -6,7 +6,11 @@
 
 struct ev_console_args {
 	struct ev_config *cfg;
-	struct ev_source *src;
+	struct ev_source *src; /* the source shown first */
+	/* Every source the console may switch to (src among them); at least src. */
+	struct ev_source **sources;
+	int nsources;
+	bool primary;         /* read from the primary even where a source has a read endpoint */
 	const char *password; /* NULL: the option files decide */
 	const char *log_sql;  /* --log-sql FILE, or NULL */
 	/* Scripted runs (tests, demos): keys and commands from a file, rendering into a

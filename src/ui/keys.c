@@ -50,6 +50,8 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_DASHBOARD, "Right", EV_UA_RIGHT},
         {EV_CTX_DASHBOARD, "l", EV_UA_RIGHT},
         {EV_CTX_DASHBOARD, "d", EV_UA_DIMENSION},
+        {EV_CTX_DASHBOARD, "S", EV_UA_NEXT_SOURCE},
+        {EV_CTX_DASHBOARD, "P", EV_UA_PRIMARY},
         {EV_CTX_DASHBOARD, "w", EV_UA_WINDOW_LONGER},
         {EV_CTX_DASHBOARD, "W", EV_UA_WINDOW_SHORTER},
         {EV_CTX_LIST, "/", EV_UA_FILTER},

@@ -29,6 +29,8 @@ enum {
 	X(BOTTOM, "bottom", "last row", 0)                                                         \
 	X(OPEN, "open", "open the list behind a cell / the event", EV_AF_NEEDS_ROW | EV_AF_HINT)   \
 	X(NEXT_TABLE, "next-table", "switch between the outbox and the message table", EV_AF_HINT) \
+	X(NEXT_SOURCE, "next-source", "watch the next source of the config", 0)                    \
+	X(PRIMARY, "primary", "read the primary, or the replica again", 0)                         \
 	X(DIMENSION, "dimension", "group by the next dimension", EV_AF_HINT)                       \
 	X(WINDOW_LONGER, "window-longer", "longer time window", 0)                                 \
 	X(WINDOW_SHORTER, "window-shorter", "shorter time window", 0)                              \

@@ -10,6 +10,7 @@
 
 #include <curses.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,13 @@ struct spark {
 struct table_state {
 	struct ev_dash *cur, *prev;
 	char note[200]; /* missing table, failed query */
+	char as_of[32]; /* the server's time when cur was read */
+	/* A refresh of this table failed while the connection stayed up (privileges revoked):
+	 * cur is kept, marked stale since as_of. */
+	char stale_since[32];
+	/* The table vanished (dropped, renamed, changed shape): its figures of this time were
+	 * taken off the screen rather than left there as if current. */
+	char gone_since[32];
 	struct spark *sparks;
 	size_t nsparks;
 	int sel_row; /* 0..nrows (nrows = the totals) */
@@ -40,7 +48,11 @@ struct dash_view {
 	int dim; /* index into the outbox's dimensions */
 	unsigned refreshes;
 	int window_s;
+	bool all; /* every source at once: a row per source */
 };
+
+/* The dimension of the every-source dashboard (one pointer, compared as the others are). */
+static const char all_dim[] = "source";
 
 /* Columns derived from the figures: the rates over the window and the time to drain. */
 enum { RATE_CREATED = EV_DASH_NFIGURES, RATE_FINISHED, RATE_DRAIN };
@@ -76,6 +88,8 @@ static const int windows[] = {300, 900, 3600, 6 * 3600, 86400, 7 * 86400};
 
 static const char *dim_key(const struct dash_view *d, enum ev_table_kind t)
 {
+	if (d->all)
+		return all_dim;
 	const struct ev_table_def *ob = ev_model_table(EV_TABLE_OUTBOX);
 	const char *key = ob->dimensions[d->dim].key;
 	/* topic and channel are the outbox's only: the message table stays by event_type. */
@@ -88,10 +102,17 @@ struct dash_arg {
 	char *table_name[EV_TABLE_COUNT];
 	const char *dimension[EV_TABLE_COUNT];
 	int window_s, stuck_s;
-	unsigned skip;
+	unsigned skip[EV_TABLE_COUNT];
 	bool need_info;
 	struct ev_table_info info[EV_TABLE_COUNT];
 	char where[96];
+	/* Every source at once: its connections (the app's, used by this job only), names, and
+	 * what is known of its tables (need_all[i]: read them). */
+	int nall;
+	struct ev_conn **conns;
+	char **names;
+	struct ev_table_info (*info_all)[EV_TABLE_COUNT];
+	bool *need_all;
 };
 
 struct dash_result {
@@ -99,11 +120,16 @@ struct dash_result {
 	struct ev_table_info info[EV_TABLE_COUNT];
 	struct ev_dash *dash[EV_TABLE_COUNT];
 	char note[EV_TABLE_COUNT][200];
+	bool gone[EV_TABLE_COUNT]; /* the table is missing or no longer has the model's shape */
 	char now[32];
 	long long unix_time;
 	char server[160];
 	bool failed; /* the connection: data is stale */
 	struct ev_error err;
+	/* Every source at once: the tables read anew (got_all[i]). */
+	int nall;
+	struct ev_table_info (*info_all)[EV_TABLE_COUNT];
+	bool *got_all;
 };
 
 static void free_arg(void *p)
@@ -113,6 +139,15 @@ static void free_arg(void *p)
 		free(a->table_name[t]);
 		ev_table_info_clear(&a->info[t]);
 	}
+	for (int i = 0; i < a->nall; i++) {
+		free(a->names[i]);
+		for (int t = 0; t < EV_TABLE_COUNT; t++)
+			ev_table_info_clear(&a->info_all[i][t]);
+	}
+	free(a->conns);
+	free(a->names);
+	free(a->info_all);
+	free(a->need_all);
 	free(a);
 }
 
@@ -123,13 +158,156 @@ static void free_result(void *p)
 		ev_table_info_clear(&r->info[t]);
 		ev_dash_free(&r->dash[t]);
 	}
+	for (int i = 0; i < r->nall; i++)
+		for (int t = 0; t < EV_TABLE_COUNT; t++)
+			ev_table_info_clear(&r->info_all[i][t]);
+	free(r->info_all);
+	free(r->got_all);
 	free(r);
+}
+
+/* One source's part of the every-source dashboard: its clock, its tables (when not known
+ * yet), the totals of both tables. Runs on a thread of its own. */
+struct part {
+	const struct dash_arg *arg;
+	struct dash_result *r;
+	int i;
+	struct ev_dash *dash[EV_TABLE_COUNT];
+	char now[32];
+	long long unix_time;
+	char server[160];
+	bool ok;
+	struct ev_error err;
+};
+
+static void *part_main(void *p)
+{
+	struct part *pt = p;
+	const struct dash_arg *arg = pt->arg;
+	struct ev_conn *c = arg->conns[pt->i];
+	struct ev_rowset *rs = NULL;
+	ev_db_thread_init();
+	struct ev_query *q = ev_query_server_clock();
+	int rc = ev_conn_run(c, q, &rs, &pt->err);
+	ev_query_free(&q);
+	if (rc == 0 && rs->nrows > 0) {
+		snprintf(pt->now, sizeof(pt->now), "%s",
+		         ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
+		pt->unix_time =
+		        ev_rowset_cell(rs, 0, 1)->s ? atoll(ev_rowset_cell(rs, 0, 1)->s) : 0;
+		const struct ev_server_version *v = ev_conn_server(c);
+		snprintf(pt->server, sizeof(pt->server), "%s %d.%d.%d", ev_flavour_name(v->flavour),
+		         v->major, v->minor, v->patch);
+	}
+	ev_rowset_free(&rs);
+	for (int t = 0; rc == 0 && t < EV_TABLE_COUNT; t++) {
+		struct ev_table_info *ti = &arg->info_all[pt->i][t];
+		if (arg->need_all[pt->i]) {
+			ti = &pt->r->info_all[pt->i][t];
+			if (ev_conn_table_info(c, arg->table_name[t], ti, &pt->err) < 0) {
+				rc = -1;
+				break;
+			}
+		}
+		if (!ti->exists)
+			continue;
+		struct ev_dash_req req = {
+		        .info = ti,
+		        .table = (enum ev_table_kind)t,
+		        .table_name = arg->table_name[t],
+		        .window_s = arg->window_s,
+		        .stuck_threshold_s = arg->stuck_s,
+		};
+		struct ev_error qerr = {0};
+		if (ev_dash_fetch(c, &req, &pt->dash[t], &qerr) < 0 &&
+		    qerr.code == EV_ERR_CONNECT) {
+			pt->err = qerr;
+			rc = -1;
+		}
+	}
+	if (rc == 0 && arg->need_all[pt->i])
+		pt->r->got_all[pt->i] = true;
+	pt->ok = rc == 0;
+	ev_db_thread_end();
+	return NULL;
+}
+
+/* Every source at once, in parallel: a row per source, the totals summed. */
+static int all_job(struct ev_job *job, struct ev_error *err)
+{
+	struct dash_arg *arg = job->arg;
+	struct dash_result *r = ev_xcalloc(1, sizeof(*r));
+	job->result = r;
+	job->free_result = free_result;
+	r->nall = arg->nall;
+	r->info_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->info_all));
+	r->got_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->got_all));
+	struct part *parts = ev_xcalloc((size_t)arg->nall, sizeof(*parts));
+	pthread_t *th = ev_xcalloc((size_t)arg->nall, sizeof(*th));
+	bool *started = ev_xcalloc((size_t)arg->nall, sizeof(*started));
+	for (int i = 0; i < arg->nall; i++) {
+		parts[i] = (struct part){.arg = arg, .r = r, .i = i};
+		started[i] = pthread_create(&th[i], NULL, part_main, &parts[i]) == 0;
+		if (!started[i])
+			part_main(&parts[i]);
+	}
+	int up = 0;
+	for (int i = 0; i < arg->nall; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		if (parts[i].ok && up++ == 0) {
+			snprintf(r->now, sizeof(r->now), "%s", parts[i].now);
+			r->unix_time = parts[i].unix_time;
+		}
+	}
+	snprintf(r->server, sizeof(r->server), "%d of %d sources answer", up, arg->nall);
+	if (up == 0) {
+		r->failed = true;
+		ev_error_set(&r->err, parts[0].err.code, "no source answers (%s: %.300s)",
+		             arg->names[0], parts[0].err.msg);
+		*err = r->err;
+	}
+	for (int t = 0; up > 0 && t < EV_TABLE_COUNT; t++) {
+		struct ev_dash **dash = ev_xcalloc((size_t)arg->nall, sizeof(*dash));
+		struct ev_buf why;
+		ev_buf_init(&why);
+		for (int i = 0; i < arg->nall; i++) {
+			dash[i] = parts[i].dash[t];
+			if (!parts[i].ok)
+				ev_buf_printf(&why, "%s%s: no answer (%.120s)", why.len ? "; " : "",
+				              arg->names[i], parts[i].err.msg);
+			else if (dash[i] == NULL)
+				ev_buf_printf(&why, "%s%s: no such table", why.len ? "; " : "",
+				              arg->names[i]);
+		}
+		struct ev_dash_req req = {
+		        .table = (enum ev_table_kind)t,
+		        .dimension = all_dim,
+		        .window_s = arg->window_s,
+		};
+		r->dash[t] =
+		        ev_dash_by_source(dash, (const char *const *)arg->names, arg->nall, &req);
+		if (why.len > 0)
+			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", why.data);
+		else if (r->dash[t]->notes != NULL)
+			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", r->dash[t]->notes);
+		ev_buf_free(&why);
+		for (int i = 0; i < arg->nall; i++)
+			ev_dash_free(&parts[i].dash[t]);
+		free(dash);
+	}
+	free(started);
+	free(th);
+	free(parts);
+	return up == 0 ? -1 : 0;
 }
 
 /* Runs on the dashboard worker. */
 static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 {
 	struct dash_arg *arg = job->arg;
+	if (arg->nall > 0)
+		return all_job(job, err);
 	struct dash_result *r = ev_xcalloc(1, sizeof(*r));
 	job->result = r;
 	job->free_result = free_result;
@@ -170,7 +348,7 @@ static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 		        .dimension = arg->dimension[t],
 		        .window_s = arg->window_s,
 		        .stuck_threshold_s = arg->stuck_s,
-		        .skip = arg->skip,
+		        .skip = arg->skip[t],
 		};
 		struct ev_error qerr = {0};
 		if (ev_dash_fetch(c, &req, &r->dash[t], &qerr) < 0) {
@@ -181,6 +359,7 @@ static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 				return -1;
 			}
 			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", qerr.msg);
+			r->gone[t] = qerr.code == EV_ERR_SCHEMA;
 		} else if (r->dash[t] != NULL && r->dash[t]->notes != NULL) {
 			/* Why some figures show ? (a time limit hit, an index missing): said under
 			 * the table, as the sub-command says it. */
@@ -204,23 +383,38 @@ static void dash_refresh(struct app *a, struct view *v)
 	arg->window_s = d->window_s;
 	arg->stuck_s = a->cfg->stuck_threshold_s;
 	/* The window counts read every event created in the window: the costliest query by far
-	 * on a busy table, and the slowest to change. Re-read them every fifth refresh (and
-	 * whenever there is nothing to carry over); the backlog is read every time. */
-	bool can_carry = true;
+	 * on a busy table, and the slowest to change. Re-read them every fifth refresh (and for
+	 * a table with nothing to carry over: a table that came back reads them at once); the
+	 * backlog is read every time. */
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		const struct ev_dash *cur = d->t[t].cur;
-		if (cur == NULL ? d->t[t].note[0] == '\0'
-		                : cur->dimension != dim_key(d, (enum ev_table_kind)t) ||
-		                          cur->window_s != d->window_s)
-			can_carry = false;
+		if (cur != NULL && cur->dimension == dim_key(d, (enum ev_table_kind)t) &&
+		    cur->window_s == d->window_s && d->refreshes % 5 != 0)
+			arg->skip[t] = 1u << EV_DQ_WINDOW;
 	}
-	if (can_carry && d->refreshes % 5 != 0)
-		arg->skip = 1u << EV_DQ_WINDOW;
 	d->refreshes++;
 	arg->need_info = !a->have_info;
 	snprintf(arg->where, sizeof(arg->where), "%s%s%s",
 	         a->src->host ? a->src->host : "localhost", a->src->database ? "/" : "",
 	         a->src->database ? a->src->database : "");
+	if (d->all) {
+		int n = a->nsources;
+		arg->nall = n;
+		arg->conns = ev_xcalloc((size_t)n, sizeof(*arg->conns));
+		arg->names = ev_xcalloc((size_t)n, sizeof(*arg->names));
+		arg->info_all = ev_xcalloc((size_t)n, sizeof(*arg->info_all));
+		arg->need_all = ev_xcalloc((size_t)n, sizeof(*arg->need_all));
+		for (int i = 0; i < n; i++) {
+			arg->conns[i] = a->all_conns[i];
+			arg->names[i] =
+			        ev_xstrdup(a->sources[i]->name ? a->sources[i]->name : "default");
+			arg->need_all[i] = !a->all_have_info[i];
+			for (int t = 0; t < EV_TABLE_COUNT && !arg->need_all[i]; t++)
+				ev_table_info_copy(&arg->info_all[i][t], &a->all_info[i][t]);
+		}
+		for (int t = 0; t < EV_TABLE_COUNT; t++)
+			arg->skip[t] = 0;
+	}
 	app_submit(a, a->wdash, v, ev_job_new(0, 0, dash_job, arg, free_arg));
 }
 
@@ -270,6 +464,16 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 	a->server_offset_s = r->unix_time - (long long)time(NULL);
 	a->have_offset = true;
 	a->last_refresh_ms = job->elapsed_ms;
+	for (int i = 0; i < r->nall && i < a->nsources; i++) {
+		if (!r->got_all[i])
+			continue;
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			ev_table_info_clear(&a->all_info[i][t]);
+			a->all_info[i][t] = r->info_all[i][t];
+			memset(&r->info_all[i][t], 0, sizeof(r->info_all[i][t]));
+		}
+		a->all_have_info[i] = true;
+	}
 	if (r->have_info) {
 		for (int t = 0; t < EV_TABLE_COUNT; t++) {
 			ev_table_info_clear(&a->info[t]);
@@ -281,8 +485,25 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		struct table_state *ts = &d->t[t];
 		snprintf(ts->note, sizeof(ts->note), "%s", r->note[t]);
-		if (r->dash[t] == NULL)
+		if (r->dash[t] == NULL) {
+			if (r->gone[t]) {
+				/* Figures of a table that is not there any more are not shown as
+				 * if current: the note takes their place. */
+				if (ts->cur != NULL)
+					snprintf(ts->gone_since, sizeof(ts->gone_since), "%s",
+					         ts->as_of);
+				ev_dash_free(&ts->cur);
+				ev_dash_free(&ts->prev);
+				ts->stale_since[0] = '\0';
+				ts->sel_row = ts->scroll = 0;
+			} else if (ts->cur != NULL && r->note[t][0] != '\0' &&
+			           ts->stale_since[0] == '\0') {
+				snprintf(ts->stale_since, sizeof(ts->stale_since), "%s", ts->as_of);
+			}
 			continue;
+		}
+		ts->stale_since[0] = ts->gone_since[0] = '\0';
+		snprintf(ts->as_of, sizeof(ts->as_of), "%s", r->now);
 		ev_dash_free(&ts->prev);
 		ts->prev = ts->cur;
 		ts->cur = r->dash[t];
@@ -292,6 +513,11 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 			if (earlier && (earlier->dimension != ts->cur->dimension ||
 			                earlier->window_s != ts->cur->window_s))
 				earlier = NULL;
+			/* Nothing to carry from: what was skipped is unknown, never 0. */
+			for (int w = 0; earlier == NULL && w < EV_DQ_COUNT; w++)
+				if (ts->cur->skipped & (1u << w))
+					ev_dash_unknown(ts->cur, (enum ev_dash_query)w,
+					                "not read this time");
 			ev_dash_carry(ts->cur, earlier);
 			ev_dash_finish(ts->cur);
 		}
@@ -417,6 +643,7 @@ static int group_width(int cols, int ncols_shown)
 static void draw_row(int y, int cols, const struct table_state *ts, const struct ev_dash_row *row,
                      const char *label, bool selected, int sel_col, int ncols, bool total)
 {
+	bool stale = ts->stale_since[0] != '\0';
 	int gw = group_width(cols, ncols);
 	int x = 0;
 	draw_text_pad(y, x, gw,
@@ -433,6 +660,7 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 			          sizeof(buf));
 			draw_text_right(y, x + 1, columns[c].width - 1,
 			                selected && c == sel_col ? EV_STYLE_SELECTED
+			                : stale                  ? EV_STYLE_STALE
 			                                         : EV_STYLE_NORMAL,
 			                buf);
 			x += columns[c].width;
@@ -453,6 +681,8 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 		    columns[c].fig != EV_DASH_OLDEST_PENDING_AGE &&
 		    columns[c].fig != EV_DASH_LONGEST_RETRY_WAIT)
 			style = EV_STYLE_CHANGED;
+		if (stale)
+			style = EV_STYLE_STALE;
 		if (selected && c == sel_col)
 			style = EV_STYLE_SELECTED;
 		draw_text_right(y, x + 1, columns[c].width - 1, style, buf);
@@ -470,15 +700,31 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	const struct ev_table_def *def = ev_model_table(t);
 	char title[256], win[32];
 	ev_format_duration(d->window_s, win, sizeof(win));
+	char stale[64] = "";
+	if (ts->stale_since[0] != '\0')
+		snprintf(stale, sizeof(stale), " · STALE since %s", ts->stale_since);
+	/* The stale mark goes first: a narrow terminal cuts the title from the right. */
 	snprintf(title, sizeof(title),
-	         "%s %s (%s) · by %s · rates and CANC over the last %s (create_time)",
-	         focused ? "▶" : " ", def->key, app_table_name(a, t), dim_key(d, t), win);
-	draw_text_pad(top, 0, cols, focused ? EV_STYLE_TITLE : EV_STYLE_NORMAL, title);
+	         "%s %s (%s)%s · by %s · rates and CANC over the last %s (create_time)",
+	         focused ? "▶" : " ", def->key, app_table_name(a, t), stale, dim_key(d, t), win);
+	draw_text_pad(top, 0, cols,
+	              stale[0]  ? EV_STYLE_STALE
+	              : focused ? EV_STYLE_TITLE
+	                        : EV_STYLE_NORMAL,
+	              title);
 	if (height < 2)
 		return;
 	if (ts->cur == NULL) {
 		draw_text(top + 1, 2, cols - 2, ts->note[0] ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
 		          ts->note[0] ? ts->note : "loading…");
+		if (ts->gone_since[0] != '\0' && height >= 3) {
+			char gone[128];
+			snprintf(gone, sizeof(gone),
+			         "its figures of %s are no longer shown; read again at every "
+			         "refresh",
+			         ts->gone_since);
+			draw_text(top + 2, 2, cols - 2, EV_STYLE_WARNING, gone);
+		}
 		return;
 	}
 	int ncols = shown_columns(cols);
@@ -584,6 +830,11 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 		d->focus = d->focus == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX;
 		break;
 	case EV_UA_DIMENSION: {
+		if (d->all) {
+			app_message(a, EV_STYLE_NORMAL,
+			            "every source at once is by source; Enter on one groups it");
+			break;
+		}
 		const struct ev_table_def *ob = ev_model_table(EV_TABLE_OUTBOX);
 		d->dim = (d->dim + 1) % (int)ob->ndimensions;
 		app_message(a, EV_STYLE_NORMAL, "by %s", ob->dimensions[d->dim].key);
@@ -604,6 +855,20 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 		break;
 	}
 	case EV_UA_OPEN: {
+		if (d->all) {
+			/* A source's row opens that source's dashboard: lists are one source's. */
+			const char *group = ts->cur && ts->sel_row < n
+			                            ? ts->cur->rows[ts->sel_row].group
+			                            : NULL;
+			for (int i = 0; group != NULL && i < a->nsources; i++)
+				if (a->sources[i]->name && strcmp(a->sources[i]->name, group) == 0)
+					a->switch_to = i + 2;
+			if (group == NULL)
+				app_message(a, EV_STYLE_NORMAL,
+				            "Enter on a source's row opens its dashboard (S: the "
+				            "next)");
+			break;
+		}
 		int list = columns[d->sel_col].list;
 		if (ts->cur == NULL || list < 0) {
 			app_message(a, EV_STYLE_NORMAL, "no list behind this column");
@@ -661,5 +926,6 @@ struct view *view_dash_new(struct app *a)
 	d->base.ops = &dash_ops;
 	d->focus = EV_TABLE_OUTBOX;
 	d->window_s = a->cfg->window_s;
+	d->all = a->all_mode;
 	return &d->base;
 }

@@ -80,6 +80,13 @@ ev check --outbox-table evtop_missing --critical 'outbox.stuck > 0' >"$dir/out" 
 check "a missing table makes its figures unknown (exit 3)" [ $? -eq 3 ]
 ev check --outbox-table evtop_missing --critical 'message.pending > 0' >"$dir/out" 2>&1
 check "... while the other table still answers (exit 2)" [ $? -eq 2 ]
+# --table: a figure with no table is that table's alone, not unknown for the table not read.
+code 2 "--table outbox: failed is the outbox's" --table outbox --critical 'failed > 0'
+code 1 "--table outbox: a warning on its own" --table outbox --warning 'failed > 0'
+code 0 "--table outbox: pending leaves the message table out (2, not 3)" --table outbox --critical 'pending > 2'
+code 2 "--table message: pending is the message table's" --table message --critical 'pending == 1 and failed == 0'
+code 3 "--table outbox with message.pending named is a usage error" --table outbox --critical 'message.pending > 0'
+check "... that says which table" grep -q '^EVTOP UNKNOWN - --critical names the message table, which --table outbox leaves out' "$dir/out"
 ev check --warning 'stuck > 0' --format json >"$dir/out"
 check "json output names the status" grep -q '"status":"WARNING","code":1' "$dir/out"
 ev check --critical 'pending > 0' >"$dir/out"

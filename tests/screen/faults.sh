@@ -3,11 +3,13 @@
 # against the harness's own server, which the scripts kill, restart, stop and resume
 # (tests/screen/fault-scripts/lib.sh): the server killed while a list pages and restarted; a
 # network stall longer than the read timeout; a lock wait timeout on a guarded update; the server
-# killed while a guarded update is in flight; the statement time limit hit on the dashboard's
-# tiles; the table dropped; the account's privileges revoked. For each: the run ends normally
-# (the console stayed up and kept answering keys), the screens say what happened and mark
-# the data stale, the console recovers when the server does, and no write is reported done
-# that the database did not make (the scripts check the rows and the audit themselves).
+# killed while a guarded update is in flight; the server killed during a bulk action, in a
+# batch's UPDATE and at a batch's COMMIT, then restarted; the statement time limit hit on the
+# dashboard's tiles; the table dropped (its figures leave the screen); the account's privileges
+# revoked. For each: the run ends normally (the console stayed up and kept answering keys), the
+# screens say what happened and mark the data stale, the console recovers when the server
+# does, and no write is reported done that the database did not make (the scripts check the
+# rows and the audit themselves, or save them for the checks here).
 # Every data set is the seed's, loaded anew before each script, with the clock pinned.
 set -u
 evtop=${EVTOP:?}
@@ -141,14 +143,107 @@ case "$(total tile-timeout/recovered)" in
 *' ? '*) not_ok "tile-timeout: the TOTAL is whole again after the lock" ;;
 *) ok "tile-timeout: the TOTAL is whole again after the lock" ;;
 esac
-# The message table dropped, then back.
+# The message table dropped, then back: the figures read before the drop leave the screen
+# (the message TOTAL of the seed is 14 pending, 9 processing; the outbox's 13, 11 stays).
+shows drop-table/list-of-dropped "doesn't exist"
 shows drop-table/dropped "biz_message_event"
 shows drop-table/dropped "doesn't exist"
+shows drop-table/dropped "its figures of 2026-06-01 12:00:00 are no longer shown"
+lacks drop-table/dropped "TOTAL                   14     9"
+lacks drop-table/dropped "ORDER_CREATED            8     3     1"
+shows drop-table/dropped "TOTAL                   13    11"
+shows drop-table/enter-on-dropped "no list behind this column"
 lacks drop-table/restored "doesn't exist"
-# The privileges revoked, then granted again.
+lacks drop-table/restored "no longer shown"
+shows drop-table/restored "TOTAL                   14     9     5    25    10     7     4     4"
+# Read in full on its return (nothing carried over from before the drop): the window's rates.
+shows drop-table/restored "ORDER_CREATED            8     3     1    14     7     4     3     0 19d02h      ∞    0.1"
+shows drop-table/restored-again "TOTAL                   14     9     5    25"
+# The privileges revoked, then granted again: each table's last figures kept, marked stale.
 shows revoke/revoked 'denied'
+shows revoke/revoked '▶ outbox (biz_outbox_event) · STALE since 2026-06-01 12:00:00'
+shows revoke/revoked '  message (biz_message_event) · STALE since 2026-06-01 12:00:00'
 lacks revoke/granted-again 'denied'
 lacks revoke/granted-again 'STALE'
+
+# The server killed during a bulk action, then restarted: what the console's tally, the audit
+# file and the evtop_audit table say was applied is exactly what the restarted database holds
+# (the scripts saved its changed rows in $dir/NAME.db-changed, evtop_audit's applied rows in
+# NAME.db-audit, the audit file in NAME.audit).
+ids_with() { # ids_with NAME RESULT: the ids of the audit file's result lines RESULT, sorted
+	grep "\"result\":\"$2\"" "$dir/$1.audit" 2>/dev/null | sed 's/.*"id":"\([0-9]*\)".*/\1/' | sort -n
+}
+bulk_facts() { # bulk_facts NAME SHOT
+	name=$1
+	shot=$2
+	ids_with "$name" applied >"$dir/$name.applied"
+	ids_with "$name" failed >"$dir/$name.failed"
+	napplied=$(wc -l <"$dir/$name.applied")
+	if [ -s "$dir/$name.db-changed" ] && cmp -s "$dir/$name.applied" "$dir/$name.db-changed"; then
+		ok "$name: the rows the audit file says applied ($napplied) are the rows the database changed"
+	else
+		not_ok "$name: the rows the audit file says applied are the rows the database changed"
+		diff "$dir/$name.applied" "$dir/$name.db-changed" | head -n 20 | sed 's/^/# /'
+	fi
+	if cmp -s "$dir/$name.applied" "$dir/$name.db-audit"; then
+		ok "$name: ... and the evtop_audit table's applied rows"
+	else
+		not_ok "$name: ... and the evtop_audit table's applied rows"
+		diff "$dir/$name.applied" "$dir/$name.db-audit" | head -n 20 | sed 's/^/# /'
+	fi
+	shows "$name/$shot" "BULK_TEST: applied $(wc -l <"$dir/$name.db-changed"), "
+	if [ -s "$dir/$name.failed" ] && [ -z "$(comm -12 "$dir/$name.failed" "$dir/$name.db-changed")" ]; then
+		ok "$name: no row reported failed was changed"
+	else
+		not_ok "$name: no row reported failed was changed"
+	fi
+	lacks "$name/list-after-restart" 'STALE'
+	shows "$name/list-after-restart" 'BULK-0'
+}
+# Killed while an UPDATE of the run waits for row 700150: the batches before it applied, that
+# one rolled back (its row failed, the others not attempted), the next could not start.
+bulk_facts bulk-kill killed
+shows bulk-kill/killed 'failed 1; 0 protected'
+shows bulk-kill/killed 'stopped because: batch'
+shows bulk-kill/killed 'could not start'
+shows bulk-kill/killed 'BULK-0150                failed        connection lost'
+shows bulk-kill/killed 'rolled back, so nothing of it was changed'
+shows bulk-kill/killed '                not attempted'
+# A row not attempted has no result line: the applied ones and row 700150 have.
+if [ "$(grep -c '"result":"\(applied\|skipped\|failed\)"' "$dir/bulk-kill.audit")" -eq $(($(wc -l <"$dir/bulk-kill.db-changed") + 1)) ]; then
+	ok "bulk-kill: the audit file has a result line for the rows attempted only"
+else
+	not_ok "bulk-kill: the audit file has a result line for the rows attempted only"
+fi
+shows bulk-kill/results-after-restart 'stopped because: batch'
+case "$(tr '\n' ' ' <"$dir/bulk-kill.failed")/$(cat "$dir/bulk-kill.row-700150" 2>/dev/null)" in
+'700150 /3/0') ok "bulk-kill: row 700150 alone failed, and the database did not change it" ;;
+*) not_ok "bulk-kill: row 700150 alone failed, and the database did not change it: $(cat "$dir/bulk-kill.failed" "$dir/bulk-kill.row-700150" 2>/dev/null | tr '\n' ' ')" ;;
+esac
+if [ "$(head -n 1 "$dir/bulk-kill.db-changed")" = 700001 ] &&
+	[ "$(tail -n 1 "$dir/bulk-kill.db-changed")" -lt 700150 ] &&
+	[ "$(wc -l <"$dir/bulk-kill.db-changed")" -eq $(($(tail -n 1 "$dir/bulk-kill.db-changed") - 700000)) ]; then
+	ok "bulk-kill: the rows applied are the whole batches before the one killed"
+else
+	not_ok "bulk-kill: the rows applied are the whole batches before the one killed"
+fi
+# Killed at the COMMIT of the batch holding row 700150: that batch re-read once the server
+# was back, found not committed (so failed, not retried), and the rest of the run applied.
+bulk_facts bulk-kill-commit results
+# (the screen wraps the message after "NOT committe")
+shows bulk-kill-commit/results 'failed        the connection was lost during COMMIT; re-read from the server: the change was NOT'
+shows bulk-kill-commit/results '0 not attempted'
+lacks bulk-kill-commit/results 'IN DOUBT'
+lacks bulk-kill-commit/results 'stopped because'
+first=$(head -n 1 "$dir/bulk-kill-commit.failed")
+last=$(tail -n 1 "$dir/bulk-kill-commit.failed")
+nfailed=$(wc -l <"$dir/bulk-kill-commit.failed")
+if [ "$last" = 700150 ] && [ "$nfailed" -eq $((last - first + 1)) ] &&
+	[ $((nfailed + $(wc -l <"$dir/bulk-kill-commit.applied"))) -eq 300 ]; then
+	ok "bulk-kill-commit: the batch killed at its COMMIT failed whole ($first..$last); every other row applied"
+else
+	not_ok "bulk-kill-commit: the batch killed at its COMMIT failed whole; every other row applied ($first..$last, $nfailed)"
+fi
 
 # FAULTS_KEEP=DIR keeps the screens for a look.
 [ -n "${FAULTS_KEEP:-}" ] && cp -r "$dir/out/." "$FAULTS_KEEP/"

@@ -1,0 +1,245 @@
+#!/bin/sh
+# Several sources in one config: three databases of the harness's server play three shards
+# (a fourth source names a server that is not there). The merged dashboard against the sum of
+# the model's counts on each, a merged list paged through to the end (every row once, in
+# order), show naming the source, actions finding their source (and refusing an event_no two
+# sources hold), check over the merged figures, doctor per source, and the console switching
+# sources. The multi-server versions (replicas, Galera) are in tests/cluster.
+set -u
+evtop=${EVTOP:?}
+cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
+dir=${EVTOP_TEST_DIR:?}
+src=${EVTOP_SRCDIR:?}
+client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() {
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+
+# Three shards: the seed in each, then each made different (rows deleted, rows renumbered so
+# some event_nos are one shard's own).
+for s in sa sb sc; do
+	sql -e "DROP DATABASE IF EXISTS $s; CREATE DATABASE $s" || exit 99
+	cat "$src"/sql/mariadb/schema.sql "$src"/sql/mariadb/audit.sql | sql "$s" || exit 99
+	{ echo "SET timestamp = UNIX_TIMESTAMP('2026-06-01 12:00:00');"; cat "$src/tests/data/seed.sql"; } |
+		sql "$s" || exit 99
+done
+sql sb -e "DELETE FROM biz_outbox_event WHERE id % 3 = 0; DELETE FROM biz_message_event WHERE id % 4 = 0" || exit 99
+sql sc -e "UPDATE biz_outbox_event SET event_no = CONCAT('C-', event_no) WHERE id % 2 = 0" || exit 99
+
+# Each shard's option file: the harness's server, its own database, the clock pinned to the
+# seed's "now" for evtop's sessions.
+for s in sa sb sc; do
+	cat >"$dir/$s.cnf" <<EOF
+[client]
+socket=${EVTOP_TEST_SOCKET:?}
+user=${EVTOP_TEST_USER:-root}
+password=${EVTOP_TEST_PASSWORD:-}
+database=$s
+
+[evtop]
+init-command="SET timestamp = UNIX_TIMESTAMP('2026-06-01 12:00:00')"
+EOF
+	chmod 600 "$dir/$s.cnf"
+done
+conf="$dir/sources.conf"
+cat >"$conf" <<EOF
+[evtop]
+operator = INC-SRC
+[source sa]
+defaults_file = $dir/sa.cnf
+[source sb]
+defaults_file = $dir/sb.cnf
+[source sc]
+defaults_file = $dir/sc.cnf
+EOF
+ev() { XDG_STATE_HOME="$dir/state" "$evtop" --config "$conf" "$@"; }
+
+# --- the merged dashboard -------------------------------------------------------------------
+ev dashboard --format json --table outbox >"$dir/d.json" 2>"$dir/d.err"
+check "dashboard over three sources exits 0" [ $? -eq 0 ]
+for st in 0:pending 1:processing 3:failed; do
+	code=${st%%:*}
+	name=${st#*:}
+	want=0
+	for s in sa sb sc; do
+		c=$(sql "$s" -e "SELECT COUNT(*) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = $code")
+		want=$((want + c))
+	done
+	got=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[0]['total']['$name'])" "$dir/d.json")
+	check "merged $name ($got) = the sum of the three sources' counts ($want)" [ "$got" = "$want" ]
+done
+per=$(python3 -c "
+import json,sys
+t=json.load(open(sys.argv[1]))[0]
+print(' '.join('%s:%s:%s' % (s['source'], s['ok'], s['total']['failed']) for s in t['sources']))" "$dir/d.json")
+want_per=""
+for s in sa sb sc; do
+	c=$(sql "$s" -e "SELECT COUNT(*) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3")
+	want_per="$want_per${want_per:+ }$s:True:$c"
+done
+check "each source's own total is listed ($per)" [ "$per" = "$want_per" ]
+ev dashboard --table outbox >"$dir/d.txt" 2>&1
+check "the table format has a source column: merged rows 'all', each source's TOTAL" \
+	sh -c "grep -q '^source ' '$dir/d.txt' && grep -q '^all  *outbox  *TOTAL' '$dir/d.txt' && grep -q '^sb  *outbox  *TOTAL' '$dir/d.txt'"
+
+# --- a source that does not answer ------------------------------------------------------------
+{
+	cat "$conf"
+	printf '[source sd]\nsocket = %s/no/such.sock\nuser = nobody\n' "$dir"
+} >"$dir/down.conf"
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/down.conf" dashboard --table outbox --format json >"$dir/dd.json" 2>"$dir/dd.err"
+rc=$?
+check "a source down: exit 3 ($rc)" [ $rc -eq 3 ]
+check "a source down: named on stderr" grep -q "sd: no answer" "$dir/dd.err"
+res=$(python3 -c "
+import json,sys
+t=json.load(open(sys.argv[1]))[0]
+d={s['source']: s for s in t['sources']}
+print(d['sd']['ok'], d['sa']['ok'], t['total']['failed'], 'failed' in t['total']['lower_bound'])" "$dir/dd.json")
+want_failed=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[0]['total']['failed'])" "$dir/d.json")
+check "the others still counted, the merged figures lower bounds ($res)" [ "$res" = "False True $want_failed True" ]
+
+# --- the merged list, paged ---------------------------------------------------------------------
+after=""
+pages=0
+: >"$dir/rows"
+while :; do
+	if [ -n "$after" ]; then
+		ev list failed --table outbox --format json --limit 7 --after "$after" >"$dir/p.json" 2>"$dir/p.err"
+	else
+		ev list failed --table outbox --format json --limit 7 >"$dir/p.json" 2>"$dir/p.err"
+	fi
+	python3 -c "
+import json,sys
+for r in json.load(open(sys.argv[1])): print(r['source'], r['id'], r['next_retry_time'] or '')" "$dir/p.json" >>"$dir/rows"
+	pages=$((pages + 1))
+	after=$(sed -n 's/^-- more outbox rows: --table outbox --after //p' "$dir/p.err")
+	[ -z "$after" ] || [ $pages -gt 100 ] && break
+done
+for s in sa sb sc; do
+	sql "$s" -e "SELECT '$s', id FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3"
+done | tr '\t' ' ' | sort >"$dir/want"
+cut -d' ' -f1,2 "$dir/rows" | sort >"$dir/got"
+check "the merged list pages through every failed row of every source once ($(wc -l <"$dir/got") rows, $pages pages)" cmp -s "$dir/want" "$dir/got"
+# The list's order: next_retry_time (NULL first), then id, whatever the source.
+python3 - "$dir/rows" <<'PY' && ok "the merged rows are in the list's order across pages" || not_ok "the merged rows are in the list's order across pages"
+import sys
+rows = [l.split(' ', 2) for l in open(sys.argv[1]).read().splitlines()]
+keys = [((r[2].strip() != ''), r[2].strip(), int(r[1])) for r in rows]
+sys.exit(0 if keys == sorted(keys) else 1)
+PY
+ev list failed --table outbox --after 'v1:3:~' >"$dir/o" 2>&1
+check "a one-source cursor is refused with several sources" grep -q "bad cursor" "$dir/o"
+ev list failed --table outbox --after 'm1,zz=-' >"$dir/o" 2>&1
+check "a cursor naming an unknown source is refused" grep -q "not one of the sources" "$dir/o"
+
+# --- show and the event's identity ----------------------------------------------------------------
+ev show C-OB-0132 >"$dir/s.txt" 2>&1
+check "show finds an event on the one source that has it, and names it" grep -q "== outbox event on source sc" "$dir/s.txt"
+ev show OB-0135 --format json >"$dir/s.json" 2>&1
+got=$(python3 -c "import json,sys; print(' '.join(sorted(r['source'] for r in json.load(open(sys.argv[1])) if r['table'] == 'outbox')))" "$dir/s.json")
+check "show lists the event of each source that has it ($got)" [ "$got" = "sa sc" ]
+
+# --- actions: the source that holds the event --------------------------------------------------------
+ev retry OB-0135 --table outbox --now --yes >"$dir/a.out" 2>&1
+rc=$?
+check "an event_no on two sources is refused without --source (exit $rc)" sh -c "[ $rc -ne 0 ] && grep -q 'is on source sa and on source sc' '$dir/a.out'"
+before=$(sql sc -e "SELECT CONCAT(publish_status, ' ', version) FROM biz_outbox_event WHERE id = 136")
+ev retry C-OB-0136 --table outbox --now --yes --include-protected >"$dir/a.out" 2>&1
+rc=$?
+after_row=$(sql sc -e "SELECT CONCAT(publish_status, ' ', version) FROM biz_outbox_event WHERE id = 136")
+check "the retry of sc's own event applies there (exit $rc; $before -> $after_row)" \
+	sh -c "[ $rc -eq 0 ] && [ '$after_row' = '0 $((${before#* } + 1))' ]"
+check "it says which source it acted on" grep -q "source sc holds the event" "$dir/a.out"
+aud=$(sql sc -e "SELECT CONCAT(source, ' ', action, ' ', result) FROM evtop_audit WHERE event_id = 136")
+check "the audit row names the source ($aud)" [ "$aud" = "sc retry_now applied" ]
+check "the audit file names the source" grep -q '"source":"sc".*"event_no":"C-OB-0136"' "$dir/state/evtop/audit.jsonl"
+other=$(sql sa -e "SELECT COUNT(*) FROM evtop_audit")
+check "no other source was written ($other audit rows on sa)" [ "$other" = 0 ]
+ev retry --list failed --table outbox --dry-run >"$dir/a.out" 2>&1
+check "a bulk action asks for one source" grep -q "one source at a time" "$dir/a.out"
+
+# --- check and doctor ---------------------------------------------------------------------------
+total_failed=0
+for s in sa sb sc; do
+	c=$(sql "$s" -e "SELECT COUNT(*) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3")
+	total_failed=$((total_failed + c))
+done
+ev check --table outbox --critical "failed >= $total_failed" >"$dir/c.out" 2>&1
+rc=$?
+check "check compares the merged figure (failed >= $total_failed is critical: exit $rc)" [ $rc -eq 2 ]
+ev check --table outbox --critical "failed > $total_failed" >"$dir/c.out" 2>&1
+rc=$?
+check "and failed > $total_failed is not (exit $rc)" [ $rc -eq 0 ]
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/down.conf" check --table outbox --critical "failed > 1" >"$dir/c.out" 2>&1
+rc=$?
+check "with a source down, a threshold the others already cross is still critical (exit $rc)" \
+	sh -c "[ $rc -eq 2 ] && grep -q 'no answer from sd' '$dir/c.out'"
+ev doctor --format json >"$dir/doc.json" 2>&1
+got=$(python3 -c "import json,sys; print(' '.join(r['source'] + ':' + r['endpoint'] for r in json.load(open(sys.argv[1]))))" "$dir/doc.json")
+check "doctor reports on each source ($got)" [ "$got" = "sa:primary sb:primary sc:primary" ]
+ev --source sa,sb dashboard --table outbox --format json >"$dir/two.json" 2>&1
+got=$(python3 -c "import json,sys; print(' '.join(s['source'] for s in json.load(open(sys.argv[1]))[0]['sources']))" "$dir/two.json")
+check "--source a,b narrows to those ($got)" [ "$got" = "sa sb" ]
+ev -h 127.0.0.1 dashboard >"$dir/o" 2>&1
+check "-h with several sources is refused: it names one server" grep -q "name one with --source" "$dir/o"
+
+# --- the console: one source at a time, switching ---------------------------------------------------
+cat >"$dir/console.keys" <<EOF
+screen $dir/all.txt
+key S
+screen $dir/first.txt
+key S
+screen $dir/second.txt
+type :source sc
+key Enter
+screen $dir/third.txt
+type :source nope
+key Enter
+screen $dir/unknown.txt
+key S
+screen $dir/all-again.txt
+key Down
+key Enter
+screen $dir/drill.txt
+key q
+EOF
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$conf" --script "$dir/console.keys" --screen 140x24 >"$dir/console.out" 2>&1
+rc=$?
+check "the scripted console over three sources ends normally (exit $rc)" [ $rc -eq 0 ]
+shot() { cat "$dir/$1.txt" 2>/dev/null; }
+pending() { sql "$1" -e "SELECT COUNT(*) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 0"; }
+rows=$(shot all | sed -n '/outbox (/,/^TOTAL/p' | awk '$1 ~ /^s[abc]$/ {print $1 "=" $2}' | sort | tr '\n' ' ')
+want="sa=$(pending sa) sb=$(pending sb) sc=$(pending sc) "
+shot all | grep -q "all 3 sources" && [ "$rows" = "$want" ] &&
+	ok "the console opens on every source at once, a row each ($rows)" ||
+	not_ok "the console opens on every source at once, a row each ($rows; want $want): $(shot all | head -6)"
+total=$(($(pending sa) + $(pending sb) + $(pending sc)))
+shot all | grep -q "^TOTAL  *$total " && ok "its TOTAL is the sum ($total)" || not_ok "its TOTAL is the sum ($total): $(shot all | grep '^TOTAL')"
+shot first | grep -q "source sa \[1/3\]" && ok "S goes to the first source" || not_ok "S goes to the first source: $(shot first | head -1)"
+shot second | grep -q "source sb \[2/3\]" && ok "S again to the next" || not_ok "S again to the next: $(shot second | head -1)"
+shot second | grep -Eq "^TOTAL( \([0-9]+ groups\))? +$(pending sb) " && ok "its dashboard shows that source's figures" ||
+	not_ok "its dashboard shows that source's figures: $(shot second | grep TOTAL)"
+shot third | grep -q "source sc \[3/3\]" && ok ":source NAME switches to it" || not_ok ":source NAME switches to it"
+shot unknown | grep -q "no source 'nope'" && ok ":source with an unknown name says so" || not_ok ":source with an unknown name says so"
+shot all-again | grep -q "all 3 sources" && ok "S after the last source is every source again" || not_ok "S after the last source is every source again"
+second_row=$(shot all-again | sed -n '/outbox (/,/^TOTAL/p' | awk '$1 ~ /^s[abc]$/ {print $1}' | sed -n 2p)
+shot drill | grep -q "source $second_row \[" && ok "Enter on a source's row opens its dashboard ($second_row)" ||
+	not_ok "Enter on a source's row opens its dashboard ($second_row): $(shot drill | head -1)"
+
+# A source down: the others still shown, the missing one marked.
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/down.conf" --script "$dir/console.keys" --screen 140x24 >"$dir/console.out" 2>&1
+shot all | grep -q "3 of 4 sources answer" && shot all | grep -q "sd: no answer" &&
+	shot all | grep -q "^sd  *?  *?" && shot all | grep -q "^TOTAL  *≥$total " &&
+	ok "with a source down the console marks it, shows the rest, the total a lower bound" ||
+	not_ok "with a source down the console marks it, shows the rest, the total a lower bound: $(shot all)"
+
+echo "$((n - fails)) passed, $fails failed"
+[ $fails -eq 0 ]
