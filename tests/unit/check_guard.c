@@ -785,11 +785,17 @@ START_TEST(audit_insert_exact_sql)
 	free(text);
 	ev_query_free(&q);
 
-	q = ev_guard_query_audit_find(&g, &row);
+	/* The proof a write committed is this operator's own record of it: another evtop's
+	 * record of the same change (on another node) is not. */
+	q = ev_guard_query_audit_find(&g, &row, &who);
 	ck_assert_str_eq(q->sql, "/* evtop:action.audit_find */ SELECT COUNT(*) FROM "
 	                         "`evtop_audit` WHERE table_name = ? AND event_id = ? AND "
-	                         "before_version = ? AND action = ? AND result = 'applied'");
-	ck_assert_uint_eq(q->nparams, 4);
+	                         "before_version = ? AND action = ? AND result = 'applied' AND "
+	                         "source = ? AND os_user = ? AND operator <=> NULLIF(?, '')");
+	ck_assert_uint_eq(q->nparams, 7);
+	ck_assert_str_eq(q->params[4].s, "default");
+	ck_assert_str_eq(q->params[5].s, "ops");
+	ck_assert_str_eq(q->params[6].s, "INC-42");
 	ev_query_free(&q);
 
 	/* A long operator id is cut to its column (128 characters). */
