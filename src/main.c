@@ -53,28 +53,13 @@ static void set_locale(void)
 		setlocale(LC_CTYPE, "C.UTF-8");
 }
 
-/* "evtop: <message>" on stderr, the message sanitised: it may quote an argument, and an
- * argument may come from anywhere (a script passing an event_no along). */
-static void say_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say_error(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	char *safe = ev_text_sanitize(msg, strlen(msg));
-	fprintf(stderr, "evtop: %s\n", safe);
-	free(safe);
-}
-
 /* The console: the shared options, then the UI. */
 static int run_console(int argc, char **argv)
 {
 	struct ev_opts o;
 	struct ev_error err = {0};
 	if (ev_opts_parse(&o, argc, argv, &err) < 0) {
-		say_error("%s", err.msg);
+		ev_say_error("%s", err.msg);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
@@ -84,7 +69,7 @@ static int run_console(int argc, char **argv)
 		return EV_EXIT_OK;
 	}
 	if (o.nargs > 0) {
-		say_error("unknown command '%s'", o.args[0]);
+		ev_say_error("unknown command '%s'", o.args[0]);
 		usage(stderr);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
@@ -136,7 +121,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && argv[1][0] != '-') {
 		const struct ev_subcommand *sub = ev_subcommand_find(argv[1]);
 		if (sub == NULL) {
-			say_error("unknown command '%s'", argv[1]);
+			ev_say_error("unknown command '%s'", argv[1]);
 			usage(stderr);
 			return EV_EXIT_USAGE;
 		}

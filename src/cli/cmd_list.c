@@ -173,6 +173,33 @@ static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
 	return fflush(stdout) == 0 && !ferror(stdout) ? rc : -1;
 }
 
+/* An empty rowset of shape's columns with the source's column first. */
+static struct ev_rowset *with_source_column(const struct ev_rowset *shape)
+{
+	const char *names[65];
+	enum ev_ctype types[65];
+	size_t nc = shape->ncols < 64 ? shape->ncols : 64;
+	names[0] = SOURCE_COL;
+	types[0] = EV_CT_TEXT;
+	for (size_t c = 0; c < nc; c++) {
+		names[c + 1] = shape->cols[c].name;
+		types[c + 1] = shape->cols[c].type;
+	}
+	return ev_rowset_new(nc + 1, names, types);
+}
+
+/* Append row r of rs to m (made by with_source_column from rs's shape), named by source. */
+static void add_sourced_row(struct ev_rowset *m, const struct ev_rowset *rs, size_t r,
+                            const char *source)
+{
+	struct ev_cell *cells = ev_rowset_add_row(m);
+	ev_cell_set(&cells[0], source, strlen(source));
+	for (size_t c = 0; c + 1 < m->ncols; c++) {
+		const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
+		ev_cell_set(&cells[c + 1], cell->s, cell->len);
+	}
+}
+
 /* One source's page of one table. */
 struct list_part {
 	struct ev_query *q;
@@ -247,16 +274,7 @@ static struct ev_rowset *merge_parts(const struct ev_fan *f, enum ev_table_kind 
 	*more = false;
 	if (shape == NULL)
 		return NULL;
-	const char *names[65];
-	enum ev_ctype types[65];
-	size_t nc = shape->ncols < 64 ? shape->ncols : 64;
-	names[0] = SOURCE_COL;
-	types[0] = EV_CT_TEXT;
-	for (size_t c = 0; c < nc; c++) {
-		names[c + 1] = shape->cols[c].name;
-		types[c + 1] = shape->cols[c].type;
-	}
-	struct ev_rowset *m = ev_rowset_new(nc + 1, names, types);
+	struct ev_rowset *m = with_source_column(shape);
 	size_t *pos = ev_xcalloc((size_t)f->n, sizeof(*pos));
 	for (int taken = 0; taken < limit; taken++) {
 		int best = -1;
@@ -270,14 +288,7 @@ static struct ev_rowset *merge_parts(const struct ev_fan *f, enum ev_table_kind 
 		}
 		if (best < 0)
 			break;
-		const struct ev_rowset *rs = parts[best].rs;
-		struct ev_cell *cells = ev_rowset_add_row(m);
-		const char *name = f->v[best].src->name;
-		ev_cell_set(&cells[0], name, strlen(name));
-		for (size_t c = 0; c < nc; c++) {
-			const struct ev_cell *cell = ev_rowset_cell(rs, pos[best], c);
-			ev_cell_set(&cells[c + 1], cell->s, cell->len);
-		}
+		add_sourced_row(m, parts[best].rs, pos[best], f->v[best].src->name);
 		pos[best]++;
 	}
 	for (int i = 0; i < f->n; i++) {
@@ -572,24 +583,9 @@ static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind
 /* A copy of rs with its source as the first column. */
 static struct ev_rowset *with_source(const struct ev_rowset *rs, const char *source)
 {
-	const char *names[65];
-	enum ev_ctype types[65];
-	size_t nc = rs->ncols < 64 ? rs->ncols : 64;
-	names[0] = SOURCE_COL;
-	types[0] = EV_CT_TEXT;
-	for (size_t c = 0; c < nc; c++) {
-		names[c + 1] = rs->cols[c].name;
-		types[c + 1] = rs->cols[c].type;
-	}
-	struct ev_rowset *m = ev_rowset_new(nc + 1, names, types);
-	for (size_t r = 0; r < rs->nrows; r++) {
-		struct ev_cell *cells = ev_rowset_add_row(m);
-		ev_cell_set(&cells[0], source, strlen(source));
-		for (size_t c = 0; c < nc; c++) {
-			const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
-			ev_cell_set(&cells[c + 1], cell->s, cell->len);
-		}
-	}
+	struct ev_rowset *m = with_source_column(rs);
+	for (size_t r = 0; r < rs->nrows; r++)
+		add_sourced_row(m, rs, r, source);
 	return m;
 }
 

@@ -28,20 +28,8 @@ static void read_lag(struct ev_fan_src *fs)
 		                          : err.msg);
 		return;
 	}
-	if (rs->nrows == 0) {
-		snprintf(fs->lag_note, sizeof(fs->lag_note),
-		         "the read endpoint is not a replica (SHOW REPLICA STATUS is empty)");
-	} else {
-		int c = ev_rowset_col(rs, "Seconds_Behind_Master");
-		if (c < 0)
-			c = ev_rowset_col(rs, "Seconds_Behind_Source");
-		const char *v = c >= 0 ? ev_rowset_cell(rs, 0, (size_t)c)->s : NULL;
-		if (v == NULL)
-			snprintf(fs->lag_note, sizeof(fs->lag_note),
-			         "replication is stopped (Seconds_Behind_Master is NULL)");
-		else
-			fs->lag_s = strtoll(v, NULL, 10);
-	}
+	long long lag = ev_doctor_replica_lag(rs, fs->lag_note, sizeof(fs->lag_note));
+	fs->lag_s = lag >= 0 ? lag : EV_LAG_UNKNOWN;
 	ev_rowset_free(&rs);
 }
 

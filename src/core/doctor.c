@@ -384,6 +384,23 @@ struct ev_query *ev_doctor_query_replica(const struct ev_server_version *v)
 	                  0, NULL, 16);
 }
 
+long long ev_doctor_replica_lag(const struct ev_rowset *rs, char *note, size_t size)
+{
+	if (rs->nrows == 0) {
+		snprintf(note, size, "not a replica (SHOW REPLICA STATUS is empty)");
+		return -1;
+	}
+	int c = ev_rowset_col(rs, "Seconds_Behind_Master");
+	if (c < 0)
+		c = ev_rowset_col(rs, "Seconds_Behind_Source");
+	const char *v = c >= 0 ? ev_rowset_cell(rs, 0, (size_t)c)->s : NULL;
+	if (v == NULL) {
+		snprintf(note, size, "replication stopped (Seconds_Behind_Master is NULL)");
+		return -1;
+	}
+	return strtoll(v, NULL, 10);
+}
+
 /* --- helpers ------------------------------------------------------------------------------------
  */
 

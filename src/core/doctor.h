@@ -133,6 +133,9 @@ struct ev_query *ev_doctor_query_recent(const char *table_name, const char *inde
 /* The replica status (SHOW REPLICA STATUS where the server knows it, else SHOW SLAVE STATUS):
  * at most one row per replication channel; an account that may not read it gets error 1227. */
 struct ev_query *ev_doctor_query_replica(const struct ev_server_version *v);
+/* The lag the rows of that statement say: seconds behind the primary, or -1 with why in note
+ * (not a replica; replication stopped). */
+long long ev_doctor_replica_lag(const struct ev_rowset *rs, char *note, size_t size);
 
 /* --- the judgement ------------------------------------------------------------------------------
  */

@@ -8,7 +8,10 @@
 
 #include <assert.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -288,4 +291,16 @@ size_t ev_text_skip_cols(const char *s, int col, int *lead)
 	if (lead != NULL)
 		*lead = col > 0 && pos > col ? pos - col : 0;
 	return i;
+}
+
+void ev_say_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	char *safe = ev_text_sanitize(msg, strlen(msg));
+	fprintf(stderr, "evtop: %s\n", safe);
+	free(safe);
 }

@@ -36,6 +36,9 @@ char *ev_text_sanitize(const char *s, size_t len);
 
 /* Like ev_text_sanitize, but keeps '\n' as is (for multi-line panes that split on it). */
 char *ev_text_sanitize_multiline(const char *s, size_t len);
+/* "evtop: <message>" on stderr, the message sanitised (it may quote an argument, a path or a
+ * server's words) and cut at 1 KiB. */
+void ev_say_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Display width of a sanitised (valid UTF-8, control-free) string. */
 int ev_text_width(const char *s);

@@ -41,21 +41,6 @@ static void on_crash(int sig)
 	raise(sig);
 }
 
-/* "evtop: <message>" on stderr before or after the console, sanitised: a message may quote
- * a path, a terminal type or a server's words. */
-static void say_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say_error(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	char *safe = ev_text_sanitize(msg, strlen(msg));
-	fprintf(stderr, "evtop: %s\n", safe);
-	free(safe);
-}
-
 static long long mono_ms(void)
 {
 	struct timespec ts;
@@ -791,7 +776,7 @@ static int script_step(struct app *a, char *line, const char *script_path)
 		for (char *k = strtok(rest, " \t"); k != NULL; k = strtok(NULL, " \t")) {
 			int code = ev_key_parse(k);
 			if (code < 0) {
-				say_error("script %s: unknown key '%s'", script_path, k);
+				ev_say_error("script %s: unknown key '%s'", script_path, k);
 				return -1;
 			}
 			handle_key(a, code, code < KEY_MIN, (wint_t)code);
@@ -834,7 +819,7 @@ static int script_step(struct app *a, char *line, const char *script_path)
 	if (strcmp(cmd, "shell") == 0) {
 		return rest != NULL && system(rest) == 0 ? 0 : -1;
 	}
-	say_error("script %s: unknown command '%s'", script_path, cmd);
+	ev_say_error("script %s: unknown command '%s'", script_path, cmd);
 	return -1;
 }
 
@@ -871,18 +856,7 @@ static int lag_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 		                           : err->msg);
 		return 0;
 	}
-	if (rs->nrows == 0) {
-		snprintf(r->note, sizeof(r->note), "not a replica");
-	} else {
-		int col = ev_rowset_col(rs, "Seconds_Behind_Master");
-		if (col < 0)
-			col = ev_rowset_col(rs, "Seconds_Behind_Source");
-		const char *v = col >= 0 ? ev_rowset_cell(rs, 0, (size_t)col)->s : NULL;
-		if (v == NULL)
-			snprintf(r->note, sizeof(r->note), "replication stopped");
-		else
-			r->lag_s = strtoll(v, NULL, 10);
-	}
+	r->lag_s = ev_doctor_replica_lag(rs, r->note, sizeof(r->note));
 	ev_rowset_free(&rs);
 	return 0;
 }
@@ -1069,14 +1043,16 @@ int ev_console_run(const struct ev_console_args *args)
 	if (args->script != NULL) {
 		script = fopen(args->script, "r");
 		if (script == NULL) {
-			say_error("cannot read the script %s: %s", args->script, strerror(errno));
+			ev_say_error("cannot read the script %s: %s", args->script,
+			             strerror(errno));
 			return 2;
 		}
 	}
 	if (args->log_sql != NULL) {
 		log = fopen(args->log_sql, "a");
 		if (log == NULL) {
-			say_error("--log-sql: cannot open %s: %s", args->log_sql, strerror(errno));
+			ev_say_error("--log-sql: cannot open %s: %s", args->log_sql,
+			             strerror(errno));
 			if (script)
 				fclose(script);
 			return 2;
@@ -1087,7 +1063,7 @@ int ev_console_run(const struct ev_console_args *args)
 	/* Three connections: dashboards on one, lists and details on another (both on the read
 	 * endpoint), guarded updates on the primary. */
 	if (start_workers(a, &err) < 0) {
-		say_error("%s", err.msg);
+		ev_say_error("%s", err.msg);
 		ev_source_free(&a->read_src);
 		if (script)
 			fclose(script);
@@ -1096,7 +1072,7 @@ int ev_console_run(const struct ev_console_args *args)
 
 	if (ev_term_start(a->scripted ? "xterm-256color" : NULL, args->cols ? args->cols : 80,
 	                  args->rows ? args->rows : 24, args->mono, msg, sizeof(msg)) < 0) {
-		say_error("%s", msg);
+		ev_say_error("%s", msg);
 		stop_workers(a);
 		ev_source_free(&a->read_src);
 		if (script)
