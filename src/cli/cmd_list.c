@@ -33,9 +33,6 @@ static const char *const table_cols_outbox[] = {
         "topic",     "publish_status", "retry_count", "max_retry_count", "next_retry_time",
         "locked_by", "lock_until",     "fail_reason", "create_time",     NULL};
 
-/* The column that names a merged row's source (no table has a column of that name). */
-#define SOURCE_COL "@source"
-
 /* The rows to print: a leading "table" column, then the query's columns (or, for the table
  * format, the readable subset with the status named). */
 static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind t, bool human,
@@ -49,7 +46,7 @@ static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind 
 	size_t n = 0;
 
 	/* Rows merged from several sources carry their source first. */
-	int source_col = ev_rowset_col(rs, SOURCE_COL);
+	int source_col = ev_rowset_col(rs, EV_SOURCE_COL);
 	if (source_col >= 0) {
 		names[n] = "source";
 		types[n] = EV_CT_TEXT;
@@ -173,33 +170,6 @@ static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
 	return fflush(stdout) == 0 && !ferror(stdout) ? rc : -1;
 }
 
-/* An empty rowset of shape's columns with the source's column first. */
-static struct ev_rowset *with_source_column(const struct ev_rowset *shape)
-{
-	const char *names[65];
-	enum ev_ctype types[65];
-	size_t nc = shape->ncols < 64 ? shape->ncols : 64;
-	names[0] = SOURCE_COL;
-	types[0] = EV_CT_TEXT;
-	for (size_t c = 0; c < nc; c++) {
-		names[c + 1] = shape->cols[c].name;
-		types[c + 1] = shape->cols[c].type;
-	}
-	return ev_rowset_new(nc + 1, names, types);
-}
-
-/* Append row r of rs to m (made by with_source_column from rs's shape), named by source. */
-static void add_sourced_row(struct ev_rowset *m, const struct ev_rowset *rs, size_t r,
-                            const char *source)
-{
-	struct ev_cell *cells = ev_rowset_add_row(m);
-	ev_cell_set(&cells[0], source, strlen(source));
-	for (size_t c = 0; c + 1 < m->ncols; c++) {
-		const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
-		ev_cell_set(&cells[c + 1], cell->s, cell->len);
-	}
-}
-
 /* One source's page of one table. */
 struct list_part {
 	struct ev_query *q;
@@ -257,56 +227,27 @@ static int fetch_part(struct ev_fan_src *fs, void *arg)
 	return 0;
 }
 
-/* Merge the sources' pages (each up to limit + 1 rows) into one page of `limit` rows in the
- * list's order, each row named by its source; advance each source's cursor past the rows it
- * gave. Returns the page; *more says whether a next page exists. */
+/* Merge the sources' pages; a source without the table has no more rows. */
 static struct ev_rowset *merge_parts(const struct ev_fan *f, enum ev_table_kind t,
                                      struct list_part *parts, int limit, struct ev_mcursor *mc,
                                      bool *more)
 {
-	const struct ev_rowset *shape = NULL;
-	const struct ev_query *q = NULL;
-	for (int i = 0; i < f->n && shape == NULL; i++)
-		if (parts[i].ran) {
-			shape = parts[i].rs;
-			q = parts[i].q;
-		}
-	*more = false;
-	if (shape == NULL)
-		return NULL;
-	struct ev_rowset *m = with_source_column(shape);
-	size_t *pos = ev_xcalloc((size_t)f->n, sizeof(*pos));
-	for (int taken = 0; taken < limit; taken++) {
-		int best = -1;
-		for (int i = 0; i < f->n; i++) {
-			const struct ev_rowset *rs = parts[i].rs;
-			if (!parts[i].ran || pos[i] >= rs->nrows || pos[i] >= (size_t)limit)
-				continue;
-			if (best < 0 ||
-			    ev_list_row_cmp(q, rs, pos[i], parts[best].rs, pos[best]) < 0)
-				best = i;
-		}
-		if (best < 0)
-			break;
-		add_sourced_row(m, parts[best].rs, pos[best], f->v[best].src->name);
-		pos[best]++;
-	}
+	struct ev_query **q = ev_xcalloc((size_t)f->n, sizeof(*q));
+	struct ev_rowset **rs = ev_xcalloc((size_t)f->n, sizeof(*rs));
+	const char **names = ev_xcalloc((size_t)f->n, sizeof(*names));
 	for (int i = 0; i < f->n; i++) {
 		if (parts[i].ran) {
-			const struct ev_rowset *rs = parts[i].rs;
-			if (pos[i] > 0) {
-				mc[i].state = EV_MC_AT;
-				ev_cursor_from_row(parts[i].q, rs, pos[i] - 1, &mc[i].c);
-			}
-			if (rs->nrows <= (size_t)limit && pos[i] == rs->nrows)
-				mc[i].state = EV_MC_DONE;
+			q[i] = parts[i].q;
+			rs[i] = parts[i].rs;
 		} else if (!(f->v[i].src->tables & (1u << t))) {
 			mc[i].state = EV_MC_DONE; /* no such table there */
 		}
-		if (mc[i].state != EV_MC_DONE)
-			*more = true;
+		names[i] = f->v[i].src->name;
 	}
-	free(pos);
+	struct ev_rowset *m = ev_list_merge(q, rs, names, f->n, limit, mc, more);
+	free(q);
+	free(rs);
+	free(names);
 	return m;
 }
 
@@ -556,7 +497,7 @@ static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind
 	bool is_deleted = deleted != NULL && strcmp(deleted, "0") != 0;
 
 	const char *source =
-	        ev_rowset_col(rs, SOURCE_COL) >= 0 ? ev_rowset_get(rs, r, SOURCE_COL) : NULL;
+	        ev_rowset_col(rs, EV_SOURCE_COL) >= 0 ? ev_rowset_get(rs, r, EV_SOURCE_COL) : NULL;
 	if (source != NULL) {
 		char *safe = ev_text_sanitize(source, strlen(source));
 		printf("== %s event on source %s%s\n", def->key, safe,
@@ -567,7 +508,7 @@ static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind
 	}
 	for (size_t c = 0; c < rs->ncols; c++) {
 		const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
-		if (strcmp(rs->cols[c].name, SOURCE_COL) == 0)
+		if (strcmp(rs->cols[c].name, EV_SOURCE_COL) == 0)
 			continue;
 		char *v = cell->s ? ev_text_sanitize(cell->s, cell->len) : ev_xstrdup("NULL");
 		if (strcmp(rs->cols[c].name, def->status_col) == 0 && cell->s != NULL)
@@ -583,9 +524,9 @@ static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind
 /* A copy of rs with its source as the first column. */
 static struct ev_rowset *with_source(const struct ev_rowset *rs, const char *source)
 {
-	struct ev_rowset *m = with_source_column(rs);
+	struct ev_rowset *m = ev_rowset_with_source(rs);
 	for (size_t r = 0; r < rs->nrows; r++)
-		add_sourced_row(m, rs, r, source);
+		ev_rowset_add_sourced(m, rs, r, source);
 	return m;
 }
 

@@ -588,6 +588,74 @@ int ev_list_row_cmp(const struct ev_query *q, const struct ev_rowset *a, size_t 
 	return q->sort_desc ? -c : c;
 }
 
+struct ev_rowset *ev_rowset_with_source(const struct ev_rowset *shape)
+{
+	const char *names[65];
+	enum ev_ctype types[65];
+	size_t nc = shape->ncols < 64 ? shape->ncols : 64;
+	names[0] = EV_SOURCE_COL;
+	types[0] = EV_CT_TEXT;
+	for (size_t c = 0; c < nc; c++) {
+		names[c + 1] = shape->cols[c].name;
+		types[c + 1] = shape->cols[c].type;
+	}
+	return ev_rowset_new(nc + 1, names, types);
+}
+
+void ev_rowset_add_sourced(struct ev_rowset *m, const struct ev_rowset *rs, size_t r,
+                           const char *source)
+{
+	struct ev_cell *cells = ev_rowset_add_row(m);
+	ev_cell_set(&cells[0], source, strlen(source));
+	for (size_t c = 0; c + 1 < m->ncols; c++) {
+		const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
+		ev_cell_set(&cells[c + 1], cell->s, cell->len);
+	}
+}
+
+struct ev_rowset *ev_list_merge(struct ev_query *const *q, struct ev_rowset *const *rs,
+                                const char *const *names, int n, int limit, struct ev_mcursor *mc,
+                                bool *more)
+{
+	int first = -1;
+	for (int i = 0; i < n && first < 0; i++)
+		if (rs[i] != NULL)
+			first = i;
+	*more = false;
+	if (first < 0)
+		return NULL;
+	struct ev_rowset *m = ev_rowset_with_source(rs[first]);
+	size_t *pos = ev_xcalloc((size_t)n, sizeof(*pos));
+	for (int taken = 0; taken < limit; taken++) {
+		int best = -1;
+		for (int i = 0; i < n; i++) {
+			if (rs[i] == NULL || pos[i] >= rs[i]->nrows || pos[i] >= (size_t)limit)
+				continue;
+			if (best < 0 ||
+			    ev_list_row_cmp(q[first], rs[i], pos[i], rs[best], pos[best]) < 0)
+				best = i;
+		}
+		if (best < 0)
+			break;
+		ev_rowset_add_sourced(m, rs[best], pos[best], names[best]);
+		pos[best]++;
+	}
+	for (int i = 0; i < n; i++) {
+		if (rs[i] != NULL) {
+			if (pos[i] > 0) {
+				mc[i].state = EV_MC_AT;
+				ev_cursor_from_row(q[i], rs[i], pos[i] - 1, &mc[i].c);
+			}
+			if (rs[i]->nrows <= (size_t)limit && pos[i] == rs[i]->nrows)
+				mc[i].state = EV_MC_DONE;
+		}
+		if (mc[i].state != EV_MC_DONE)
+			*more = true;
+	}
+	free(pos);
+	return m;
+}
+
 char *ev_mcursor_encode(const struct ev_mcursor *v, int n)
 {
 	struct ev_buf b;

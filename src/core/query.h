@@ -138,6 +138,20 @@ struct ev_mcursor {
 	struct ev_cursor c;
 };
 char *ev_mcursor_encode(const struct ev_mcursor *v, int n);
+
+/* The column that names a merged row's source, first (no table has a column of that name). */
+#define EV_SOURCE_COL "@source"
+/* An empty rowset of shape's columns with EV_SOURCE_COL first, and a row of rs added to it. */
+struct ev_rowset *ev_rowset_with_source(const struct ev_rowset *shape);
+void ev_rowset_add_sourced(struct ev_rowset *m, const struct ev_rowset *rs, size_t r,
+                           const char *source);
+/* Merge n sources' pages of one list (rs[i]: up to limit + 1 rows of q[i] after mc[i], or NULL
+ * when source i was not read or did not answer) into one page of up to limit rows in the
+ * list's order, each named by its source; advance mc[i] past the rows source i gave (DONE
+ * when it has no more). NULL when no source was read; *more: a next page exists. */
+struct ev_rowset *ev_list_merge(struct ev_query *const *q, struct ev_rowset *const *rs,
+                                const char *const *names, int n, int limit, struct ev_mcursor *mc,
+                                bool *more);
 /* Decode into a malloc'd array *v of *n entries. */
 int ev_mcursor_decode(const char *s, struct ev_mcursor **v, int *n, struct ev_error *err);
 

@@ -29,6 +29,7 @@ struct pending {
 	bool confirmed_protected;
 	struct ev_guard g;
 	int origin_tag; /* the view to refresh afterwards */
+	int site;       /* the row's source: the write goes to its primary */
 };
 
 static struct pending P;
@@ -123,7 +124,7 @@ static void build_and_confirm(struct app *a)
 	}
 	struct ev_guard_req req = {
 	        .table = P.table,
-	        .table_name = app_table_name(a, P.table),
+	        .table_name = app_table_name(a, P.site, P.table),
 	        .action = P.action,
 	        .row = &P.seen,
 	        .reason = P.reason,
@@ -147,9 +148,10 @@ static void build_and_confirm(struct app *a)
 	app_push(a, view_confirm_new(a));
 }
 
-void ui_action_start(struct app *a, struct view *origin, enum ev_ui_action act,
+void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
                      enum ev_table_kind t, const struct ev_rowset *rs, size_t row)
 {
+	const char *not_writable = app_site_at(a, site)->not_writable[t];
 	struct ev_error err = {0};
 	if (a->cfg->read_only) {
 		app_message(a, EV_STYLE_WARNING,
@@ -157,8 +159,8 @@ void ui_action_start(struct app *a, struct view *origin, enum ev_ui_action act,
 		            ev_ui_action_name(act));
 		return;
 	}
-	if (a->not_writable[t][0]) {
-		app_message(a, EV_STYLE_WARNING, "read-only: %s", a->not_writable[t]);
+	if (not_writable[0]) {
+		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
 		return;
 	}
 	pending_clear();
@@ -171,6 +173,7 @@ void ui_action_start(struct app *a, struct view *origin, enum ev_ui_action act,
 	P.action = to_action(act);
 	P.table = t;
 	P.origin_tag = origin->tag;
+	P.site = site;
 	if (P.action == EV_ACTION_CANCEL || P.action == EV_ACTION_RECOVER) {
 		app_prompt(a,
 		           P.action == EV_ACTION_CANCEL ? "reason for the cancel: "
@@ -266,7 +269,7 @@ static void confirm_yes(struct app *a, struct view *v)
 	x->g = P.g; /* the guard moves to the job */
 	memset(&P.g, 0, sizeof(P.g));
 	ev_guard_row_copy(&x->seen, &P.seen);
-	x->source = dup0(a->src->name);
+	x->source = dup0(a->sources[P.site]->name);
 	x->os_user = dup0(a->ident.os_user);
 	x->sudo_user = dup0(a->ident.sudo_user);
 	x->ssh = dup0(a->ident.ssh_connection);
@@ -282,7 +285,8 @@ static void confirm_yes(struct app *a, struct view *v)
 	(void)v;
 	app_message(a, EV_STYLE_WARNING, "applying…");
 	/* A tag of no view: no refresh or Esc of a view may supersede (KILL) a write. */
-	ev_worker_submit(a->wwrite, ev_job_new(-1, 0, apply_job, x, free_apply_arg));
+	ev_worker_submit(app_site_at(a, P.site)->wwrite,
+	                 ev_job_new(-1, 0, apply_job, x, free_apply_arg));
 	a->applying = true;
 	(void)origin;
 }
@@ -299,7 +303,8 @@ bool ui_action_result(struct app *a, struct view *v, struct ev_job *job)
 		app_message(a, EV_STYLE_ERROR, "failed: %s (the row was not changed)",
 		            job->err.msg);
 	} else if (r->not_writable) {
-		snprintf(a->not_writable[t], sizeof(a->not_writable[t]), "%s", r->why);
+		struct site *st = app_site_at(a, P.site);
+		snprintf(st->not_writable[t], sizeof(st->not_writable[t]), "%s", r->why);
 		app_message(a, EV_STYLE_WARNING, "read-only: %s", r->why);
 	} else if (r->result == EV_RESULT_APPLIED) {
 		app_message(a, EV_STYLE_CHANGED, "applied: %s %s (version %lld → %lld)",
@@ -344,7 +349,7 @@ static void export_statement_done(struct app *a, const char *path)
 	}
 	fprintf(f, "-- evtop: %s %s on %s (not applied by this file)\n%s;\n",
 	        ev_action_name(P.action), P.seen.event_no ? P.seen.event_no : "",
-	        app_table_name(a, P.table), sql);
+	        app_table_name(a, P.site, P.table), sql);
 	free(sql);
 	if (fclose(f) != 0)
 		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
@@ -389,8 +394,12 @@ struct view *view_confirm_new(struct app *a)
 	struct text_view *c = text_view_new(&confirm_ops);
 	const struct ev_table_def *def = ev_model_table(P.table);
 	char line[2048];
-	snprintf(line, sizeof(line), "%s %s on %s (%s)?", ev_action_name(P.action),
-	         P.seen.event_no ? P.seen.event_no : "?", def->key, app_table_name(a, P.table));
+	char where[96] = "";
+	if (a->nsources > 1)
+		snprintf(where, sizeof(where), " of source %.64s", app_source_name(a, P.site));
+	snprintf(line, sizeof(line), "%s %s on %s (%s)%s?", ev_action_name(P.action),
+	         P.seen.event_no ? P.seen.event_no : "?", def->key,
+	         app_table_name(a, P.site, P.table), where);
 	text_view_add(c, EV_STYLE_TITLE, line);
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	snprintf(line, sizeof(line), "status: %d %s → %d %s", P.g.from_status,

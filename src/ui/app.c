@@ -69,6 +69,10 @@ void app_push(struct app *a, struct view *v)
 		/* Deep enough: replace the top rather than grow without end. */
 		app_pop(a);
 	}
+	if (v->site == SITE_INHERIT) {
+		struct view *under = app_top(a);
+		v->site = under != NULL ? under->site : a->cur_source + 1;
+	}
 	v->tag = ++a->next_tag;
 	a->views[a->nviews++] = v;
 	a->dirty = true;
@@ -108,9 +112,35 @@ void app_cancel(struct app *a, struct view *v)
 {
 	v->gen++;
 	ev_worker_supersede(a->wdash, v->tag, v->gen);
-	ev_worker_supersede(a->wlist, v->tag, v->gen);
+	for (int i = 0; i < a->nsources; i++)
+		if (a->sites[i].wlist != NULL)
+			ev_worker_supersede(a->sites[i].wlist, v->tag, v->gen);
 	v->loading = 0;
 	a->dirty = true;
+}
+
+int app_site_index(const struct app *a, const struct view *v)
+{
+	return v != NULL && v->site > 0 && v->site <= a->nsources ? v->site - 1 : a->cur_source;
+}
+
+struct site *app_site(struct app *a, const struct view *v)
+{
+	return app_site_at(a, app_site_index(a, v));
+}
+
+const char *app_source_name(const struct app *a, int index)
+{
+	const struct ev_source *s = a->sources[index];
+	return s->name ? s->name : "default";
+}
+
+int app_source_by_name(const struct app *a, const char *name)
+{
+	for (int i = 0; name != NULL && i < a->nsources; i++)
+		if (strcmp(app_source_name(a, i), name) == 0)
+			return i;
+	return -1;
 }
 
 void app_prompt(struct app *a, const char *label, const char *initial,
@@ -126,9 +156,10 @@ void app_prompt(struct app *a, const char *label, const char *initial,
 	a->dirty = true;
 }
 
-const char *app_table_name(const struct app *a, enum ev_table_kind t)
+const char *app_table_name(const struct app *a, int site, enum ev_table_kind t)
 {
-	const char *n = t == EV_TABLE_OUTBOX ? a->src->outbox_table : a->src->message_table;
+	const struct ev_source *s = a->sources[site];
+	const char *n = t == EV_TABLE_OUTBOX ? s->outbox_table : s->message_table;
 	return n ? n : ev_model_table(t)->default_name;
 }
 
@@ -247,9 +278,19 @@ static void draw_status(struct app *a, int cols)
 		snprintf(source, sizeof(source), "source %.64s [%d/%d] · ",
 		         a->src->name ? a->src->name : "default", a->cur_source + 1, a->nsources);
 	char lag[200] = "";
-	if (a->all_mode)
-		; /* each source's own dashboard shows its replica's lag */
-	else if (a->read_src != NULL && a->lag_s >= 0)
+	int behind = 0;
+	for (int i = 0; a->all_mode && a->all_endpoints != NULL && i < a->nsources; i++)
+		if (a->all_endpoints[i] != NULL &&
+		    (a->sites[i].lag_s < 0 || a->sites[i].lag_s >= a->cfg->lag_warning_s))
+			behind++;
+	if (a->all_mode) {
+		/* Each source's row shows its replica's lag; the line says that one is behind. */
+		if (behind > 0)
+			snprintf(lag, sizeof(lag), " · %d replica%s behind or lag unknown", behind,
+			         behind > 1 ? "s" : "");
+		if (behind > 0 && a->state == CONN_OK)
+			style = EV_STYLE_WARNING;
+	} else if (a->read_src != NULL && a->lag_s >= 0)
 		snprintf(lag, sizeof(lag), " · replica lag %llds%s", a->lag_s,
 		         a->lag_s >= a->cfg->lag_warning_s ? " (BEHIND)" : "");
 	else if (a->read_src != NULL)
@@ -648,6 +689,32 @@ static struct view *view_by_tag(struct app *a, int tag)
 static bool lag_result(struct app *a, struct ev_job *j);
 static void ask_lag(struct app *a);
 
+/* Cancel the jobs of every worker, the writes' too when asked. */
+static void cancel_all(struct app *a, bool writes)
+{
+	ev_worker_cancel_all(a->wdash);
+	for (int i = 0; i < a->nsources; i++) {
+		if (a->sites[i].wlist != NULL)
+			ev_worker_cancel_all(a->sites[i].wlist);
+		if (writes && a->sites[i].wwrite != NULL)
+			ev_worker_cancel_all(a->sites[i].wwrite);
+	}
+}
+
+/* The wake-up pipes of every running worker, into p (room for 1 + 2 per source). */
+static int worker_fds(const struct app *a, struct pollfd *p)
+{
+	int n = 0;
+	p[n++] = (struct pollfd){ev_worker_fd(a->wdash), POLLIN, 0};
+	for (int i = 0; i < a->nsources; i++) {
+		if (a->sites[i].wlist != NULL)
+			p[n++] = (struct pollfd){ev_worker_fd(a->sites[i].wlist), POLLIN, 0};
+		if (a->sites[i].wwrite != NULL)
+			p[n++] = (struct pollfd){ev_worker_fd(a->sites[i].wwrite), POLLIN, 0};
+	}
+	return n;
+}
+
 static void drain_results(struct app *a, struct ev_worker *w)
 {
 	struct ev_job *j;
@@ -719,9 +786,12 @@ static int poll_timeout(struct app *a)
 
 static bool idle(struct app *a)
 {
-	if (ev_worker_pending(a->wdash) > 0 || ev_worker_pending(a->wlist) > 0 ||
-	    ev_worker_pending(a->wwrite) > 0)
+	if (ev_worker_pending(a->wdash) > 0)
 		return false;
+	for (int i = 0; i < a->nsources; i++)
+		if ((a->sites[i].wlist && ev_worker_pending(a->sites[i].wlist) > 0) ||
+		    (a->sites[i].wwrite && ev_worker_pending(a->sites[i].wwrite) > 0))
+			return false;
 	for (int i = 0; i < a->nviews; i++)
 		if (a->views[i]->loading > 0)
 			return false;
@@ -897,8 +967,6 @@ static void open_all(struct app *a)
 		return;
 	a->all_conns = ev_xcalloc((size_t)a->nsources, sizeof(*a->all_conns));
 	a->all_endpoints = ev_xcalloc((size_t)a->nsources, sizeof(*a->all_endpoints));
-	a->all_info = ev_xcalloc((size_t)a->nsources, sizeof(*a->all_info));
-	a->all_have_info = ev_xcalloc((size_t)a->nsources, sizeof(*a->all_have_info));
 	for (int i = 0; i < a->nsources; i++) {
 		const struct ev_source *s = a->sources[i];
 		if (ev_source_has_replica(s) && !a->read_primary)
@@ -912,21 +980,44 @@ static void close_all(struct app *a)
 	for (int i = 0; a->all_conns != NULL && i < a->nsources; i++) {
 		ev_conn_free(&a->all_conns[i]);
 		ev_source_free(&a->all_endpoints[i]);
-		for (int t = 0; t < EV_TABLE_COUNT; t++)
-			ev_table_info_clear(&a->all_info[i][t]);
 	}
 	free(a->all_conns);
 	free(a->all_endpoints);
-	free(a->all_info);
-	free(a->all_have_info);
 	a->all_conns = NULL;
 	a->all_endpoints = NULL;
-	a->all_info = NULL;
-	a->all_have_info = NULL;
 }
 
-/* Three connections to the watched source: dashboards and lists on its read endpoint (its
- * primary when it has none, or when asked), guarded updates on its primary. */
+/* Source i's two connections: lists and details on its read endpoint, guarded updates on its
+ * primary. */
+static int start_site(struct app *a, int i, struct ev_error *err)
+{
+	struct site *st = &a->sites[i];
+	const struct ev_source *reads = a->sources[i];
+	if (a->all_mode && a->all_endpoints != NULL && a->all_endpoints[i] != NULL)
+		reads = a->all_endpoints[i];
+	else if (!a->all_mode && a->read_src != NULL)
+		reads = a->read_src;
+	st->wlist = ev_worker_start(new_conn(a, reads), err);
+	st->wwrite = st->wlist ? ev_worker_start(new_conn(a, a->sources[i]), err) : NULL;
+	if (st->wwrite == NULL) {
+		ev_worker_stop(&st->wlist);
+		return -1;
+	}
+	return 0;
+}
+
+struct site *app_site_at(struct app *a, int index)
+{
+	struct site *st = &a->sites[index];
+	struct ev_error err = {0};
+	if (st->wlist == NULL && start_site(a, index, &err) < 0)
+		ev_fatal("cannot start the workers of source %s: %s", app_source_name(a, index),
+		         err.msg);
+	return st;
+}
+
+/* The watched source's connections (dashboards on its read endpoint: its primary when it has
+ * none, or when asked), or with every source at once, the dashboard's. */
 static int start_workers(struct app *a, struct ev_error *err)
 {
 	ev_source_free(&a->read_src);
@@ -936,11 +1027,10 @@ static int start_workers(struct app *a, struct ev_error *err)
 	a->lag_s = -1;
 	a->lag_note[0] = '\0';
 	a->wdash = ev_worker_start(new_conn(a, reads), err);
-	a->wlist = a->wdash ? ev_worker_start(new_conn(a, reads), err) : NULL;
-	a->wwrite = a->wlist ? ev_worker_start(new_conn(a, a->src), err) : NULL;
-	if (a->wwrite == NULL) {
+	if (a->wdash == NULL)
+		return -1;
+	if (!a->all_mode && start_site(a, a->cur_source, err) < 0) {
 		ev_worker_stop(&a->wdash);
-		ev_worker_stop(&a->wlist);
 		return -1;
 	}
 	open_all(a);
@@ -950,8 +1040,16 @@ static int start_workers(struct app *a, struct ev_error *err)
 static void stop_workers(struct app *a)
 {
 	ev_worker_stop(&a->wdash);
-	ev_worker_stop(&a->wlist);
-	ev_worker_stop(&a->wwrite);
+	for (int i = 0; i < a->nsources; i++) {
+		struct site *st = &a->sites[i];
+		ev_worker_stop(&st->wlist);
+		ev_worker_stop(&st->wwrite);
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			ev_table_info_clear(&st->info[t]);
+			st->not_writable[t][0] = '\0';
+		}
+		st->have_info = false;
+	}
 	close_all(a); /* only the dashboard's jobs used them, and its worker has ended */
 }
 
@@ -965,9 +1063,7 @@ static void use_source(struct app *a, int index, bool read_primary)
 		            "an action is being applied; switch after its result");
 		return;
 	}
-	ev_worker_cancel_all(a->wdash);
-	ev_worker_cancel_all(a->wlist);
-	ev_worker_cancel_all(a->wwrite);
+	cancel_all(a, true);
 	while (a->nviews > 0) {
 		struct view *v = a->views[--a->nviews];
 		app_cancel(a, v);
@@ -975,12 +1071,8 @@ static void use_source(struct app *a, int index, bool read_primary)
 	}
 	a->marked = 0;
 	stop_workers(a);
-	for (int t = 0; t < EV_TABLE_COUNT; t++) {
-		ev_table_info_clear(&a->info[t]);
-		a->not_writable[t][0] = '\0';
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		a->table_note[t][0] = '\0';
-	}
-	a->have_info = false;
 	a->have_offset = false;
 	a->state = CONN_CONNECTING;
 	a->server[0] = a->server_now[0] = a->stale_since[0] = a->last_error[0] = '\0';
@@ -999,7 +1091,8 @@ static void use_source(struct app *a, int index, bool read_primary)
 	const char *name = a->src->name ? a->src->name : "default";
 	if (a->all_mode)
 		app_message(a, EV_STYLE_NORMAL,
-		            "every source at once%s; Enter on a source's row opens its dashboard",
+		            "every source at once%s; Enter: a cell's list (TOTAL: merged), d: a "
+		            "source's dashboard",
 		            a->read_primary ? ", read on the primaries" : "");
 	else if (a->read_src != NULL)
 		app_message(a, EV_STYLE_NORMAL,
@@ -1060,23 +1153,30 @@ int ev_console_run(const struct ev_console_args *args)
 		ev_db_set_sql_log(log);
 	}
 
-	/* Three connections: dashboards on one, lists and details on another (both on the read
-	 * endpoint), guarded updates on the primary. */
-	if (start_workers(a, &err) < 0) {
+	/* The connections: dashboards on one, and per source (the watched one now; with every
+	 * source at once, each when a view first needs it) lists and details on another (both on
+	 * the read endpoint), guarded updates on the primary. */
+	a->sites = ev_xcalloc((size_t)a->nsources, sizeof(*a->sites));
+	struct pollfd *pfds = ev_xcalloc(2 + 2 * (size_t)a->nsources, sizeof(*pfds));
+	bool started = false;
+	if (start_workers(a, &err) < 0)
 		ev_say_error("%s", err.msg);
-		ev_source_free(&a->read_src);
-		if (script)
-			fclose(script);
-		return 2;
-	}
-
-	if (ev_term_start(a->scripted ? "xterm-256color" : NULL, args->cols ? args->cols : 80,
-	                  args->rows ? args->rows : 24, args->mono, msg, sizeof(msg)) < 0) {
+	else if (ev_term_start(a->scripted ? "xterm-256color" : NULL, args->cols ? args->cols : 80,
+	                       args->rows ? args->rows : 24, args->mono, msg, sizeof(msg)) < 0)
 		ev_say_error("%s", msg);
+	else
+		started = true;
+	if (!started) {
 		stop_workers(a);
 		ev_source_free(&a->read_src);
+		free(a->sites);
+		free(pfds);
 		if (script)
 			fclose(script);
+		if (log) {
+			ev_db_set_sql_log(NULL);
+			fclose(log);
+		}
 		return 2;
 	}
 	ev_fatal_set_hook(fatal_hook);
@@ -1120,8 +1220,12 @@ int ev_console_run(const struct ev_console_args *args)
 			use_source(a, to - 2, a->read_primary);
 		}
 		drain_results(a, a->wdash);
-		drain_results(a, a->wlist);
-		drain_results(a, a->wwrite);
+		for (int i = 0; i < a->nsources; i++) {
+			if (a->sites[i].wlist != NULL)
+				drain_results(a, a->sites[i].wlist);
+			if (a->sites[i].wwrite != NULL)
+				drain_results(a, a->sites[i].wwrite);
+		}
 		fire_timers(a);
 		if (a->dirty && !a->quit)
 			draw_all(a);
@@ -1135,10 +1239,7 @@ int ev_console_run(const struct ev_console_args *args)
 			}
 			bool now = line[0] == '!';
 			if (!now && !idle(a)) {
-				struct pollfd p[3] = {{ev_worker_fd(a->wdash), POLLIN, 0},
-				                      {ev_worker_fd(a->wlist), POLLIN, 0},
-				                      {ev_worker_fd(a->wwrite), POLLIN, 0}};
-				poll(p, 3, 50);
+				poll(pfds + 1, worker_fds(a, pfds + 1), 50);
 				continue;
 			}
 			have_line = false;
@@ -1148,19 +1249,15 @@ int ev_console_run(const struct ev_console_args *args)
 			}
 			continue;
 		}
-		struct pollfd p[4] = {{0, POLLIN, 0},
-		                      {ev_worker_fd(a->wdash), POLLIN, 0},
-		                      {ev_worker_fd(a->wlist), POLLIN, 0},
-		                      {ev_worker_fd(a->wwrite), POLLIN, 0}};
-		if (poll(p, 4, poll_timeout(a)) < 0 && errno != EINTR)
+		pfds[0] = (struct pollfd){0, POLLIN, 0};
+		if (poll(pfds, 1 + worker_fds(a, pfds + 1), poll_timeout(a)) < 0 && errno != EINTR)
 			break;
 		if (a->views[a->nviews - 1]->loading > 0 || a->applying)
 			a->dirty = true; /* the spinner, the progress bar */
 	}
 
 	/* Cancel whatever still runs, on the server too, before leaving. */
-	ev_worker_cancel_all(a->wdash);
-	ev_worker_cancel_all(a->wlist);
+	cancel_all(a, false);
 	while (a->nviews > 0) {
 		struct view *v = a->views[--a->nviews];
 		v->ops->free(v);
@@ -1172,8 +1269,8 @@ int ev_console_run(const struct ev_console_args *args)
 	free(a->audit_path);
 	stop_workers(a);
 	ev_source_free(&a->read_src);
-	for (int t = 0; t < EV_TABLE_COUNT; t++)
-		ev_table_info_clear(&a->info[t]);
+	free(a->sites);
+	free(pfds);
 	if (script)
 		fclose(script);
 	if (log) {

@@ -36,8 +36,13 @@ struct view_ops {
 	void (*free)(struct view *v);
 };
 
+/* A view's source: SITE_INHERIT takes the one of the view it is pushed over; a list merged
+ * from every source is SITE_ALL; source i is i + 1. */
+enum { SITE_ALL = -1, SITE_INHERIT = 0 };
+
 struct view {
 	const struct view_ops *ops;
+	int site;          /* the source it reads and writes (above) */
 	int tag;           /* unique per view, for the workers */
 	unsigned long gen; /* bumped when the view asks anew: older results are dropped */
 	int loading;       /* jobs in flight */
@@ -53,6 +58,19 @@ enum conn_state {
 
 #define MAX_VIEWS 8
 
+/* What the console holds per source: a connection for its lists and details on its read
+ * endpoint, one for guarded updates on its primary, and what is known of its tables. One
+ * source's are started when it is watched; with every source at once, each source's when a
+ * view first needs them. */
+struct site {
+	struct ev_worker *wlist;
+	struct ev_worker *wwrite;
+	struct ev_table_info info[EV_TABLE_COUNT];
+	bool have_info;
+	char not_writable[EV_TABLE_COUNT][512]; /* why a table is read-only for this account */
+	long long lag_s; /* with every source at once, its replica's lag (-1: unknown) */
+};
+
 struct app {
 	const struct ev_console_args *args;
 	struct ev_config *cfg;
@@ -64,16 +82,13 @@ struct app {
 	bool read_primary;          /* read from the primary even where a replica is set */
 	long long lag_s;            /* the read endpoint's lag: seconds, or -1 while unknown */
 	char lag_note[160];         /* why it is unknown */
-	struct ev_worker *wdash;    /* dashboards */
-	struct ev_worker *wlist;    /* lists and details: a slow dashboard never blocks them */
-	struct ev_worker *wwrite;   /* guarded updates and their re-reads: always the primary */
+	struct ev_worker *wdash;    /* dashboards: a slow one never blocks lists (their own) */
+	struct site *sites;         /* per source, as sources */
 	/* Every source at once (the dashboard by source): a connection per source on its read
-	 * endpoint, used by the dashboard's job only, and what is known of its tables. */
+	 * endpoint, used by the dashboard's job only. */
 	bool all_mode;
 	struct ev_conn **all_conns;
 	struct ev_source **all_endpoints; /* owned read-endpoint settings, or NULL */
-	struct ev_table_info (*all_info)[EV_TABLE_COUNT];
-	bool *all_have_info;
 	int switch_to; /* a switch asked for: 1 every source, i + 2 source i; 0 none */
 	bool quit;
 	bool dirty;
@@ -89,8 +104,6 @@ struct app {
 	char last_error[256];
 	char stale_since[32]; /* server time of the last good refresh, when stale */
 	/* Tables. */
-	struct ev_table_info info[EV_TABLE_COUNT];
-	bool have_info;
 	char table_note[EV_TABLE_COUNT][160];
 	/* Refresh and budget. */
 	int refresh_ms;
@@ -114,10 +127,9 @@ struct app {
 	void (*on_prompt)(struct app *a, const char *text);
 	int marked;
 	/* Writes. */
-	struct ev_audit_ident ident;            /* the OS user, SUDO_USER, SSH_CONNECTION */
-	char *audit_path;                       /* the local audit file */
-	bool operator_asked;                    /* asked once per session */
-	char not_writable[EV_TABLE_COUNT][512]; /* why a table is read-only for this account */
+	struct ev_audit_ident ident; /* the OS user, SUDO_USER, SSH_CONNECTION */
+	char *audit_path;            /* the local audit file */
+	bool operator_asked;         /* asked once per session */
 	bool applying;
 	char session_start[32];          /* the audit file's time of this session's start */
 	unsigned long long highlight_id; /* the row an action just touched */
@@ -132,11 +144,20 @@ struct view *app_top(struct app *a);
 /* Submit a job for a view on a worker: bumps nothing; the caller bumps v->gen when the old
  * results must be dropped. */
 void app_submit(struct app *a, struct ev_worker *w, struct view *v, struct ev_job *job);
+/* The index of the source a view reads and writes (SITE_ALL: the watched one), and its
+ * connections, started if they are not yet. */
+int app_site_index(const struct app *a, const struct view *v);
+struct site *app_site(struct app *a, const struct view *v);
+struct site *app_site_at(struct app *a, int index);
+/* The name of source i ("default" for an unnamed one), and the index of a name or -1. */
+const char *app_source_name(const struct app *a, int index);
+int app_source_by_name(const struct app *a, const char *name);
 /* Drop and cancel a view's jobs in flight (Esc, leaving the view). */
 void app_cancel(struct app *a, struct view *v);
 void app_prompt(struct app *a, const char *label, const char *initial,
                 void (*done)(struct app *a, const char *text));
-const char *app_table_name(const struct app *a, enum ev_table_kind t);
+/* Source site's name of table t. */
+const char *app_table_name(const struct app *a, int site, enum ev_table_kind t);
 
 /* Drawing: text from the database goes through core/text before it reaches curses. */
 void draw_text(int y, int x, int maxw, int style, const char *s);      /* sanitised, fitted */
@@ -149,6 +170,8 @@ struct view *view_dash_new(struct app *a);
 struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                            const char *filter_key, const char *filter_value);
 struct view *view_help_new(struct app *a);
+/* A list merged from every source, a cursor per source (site SITE_ALL). */
+struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_list_kind kind);
 /* The breakdown of a list by fail_reason or locked_by; Enter opens the list of one group. */
 struct view *view_group_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                             const struct ev_filter *filter, const char *filter_text,
@@ -164,7 +187,7 @@ struct view *view_list_new_trail(struct app *a, enum ev_table_kind t, const char
 /* Every event of one trace_id in both tables, merged in creation order. */
 struct view *view_trace_new(struct app *a, const char *trace_id);
 /* The guarded actions (ui/actions.c). */
-void ui_action_start(struct app *a, struct view *origin, enum ev_ui_action act,
+void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
                      enum ev_table_kind t, const struct ev_rowset *rs, size_t row);
 /* Whether an action applies to a row of this status (for the hint bar). */
 bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status);
@@ -172,9 +195,9 @@ bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status);
 bool ui_action_result(struct app *a, struct view *v, struct ev_job *job);
 struct view *view_confirm_new(struct app *a);
 /* Bulk actions (ui/bulk.c): on ids (the marked rows) or on a list (its kind and filter). */
-void ui_bulk_start(struct app *a, struct view *origin, enum ev_ui_action act, enum ev_table_kind t,
-                   const unsigned long long *ids, size_t n_ids, enum ev_list_kind kind,
-                   const struct ev_filter *filter, const char *what);
+void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
+                   enum ev_table_kind t, const unsigned long long *ids, size_t n_ids,
+                   enum ev_list_kind kind, const struct ev_filter *filter, const char *what);
 bool ui_bulk_result(struct app *a, struct ev_job *job);
 /* The progress line while a bulk action runs (false when none runs). */
 bool ui_bulk_progress_line(char *buf, size_t size, int width);

@@ -41,6 +41,7 @@ static struct {
 	struct ev_filter filter;
 	struct ev_bulk_snapshot *snap;
 	int origin_tag;
+	int site; /* the rows' source: counted and written on its primary */
 } B;
 
 static void bulk_clear(void)
@@ -70,7 +71,7 @@ static void spec_fill(struct app *a, struct ev_bulk_spec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->table = B.table;
-	spec->table_name = app_table_name(a, B.table);
+	spec->table_name = app_table_name(a, B.site, B.table);
 	spec->action = B.action;
 	spec->reason = B.reason;
 	spec->stuck_threshold_s = a->cfg->stuck_threshold_s;
@@ -149,7 +150,7 @@ static void start_count(struct app *a)
 	}
 	struct count_arg *x = ev_xcalloc(1, sizeof(*x));
 	spec_fill(a, &x->spec);
-	x->table_name = ev_xstrdup(app_table_name(a, B.table));
+	x->table_name = ev_xstrdup(app_table_name(a, B.site, B.table));
 	x->reason = ev_xstrdup(B.reason);
 	x->target = ev_xstrdup(B.target);
 	if (B.n_ids > 0) {
@@ -159,11 +160,12 @@ static void start_count(struct app *a)
 	}
 	x->kind = B.kind;
 	ui_filter_copy(&x->filter, &B.filter);
-	ev_table_info_copy(&x->info, &a->info[B.table]);
+	ev_table_info_copy(&x->info, &app_site_at(a, B.site)->info[B.table]);
 	x->high_retry_min = a->cfg->high_retry_min;
 	app_message(a, EV_STYLE_WARNING, "counting the rows… (reads only)");
 	a->applying = true;
-	ev_worker_submit(a->wwrite, ev_job_new(count_tag, 0, count_job, x, free_count_arg));
+	ev_worker_submit(app_site_at(a, B.site)->wwrite,
+	                 ev_job_new(count_tag, 0, count_job, x, free_count_arg));
 }
 
 static void operator_done(struct app *a, const char *text)
@@ -185,17 +187,18 @@ static void reason_done(struct app *a, const char *text)
 	start_count(a);
 }
 
-void ui_bulk_start(struct app *a, struct view *origin, enum ev_ui_action act, enum ev_table_kind t,
-                   const unsigned long long *ids, size_t n_ids, enum ev_list_kind kind,
-                   const struct ev_filter *filter, const char *what)
+void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
+                   enum ev_table_kind t, const unsigned long long *ids, size_t n_ids,
+                   enum ev_list_kind kind, const struct ev_filter *filter, const char *what)
 {
+	const char *not_writable = app_site_at(a, site)->not_writable[t];
 	if (a->cfg->read_only) {
 		app_message(a, EV_STYLE_WARNING, "read-only: %s does nothing",
 		            ev_ui_action_name(act));
 		return;
 	}
-	if (a->not_writable[t][0]) {
-		app_message(a, EV_STYLE_WARNING, "read-only: %s", a->not_writable[t]);
+	if (not_writable[0]) {
+		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
 		return;
 	}
 	bulk_clear();
@@ -204,6 +207,7 @@ void ui_bulk_start(struct app *a, struct view *origin, enum ev_ui_action act, en
 	B.table = t;
 	B.kind = kind;
 	B.origin_tag = origin->tag;
+	B.site = site;
 	if (filter != NULL)
 		ui_filter_copy(&B.filter, filter);
 	if (n_ids > 0) {
@@ -312,7 +316,7 @@ static void confirm_yes(struct app *a)
 	struct apply_arg *x = ev_xcalloc(1, sizeof(*x));
 	x->snap = B.snap;
 	B.snap = NULL;
-	x->source = a->src->name ? ev_xstrdup(a->src->name) : NULL;
+	x->source = a->sources[B.site]->name ? ev_xstrdup(a->sources[B.site]->name) : NULL;
 	x->os_user = a->ident.os_user ? ev_xstrdup(a->ident.os_user) : NULL;
 	x->sudo_user = a->ident.sudo_user ? ev_xstrdup(a->ident.sudo_user) : NULL;
 	x->ssh = a->ident.ssh_connection ? ev_xstrdup(a->ident.ssh_connection) : NULL;
@@ -328,7 +332,8 @@ static void confirm_yes(struct app *a)
 	atomic_store(&shared.stop, false);
 	app_pop(a); /* the confirmation */
 	a->applying = true;
-	ev_worker_submit(a->wwrite, ev_job_new(apply_tag, 0, apply_job, x, free_apply_arg));
+	ev_worker_submit(app_site_at(a, B.site)->wwrite,
+	                 ev_job_new(apply_tag, 0, apply_job, x, free_apply_arg));
 }
 
 static bool bconfirm_action(struct app *a, struct view *v, enum ev_ui_action act)
@@ -362,7 +367,7 @@ struct view *view_bulk_confirm_new(struct app *a)
 	const struct ev_table_def *def = ev_model_table(B.table);
 	char line[2048];
 	snprintf(line, sizeof(line), "%s on %zu events of %s (%s)?", ev_action_name(B.action),
-	         s->n_pending, def->key, app_table_name(a, B.table));
+	         s->n_pending, def->key, app_table_name(a, B.site, B.table));
 	text_view_add(c, EV_STYLE_TITLE, line);
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	snprintf(line, sizeof(line), "counted: %zu (%s)%s", s->n, B.target,

@@ -31,7 +31,7 @@ enum {
 	X(NEXT_TABLE, "next-table", "switch between the outbox and the message table", EV_AF_HINT) \
 	X(NEXT_SOURCE, "next-source", "watch the next source of the config", 0)                    \
 	X(PRIMARY, "primary", "read the primary, or the replica again", 0)                         \
-	X(DIMENSION, "dimension", "group by the next dimension", EV_AF_HINT)                       \
+	X(DIMENSION, "dimension", "next dimension; on a source's row, its dashboard", EV_AF_HINT)  \
 	X(WINDOW_LONGER, "window-longer", "longer time window", 0)                                 \
 	X(WINDOW_SHORTER, "window-shorter", "shorter time window", 0)                              \
 	X(FILTER, "filter", "filter the list (key=value ...)", EV_AF_HINT)                         \

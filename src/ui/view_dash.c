@@ -3,6 +3,7 @@
  * group's backlog over the session. Enter on a cell opens the list behind it. */
 #include <config.h>
 
+#include "core/doctor.h"
 #include "core/text.h"
 #include "db/fetch.h"
 #include "ui/app.h"
@@ -111,8 +112,10 @@ struct dash_arg {
 	int nall;
 	struct ev_conn **conns;
 	char **names;
+	char *(*table_all)[EV_TABLE_COUNT]; /* each source's names of the tables */
 	struct ev_table_info (*info_all)[EV_TABLE_COUNT];
 	bool *need_all;
+	bool *replica; /* source i is read on its replica: its lag is read too */
 };
 
 struct dash_result {
@@ -130,6 +133,7 @@ struct dash_result {
 	int nall;
 	struct ev_table_info (*info_all)[EV_TABLE_COUNT];
 	bool *got_all;
+	long long *lag_all; /* a replica's lag in seconds, -1 unknown */
 };
 
 static void free_arg(void *p)
@@ -141,13 +145,17 @@ static void free_arg(void *p)
 	}
 	for (int i = 0; i < a->nall; i++) {
 		free(a->names[i]);
-		for (int t = 0; t < EV_TABLE_COUNT; t++)
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
 			ev_table_info_clear(&a->info_all[i][t]);
+			free(a->table_all[i][t]);
+		}
 	}
+	free(a->table_all);
 	free(a->conns);
 	free(a->names);
 	free(a->info_all);
 	free(a->need_all);
+	free(a->replica);
 	free(a);
 }
 
@@ -163,6 +171,7 @@ static void free_result(void *p)
 			ev_table_info_clear(&r->info_all[i][t]);
 	free(r->info_all);
 	free(r->got_all);
+	free(r->lag_all);
 	free(r);
 }
 
@@ -202,9 +211,11 @@ static void *part_main(void *p)
 	ev_rowset_free(&rs);
 	for (int t = 0; rc == 0 && t < EV_TABLE_COUNT; t++) {
 		struct ev_table_info *ti = &arg->info_all[pt->i][t];
+		if (arg->table_all[pt->i][t] == NULL)
+			continue; /* not one of this source's tables (the config's) */
 		if (arg->need_all[pt->i]) {
 			ti = &pt->r->info_all[pt->i][t];
-			if (ev_conn_table_info(c, arg->table_name[t], ti, &pt->err) < 0) {
+			if (ev_conn_table_info(c, arg->table_all[pt->i][t], ti, &pt->err) < 0) {
 				rc = -1;
 				break;
 			}
@@ -214,7 +225,7 @@ static void *part_main(void *p)
 		struct ev_dash_req req = {
 		        .info = ti,
 		        .table = (enum ev_table_kind)t,
-		        .table_name = arg->table_name[t],
+		        .table_name = arg->table_all[pt->i][t],
 		        .window_s = arg->window_s,
 		        .stuck_threshold_s = arg->stuck_s,
 		};
@@ -227,6 +238,16 @@ static void *part_main(void *p)
 	}
 	if (rc == 0 && arg->need_all[pt->i])
 		pt->r->got_all[pt->i] = true;
+	pt->r->lag_all[pt->i] = -1;
+	if (rc == 0 && arg->replica[pt->i]) {
+		/* Its figures are as old as its lag. */
+		struct ev_query *lq = ev_doctor_query_replica(ev_conn_server(c));
+		char note[160];
+		if (ev_conn_run(c, lq, &rs, &pt->err) == 0)
+			pt->r->lag_all[pt->i] = ev_doctor_replica_lag(rs, note, sizeof(note));
+		ev_rowset_free(&rs);
+		ev_query_free(&lq);
+	}
 	pt->ok = rc == 0;
 	ev_db_thread_end();
 	return NULL;
@@ -242,6 +263,7 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 	r->nall = arg->nall;
 	r->info_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->info_all));
 	r->got_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->got_all));
+	r->lag_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->lag_all));
 	struct part *parts = ev_xcalloc((size_t)arg->nall, sizeof(*parts));
 	pthread_t *th = ev_xcalloc((size_t)arg->nall, sizeof(*th));
 	bool *started = ev_xcalloc((size_t)arg->nall, sizeof(*started));
@@ -268,15 +290,21 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 		*err = r->err;
 	}
 	for (int t = 0; up > 0 && t < EV_TABLE_COUNT; t++) {
+		/* The sources that have the table (by the config): a row each. */
 		struct ev_dash **dash = ev_xcalloc((size_t)arg->nall, sizeof(*dash));
+		const char **names = ev_xcalloc((size_t)arg->nall, sizeof(*names));
+		int k = 0;
 		struct ev_buf why;
 		ev_buf_init(&why);
 		for (int i = 0; i < arg->nall; i++) {
-			dash[i] = parts[i].dash[t];
+			if (arg->table_all[i][t] == NULL)
+				continue;
+			names[k] = arg->names[i];
+			dash[k++] = parts[i].dash[t];
 			if (!parts[i].ok)
 				ev_buf_printf(&why, "%s%s: no answer (%.120s)", why.len ? "; " : "",
 				              arg->names[i], parts[i].err.msg);
-			else if (dash[i] == NULL)
+			else if (parts[i].dash[t] == NULL)
 				ev_buf_printf(&why, "%s%s: no such table", why.len ? "; " : "",
 				              arg->names[i]);
 		}
@@ -285,8 +313,8 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 		        .dimension = all_dim,
 		        .window_s = arg->window_s,
 		};
-		r->dash[t] =
-		        ev_dash_by_source(dash, (const char *const *)arg->names, arg->nall, &req);
+		r->dash[t] = ev_dash_by_source(dash, names, k, &req);
+		free(names);
 		if (why.len > 0)
 			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", why.data);
 		else if (r->dash[t]->notes != NULL)
@@ -331,6 +359,11 @@ static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		struct ev_table_info *ti = arg->need_info ? &r->info[t] : &arg->info[t];
+		if (arg->table_name[t] == NULL) {
+			snprintf(r->note[t], sizeof(r->note[t]),
+			         "not watched on this source (the config's tables leave it out)");
+			continue;
+		}
 		if (arg->need_info && ev_conn_table_info(c, arg->table_name[t], ti, err) < 0) {
 			r->failed = true;
 			r->err = *err;
@@ -374,11 +407,14 @@ static void dash_refresh(struct app *a, struct view *v)
 {
 	struct dash_view *d = (struct dash_view *)v;
 	struct dash_arg *arg = ev_xcalloc(1, sizeof(*arg));
+	const struct site *here = &a->sites[a->cur_source];
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
-		arg->table_name[t] = ev_xstrdup(app_table_name(a, (enum ev_table_kind)t));
+		if (a->src->tables & (1u << t))
+			arg->table_name[t] =
+			        ev_xstrdup(app_table_name(a, a->cur_source, (enum ev_table_kind)t));
 		arg->dimension[t] = dim_key(d, (enum ev_table_kind)t);
-		if (a->have_info)
-			ev_table_info_copy(&arg->info[t], &a->info[t]);
+		if (here->have_info)
+			ev_table_info_copy(&arg->info[t], &here->info[t]);
 	}
 	arg->window_s = d->window_s;
 	arg->stuck_s = a->cfg->stuck_threshold_s;
@@ -393,7 +429,7 @@ static void dash_refresh(struct app *a, struct view *v)
 			arg->skip[t] = 1u << EV_DQ_WINDOW;
 	}
 	d->refreshes++;
-	arg->need_info = !a->have_info;
+	arg->need_info = !here->have_info;
 	snprintf(arg->where, sizeof(arg->where), "%s%s%s",
 	         a->src->host ? a->src->host : "localhost", a->src->database ? "/" : "",
 	         a->src->database ? a->src->database : "");
@@ -403,19 +439,41 @@ static void dash_refresh(struct app *a, struct view *v)
 		arg->conns = ev_xcalloc((size_t)n, sizeof(*arg->conns));
 		arg->names = ev_xcalloc((size_t)n, sizeof(*arg->names));
 		arg->info_all = ev_xcalloc((size_t)n, sizeof(*arg->info_all));
+		arg->table_all = ev_xcalloc((size_t)n, sizeof(*arg->table_all));
 		arg->need_all = ev_xcalloc((size_t)n, sizeof(*arg->need_all));
+		arg->replica = ev_xcalloc((size_t)n, sizeof(*arg->replica));
 		for (int i = 0; i < n; i++) {
 			arg->conns[i] = a->all_conns[i];
 			arg->names[i] =
 			        ev_xstrdup(a->sources[i]->name ? a->sources[i]->name : "default");
-			arg->need_all[i] = !a->all_have_info[i];
+			for (int t = 0; t < EV_TABLE_COUNT; t++)
+				if (a->sources[i]->tables & (1u << t))
+					arg->table_all[i][t] = ev_xstrdup(
+					        app_table_name(a, i, (enum ev_table_kind)t));
+			arg->need_all[i] = !a->sites[i].have_info;
+			arg->replica[i] = a->all_endpoints[i] != NULL;
 			for (int t = 0; t < EV_TABLE_COUNT && !arg->need_all[i]; t++)
-				ev_table_info_copy(&arg->info_all[i][t], &a->all_info[i][t]);
+				ev_table_info_copy(&arg->info_all[i][t], &a->sites[i].info[t]);
 		}
 		for (int t = 0; t < EV_TABLE_COUNT; t++)
 			arg->skip[t] = 0;
 	}
 	app_submit(a, a->wdash, v, ev_job_new(0, 0, dash_job, arg, free_arg));
+}
+
+/* A group's backlog for its trend: pending + processing + failed, or -1 when one of them is
+ * unknown (a source that did not answer, a time limit): a gap, never a drop to nothing. */
+static long long backlog(const struct ev_dash_row *row)
+{
+	static const enum ev_dash_figure figs[] = {EV_DASH_PENDING, EV_DASH_PROCESSING,
+	                                           EV_DASH_FAILED};
+	long long sum = 0;
+	for (size_t k = 0; k < sizeof(figs) / sizeof(figs[0]); k++) {
+		if (row->f[figs[k]].unknown)
+			return -1;
+		sum += row->f[figs[k]].value;
+	}
+	return sum;
 }
 
 static void spark_push(struct table_state *ts, const char *group, long long value)
@@ -465,22 +523,25 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 	a->have_offset = true;
 	a->last_refresh_ms = job->elapsed_ms;
 	for (int i = 0; i < r->nall && i < a->nsources; i++) {
+		a->sites[i].lag_s = r->lag_all[i];
 		if (!r->got_all[i])
 			continue;
+		struct site *st = &a->sites[i];
 		for (int t = 0; t < EV_TABLE_COUNT; t++) {
-			ev_table_info_clear(&a->all_info[i][t]);
-			a->all_info[i][t] = r->info_all[i][t];
+			ev_table_info_clear(&st->info[t]);
+			st->info[t] = r->info_all[i][t];
 			memset(&r->info_all[i][t], 0, sizeof(r->info_all[i][t]));
 		}
-		a->all_have_info[i] = true;
+		st->have_info = true;
 	}
 	if (r->have_info) {
+		struct site *st = &a->sites[a->cur_source];
 		for (int t = 0; t < EV_TABLE_COUNT; t++) {
-			ev_table_info_clear(&a->info[t]);
-			a->info[t] = r->info[t];
+			ev_table_info_clear(&st->info[t]);
+			st->info[t] = r->info[t];
 			memset(&r->info[t], 0, sizeof(r->info[t]));
 		}
-		a->have_info = true;
+		st->have_info = true;
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		struct table_state *ts = &d->t[t];
@@ -527,15 +588,9 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 			ev_dash_free(&ts->prev);
 		for (size_t i = 0; i < ts->cur->nrows; i++) {
 			const struct ev_dash_row *row = &ts->cur->rows[i];
-			spark_push(ts, row->group,
-			           row->f[EV_DASH_PENDING].value +
-			                   row->f[EV_DASH_PROCESSING].value +
-			                   row->f[EV_DASH_FAILED].value);
+			spark_push(ts, row->group, backlog(row));
 		}
-		const struct ev_figure *tf = ts->cur->total.f;
-		spark_push(ts, "\001TOTAL",
-		           tf[EV_DASH_PENDING].value + tf[EV_DASH_PROCESSING].value +
-		                   tf[EV_DASH_FAILED].value);
+		spark_push(ts, "\001TOTAL", backlog(&ts->cur->total));
 		if (ts->sel_row > (int)ts->cur->nrows)
 			ts->sel_row = (int)ts->cur->nrows;
 	}
@@ -593,17 +648,23 @@ static void draw_spark(int y, int x, int width, const struct table_state *ts, co
 	if (s == NULL || width <= 0)
 		return;
 	int start = s->n > width ? s->n - width : 0;
-	long long max = s->v[start], min = s->v[start];
+	long long max = -1, min = -1;
 	for (int i = start; i < s->n; i++) {
-		if (s->v[i] > max)
+		if (s->v[i] < 0)
+			continue;
+		if (max < 0 || s->v[i] > max)
 			max = s->v[i];
-		if (s->v[i] < min)
+		if (min < 0 || s->v[i] < min)
 			min = s->v[i];
 	}
 	/* Scaled between the smallest and largest value shown: a flat backlog is a flat line,
-	 * at the bottom when empty. */
+	 * at the bottom when empty; an unknown figure is a gap. */
 	move(y, x);
 	for (int i = start; i < s->n; i++) {
+		if (s->v[i] < 0) {
+			addstr(" ");
+			continue;
+		}
 		int level =
 		        max == min ? (max > 0 ? 3 : 0) : (int)((s->v[i] - min) * 7 / (max - min));
 		addstr(bars[level]);
@@ -641,7 +702,8 @@ static int group_width(int cols, int ncols_shown)
 }
 
 static void draw_row(int y, int cols, const struct table_state *ts, const struct ev_dash_row *row,
-                     const char *label, bool selected, int sel_col, int ncols, bool total)
+                     const char *label, bool warn, bool selected, int sel_col, int ncols,
+                     bool total)
 {
 	bool stale = ts->stale_since[0] != '\0';
 	int gw = group_width(cols, ncols);
@@ -649,6 +711,7 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 	draw_text_pad(y, x, gw,
 	              selected ? EV_STYLE_SELECTED
 	              : total  ? EV_STYLE_TITLE
+	              : warn   ? EV_STYLE_WARNING
 	                       : EV_STYLE_NORMAL,
 	              label);
 	x += gw + 1;
@@ -706,7 +769,8 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	/* The stale mark goes first: a narrow terminal cuts the title from the right. */
 	snprintf(title, sizeof(title),
 	         "%s %s (%s)%s · by %s · rates and CANC over the last %s (create_time)",
-	         focused ? "▶" : " ", def->key, app_table_name(a, t), stale, dim_key(d, t), win);
+	         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
+	         dim_key(d, t), win);
 	draw_text_pad(top, 0, cols,
 	              stale[0]  ? EV_STYLE_STALE
 	              : focused ? EV_STYLE_TITLE
@@ -756,8 +820,21 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	int y = top + 2;
 	for (int i = ts->scroll; i < n && y < top + 2 + body; i++, y++) {
 		const struct ev_dash_row *row = &ts->cur->rows[i];
-		draw_row(y, cols, ts, row, row->group ? row->group : "(null)",
-		         focused && ts->sel_row == i, d->sel_col, ncols, false);
+		char label[160];
+		bool warn = false;
+		snprintf(label, sizeof(label), "%s", row->group ? row->group : "(null)");
+		int si = d->all ? app_source_by_name(a, row->group) : -1;
+		if (si >= 0 && a->all_endpoints != NULL && a->all_endpoints[si] != NULL) {
+			/* Read on its replica: its figures are as old as its lag. */
+			long long lag = a->sites[si].lag_s;
+			warn = lag < 0 || lag >= a->cfg->lag_warning_s;
+			if (lag < 0)
+				snprintf(label, sizeof(label), "%.64s lag ?", row->group);
+			else
+				snprintf(label, sizeof(label), "%.64s lag %llds", row->group, lag);
+		}
+		draw_row(y, cols, ts, row, label, warn, focused && ts->sel_row == i, d->sel_col,
+		         ncols, false);
 	}
 	if (n == 0 && body > 0)
 		draw_text(y++, 2, cols - 2, EV_STYLE_NORMAL,
@@ -766,8 +843,8 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	char more[48] = "TOTAL";
 	if (n > body)
 		snprintf(more, sizeof(more), "TOTAL (%d groups)", n);
-	draw_row(y, cols, ts, &ts->cur->total, more, focused && ts->sel_row == n, d->sel_col, ncols,
-	         true);
+	draw_row(y, cols, ts, &ts->cur->total, more, false, focused && ts->sel_row == n, d->sel_col,
+	         ncols, true);
 	if (ts->note[0] && y + 1 < top + height)
 		draw_text(y + 1, 2, cols - 2, EV_STYLE_WARNING, ts->note);
 }
@@ -831,8 +908,17 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 		break;
 	case EV_UA_DIMENSION: {
 		if (d->all) {
-			app_message(a, EV_STYLE_NORMAL,
-			            "every source at once is by source; Enter on one groups it");
+			/* By source: a source's own dashboard groups it by the dimensions. */
+			int i = ts->cur && ts->sel_row < n
+			                ? app_source_by_name(a, ts->cur->rows[ts->sel_row].group)
+			                : -1;
+			if (i >= 0)
+				a->switch_to = i + 2;
+			else
+				app_message(
+				        a, EV_STYLE_NORMAL,
+				        "every source at once is by source: d on a source's row "
+				        "opens its dashboard (S: the next)");
 			break;
 		}
 		const struct ev_table_def *ob = ev_model_table(EV_TABLE_OUTBOX);
@@ -855,23 +941,25 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 		break;
 	}
 	case EV_UA_OPEN: {
-		if (d->all) {
-			/* A source's row opens that source's dashboard: lists are one source's. */
-			const char *group = ts->cur && ts->sel_row < n
-			                            ? ts->cur->rows[ts->sel_row].group
-			                            : NULL;
-			for (int i = 0; group != NULL && i < a->nsources; i++)
-				if (a->sources[i]->name && strcmp(a->sources[i]->name, group) == 0)
-					a->switch_to = i + 2;
-			if (group == NULL)
-				app_message(a, EV_STYLE_NORMAL,
-				            "Enter on a source's row opens its dashboard (S: the "
-				            "next)");
-			break;
-		}
 		int list = columns[d->sel_col].list;
 		if (ts->cur == NULL || list < 0) {
 			app_message(a, EV_STYLE_NORMAL, "no list behind this column");
+			break;
+		}
+		if (d->all) {
+			/* A source's row: its list; the totals: every source's, merged. */
+			if (ts->sel_row >= n) {
+				app_push(a, view_list_new_merged(a, d->focus,
+				                                 (enum ev_list_kind)list));
+				break;
+			}
+			int i = app_source_by_name(a, ts->cur->rows[ts->sel_row].group);
+			if (i < 0)
+				break;
+			struct view *l =
+			        view_list_new(a, d->focus, (enum ev_list_kind)list, NULL, NULL);
+			l->site = i + 1;
+			app_push(a, l);
 			break;
 		}
 		const char *group = ts->sel_row < n ? ts->cur->rows[ts->sel_row].group : NULL;

@@ -34,6 +34,10 @@ struct detail_view {
 	int scroll;
 	char search[128];
 	char error[512];
+	/* Looked up on every source at once (site SITE_ALL until found): each source's answer. */
+	int nsrc, awaiting;
+	struct detail_result **found; /* per source: its answer, or NULL (none, or no answer) */
+	char (*why)[160];             /* per source: why it did not answer */
 };
 
 static int payload_start(const struct detail_view *d)
@@ -59,6 +63,7 @@ struct detail_result {
 
 struct detail_arg {
 	struct ev_query *q[EV_TABLE_COUNT]; /* by id: one; by event_no: both tables */
+	int src;                            /* the source asked */
 };
 
 static void free_result(void *p)
@@ -100,20 +105,50 @@ static int detail_job(struct ev_conn *c, struct ev_job *job, struct ev_error *er
 	return 0;
 }
 
+/* The lookup of the event on source site (by id, or by event_no in both tables). */
+static struct detail_arg *new_arg(struct app *a, const struct detail_view *d, int site)
+{
+	struct detail_arg *g = ev_xcalloc(1, sizeof(*g));
+	const struct site *st = &a->sites[site];
+	g->src = site;
+	if (d->id != 0 || !d->by_no) {
+		g->q[d->table] =
+		        ev_query_show_by_id(d->table, app_table_name(a, site, d->table), d->id);
+		return g;
+	}
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		if (!st->have_info || st->info[t].exists)
+			g->q[t] = ev_query_show_by_no(
+			        (enum ev_table_kind)t,
+			        app_table_name(a, site, (enum ev_table_kind)t), d->event_no);
+	return g;
+}
+
+static void found_clear(struct detail_view *d)
+{
+	for (int i = 0; i < d->nsrc; i++)
+		if (d->found[i] != NULL) {
+			free_result(d->found[i]);
+			d->found[i] = NULL;
+		}
+}
+
 static void detail_refresh(struct app *a, struct view *v)
 {
 	struct detail_view *d = (struct detail_view *)v;
-	struct detail_arg *g = ev_xcalloc(1, sizeof(*g));
-	if (d->id != 0 || !d->by_no) {
-		g->q[d->table] = ev_query_show_by_id(d->table, app_table_name(a, d->table), d->id);
-	} else {
-		for (int t = 0; t < EV_TABLE_COUNT; t++)
-			if (!a->have_info || a->info[t].exists)
-				g->q[t] = ev_query_show_by_no(
-				        (enum ev_table_kind)t,
-				        app_table_name(a, (enum ev_table_kind)t), d->event_no);
+	if (v->site == SITE_ALL) {
+		/* Every source asked at once, each on its own connection. */
+		found_clear(d);
+		d->awaiting = d->nsrc;
+		for (int i = 0; i < d->nsrc; i++) {
+			d->why[i][0] = '\0';
+			app_submit(a, app_site_at(a, i)->wlist, v,
+			           ev_job_new(0, 0, detail_job, new_arg(a, d, i), free_arg));
+		}
+		return;
 	}
-	app_submit(a, a->wlist, v, ev_job_new(0, 0, detail_job, g, free_arg));
+	app_submit(a, app_site(a, v)->wlist, v,
+	           ev_job_new(0, 0, detail_job, new_arg(a, d, app_site_index(a, v)), free_arg));
 }
 
 static void add_head(struct detail_view *d, int style, const char *text)
@@ -139,10 +174,74 @@ static void detail_clear(struct detail_view *d)
 	ev_rowset_free(&d->row);
 }
 
+/* One source's answer to a lookup on every source; when all are in, the event is the first
+ * source's that has it (the others that have it named), and the view becomes that source's. */
+static struct detail_result *found_on(struct app *a, struct detail_view *d, struct ev_job *job)
+{
+	int src = ((const struct detail_arg *)job->arg)->src;
+	if (src < 0 || src >= d->nsrc)
+		return NULL;
+	if (job->rc < 0 || job->result == NULL)
+		snprintf(d->why[src], sizeof(d->why[src]), "%.150s",
+		         job->rc < 0 ? job->err.msg : "no answer");
+	else if (((struct detail_result *)job->result)->rows != NULL &&
+	         ((struct detail_result *)job->result)->rows->nrows > 0) {
+		d->found[src] = job->result;
+		job->result = NULL;
+	}
+	if (--d->awaiting > 0)
+		return NULL;
+	int first = -1;
+	struct ev_buf also, down;
+	ev_buf_init(&also);
+	ev_buf_init(&down);
+	for (int i = 0; i < d->nsrc; i++) {
+		if (d->found[i] != NULL && first < 0)
+			first = i;
+		else if (d->found[i] != NULL)
+			ev_buf_printf(&also, "%s%s", also.len ? ", " : "", app_source_name(a, i));
+		if (d->why[i][0])
+			ev_buf_printf(&down, "%s%s: %s", down.len ? "; " : "",
+			              app_source_name(a, i), d->why[i]);
+	}
+	struct detail_result *r = NULL;
+	if (first < 0) {
+		snprintf(d->error, sizeof(d->error),
+		         "no event %.64s in either table of any source%s%.300s", d->event_no,
+		         down.len ? " that answered — " : "", down.len ? down.data : "");
+	} else {
+		r = d->found[first];
+		d->found[first] = NULL;
+		d->base.site = first + 1;
+		if (also.len)
+			app_message(a, EV_STYLE_WARNING, "%.64s is on source %s and also on %.150s",
+			            d->event_no, app_source_name(a, first), also.data);
+		else if (down.len)
+			app_message(a, EV_STYLE_WARNING, "%.64s found on %s; no answer from %.150s",
+			            d->event_no, app_source_name(a, first), down.data);
+	}
+	found_clear(d);
+	ev_buf_free(&also);
+	ev_buf_free(&down);
+	return r;
+}
+
 static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 {
 	struct detail_view *d = (struct detail_view *)v;
 	struct detail_result *r = job->result;
+	if (v->site == SITE_ALL) {
+		r = found_on(a, d, job);
+		if (r == NULL)
+			return;
+		/* The job keeps what it owns; r is ours now. */
+		struct ev_job mine = *job;
+		mine.result = r;
+		mine.rc = 0;
+		detail_result(a, v, &mine);
+		free_result(r);
+		return;
+	}
 	if (job->rc < 0 || r == NULL || r->rows == NULL) {
 		snprintf(d->error, sizeof(d->error), "%s", job->err.msg);
 		return;
@@ -153,7 +252,7 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 			         d->event_no);
 		else
 			snprintf(d->error, sizeof(d->error), "event %.64s is gone from %s",
-			         d->event_no, app_table_name(a, d->table));
+			         d->event_no, app_table_name(a, app_site_index(a, v), d->table));
 		return;
 	}
 	d->table = r->table;
@@ -169,7 +268,11 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 	const struct ev_table_def *def = ev_model_table(d->table);
 	const char *deleted = ev_rowset_get(d->row, 0, "deleted");
 	char line[1200];
-	snprintf(line, sizeof(line), "%s event %s%s", def->key, d->event_no,
+	char where[96] = "";
+	if (a->nsources > 1)
+		snprintf(where, sizeof(where), " on source %.64s",
+		         app_source_name(a, app_site_index(a, v)));
+	snprintf(line, sizeof(line), "%s event %s%s%s", def->key, d->event_no, where,
 	         deleted && strcmp(deleted, "0") != 0 ? "  [DELETED]" : "");
 	add_head(d, deleted && strcmp(deleted, "0") != 0 ? EV_STYLE_DELETED : EV_STYLE_TITLE, line);
 	for (size_t c = 0; c < d->row->ncols; c++) {
@@ -465,7 +568,7 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 			            ev_ui_action_name(act));
 			break;
 		}
-		ui_action_start(a, v, act, d->table, d->row, 0);
+		ui_action_start(a, v, app_site_index(a, v), act, d->table, d->row, 0);
 		break;
 	case EV_UA_TRAIL: {
 		if (d->row == NULL)
@@ -505,6 +608,9 @@ static void detail_free(struct view *v)
 {
 	struct detail_view *d = (struct detail_view *)v;
 	detail_clear(d);
+	found_clear(d);
+	free(d->found);
+	free(d->why);
 	free(d);
 }
 
@@ -538,5 +644,12 @@ struct view *view_detail_new_by_no(struct app *a, const char *event_no)
 	struct detail_view *d =
 	        (struct detail_view *)view_detail_new(a, EV_TABLE_OUTBOX, event_no, 0);
 	d->by_no = true;
+	if (a->all_mode) {
+		/* Every source at once: asked on each. */
+		d->base.site = SITE_ALL;
+		d->nsrc = a->nsources;
+		d->found = ev_xcalloc((size_t)d->nsrc, sizeof(*d->found));
+		d->why = ev_xcalloc((size_t)d->nsrc, sizeof(*d->why));
+	}
 	return &d->base;
 }

@@ -60,11 +60,11 @@ static void group_load(struct app *a, struct view *v)
 {
 	struct group_view *g = (struct group_view *)v;
 	struct ev_error err = {0};
-	if (!a->have_info)
+	if (!app_site(a, v)->have_info)
 		return;
 	struct group_arg *arg = ev_xcalloc(1, sizeof(*arg));
-	arg->table_name = ev_xstrdup(app_table_name(a, g->table));
-	ev_table_info_copy(&arg->info, &a->info[g->table]);
+	arg->table_name = ev_xstrdup(app_table_name(a, app_site_index(a, v), g->table));
+	ev_table_info_copy(&arg->info, &app_site(a, v)->info[g->table]);
 	ui_filter_copy(&arg->filter, &g->filter);
 	struct ev_list_req req = {
 	        .info = &arg->info,
@@ -83,7 +83,7 @@ static void group_load(struct app *a, struct view *v)
 		free_arg(arg);
 		return;
 	}
-	app_submit(a, a->wlist, v, ev_job_new(0, 0, group_job, arg, free_arg));
+	app_submit(a, app_site(a, v)->wlist, v, ev_job_new(0, 0, group_job, arg, free_arg));
 }
 
 static void group_result(struct app *a, struct view *v, struct ev_job *job)
@@ -107,8 +107,8 @@ static void group_draw(struct app *a, struct view *v, int top, int height, int c
 	struct group_view *g = (struct group_view *)v;
 	char title[768];
 	snprintf(title, sizeof(title), "%s (%s) · %s by %s%s%s", ev_model_table(g->table)->key,
-	         app_table_name(a, g->table), ev_list_name(g->kind), g->column,
-	         g->filter_text[0] ? " · " : "", g->filter_text);
+	         app_table_name(a, app_site_index(a, v), g->table), ev_list_name(g->kind),
+	         g->column, g->filter_text[0] ? " · " : "", g->filter_text);
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (g->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, g->error);

@@ -1,5 +1,8 @@
 /* evtop — a list view: one kind of list on one table, read a page at a time by keyset (the
- * console holds one page, whatever the depth), filtered with '/', refreshed in place. */
+ * console holds one page, whatever the depth), filtered with '/', refreshed in place. A list
+ * of every source at once asks each source for its page in parallel (each on its own list
+ * connection) and merges them in the list's order, with a cursor per source; a source that
+ * does not answer is named and the others still show. */
 #include <config.h>
 
 #include "core/text.h"
@@ -11,10 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A marked row: its id, and its event_no for an export. */
+/* A marked row: its source, its id, and its event_no for an export. */
 struct mark {
+	int site;
 	unsigned long long id;
 	char event_no[72];
+};
+
+/* One source's part of a merged page while it is being read. */
+struct part {
+	struct ev_rowset *rows;
+	struct ev_query *query;
+	bool asked;
+	bool missing; /* the source has no such table: nothing to read there */
+	char error[200];
 };
 
 struct list_view {
@@ -52,6 +65,13 @@ struct list_view {
 	/* Marked ids. */
 	struct mark *marks;
 	size_t nmarks;
+	/* Every source at once (nsrc > 0): where the page on screen starts in each source, where
+	 * the next starts, the starts of the pages before (nback × nsrc), the parts coming. */
+	int nsrc;
+	struct ev_mcursor *mstart, *mnext, *mback, *mundo;
+	struct part *parts;
+	int awaiting;
+	char src_note[400]; /* the sources that did not answer */
 };
 
 enum { WANT_KEEP, WANT_FIRST, WANT_LAST };
@@ -62,11 +82,18 @@ struct list_arg {
 	char *table_name;
 	struct ev_filter filter;
 	struct ev_query *query; /* built on the UI thread; the job runs it */
+	/* A part of a merged page: its source, and whether the job reads what the source has
+	 * first (both tables, named in names) and builds the query from it. */
+	int src;
+	bool need_info;
+	char *names[EV_TABLE_COUNT];
 };
 
 struct list_result {
 	struct ev_rowset *rows;
 	struct ev_query *query;
+	bool got_info; /* info: what the source has, read by the job */
+	struct ev_table_info info[EV_TABLE_COUNT];
 };
 
 static void free_arg(void *p)
@@ -76,6 +103,8 @@ static void free_arg(void *p)
 	ev_filter_free(&a->filter);
 	free(a->table_name);
 	ev_query_free(&a->query);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		free(a->names[t]);
 	free(a);
 }
 
@@ -84,6 +113,8 @@ static void free_result(void *p)
 	struct list_result *r = p;
 	ev_rowset_free(&r->rows);
 	ev_query_free(&r->query);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		ev_table_info_clear(&r->info[t]);
 	free(r);
 }
 
@@ -93,6 +124,20 @@ static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	struct list_result *r = ev_xcalloc(1, sizeof(*r));
 	job->result = r;
 	job->free_result = free_result;
+	if (arg->need_info) {
+		for (int t = 0; t < EV_TABLE_COUNT; t++)
+			if (ev_conn_table_info(c, arg->names[t], &r->info[t], err) < 0)
+				return -1;
+		r->got_info = true;
+		ev_table_info_copy(&arg->info, &r->info[arg->req.table]);
+		if (!arg->info.exists) {
+			ev_error_set(err, EV_ERR_SCHEMA, "%s: no such table", arg->table_name);
+			return -1;
+		}
+		arg->query = ev_query_list(&arg->req, err);
+		if (arg->query == NULL)
+			return -1;
+	}
 	if (ev_conn_run(c, arg->query, &r->rows, err) < 0)
 		return -1;
 	r->query = arg->query;
@@ -119,19 +164,16 @@ void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src)
 #undef CP
 }
 
-/* Ask for a page; false when no query was sent (not ready, or the request is refused). */
-static bool load(struct app *a, struct list_view *l, const struct ev_cursor *after, int want)
+/* A request for source site's page of the list, starting after `after` (NULL: at its start). */
+static struct list_arg *new_arg(struct app *a, const struct list_view *l, int site,
+                                const struct ev_cursor *after)
 {
-	struct ev_error err = {0};
 	struct list_arg *arg = ev_xcalloc(1, sizeof(*arg));
-
-	if (!a->have_info) {
-		app_message(a, EV_STYLE_WARNING, "waiting for the first refresh…");
-		free(arg);
-		return false;
-	}
-	arg->table_name = ev_xstrdup(app_table_name(a, l->table));
-	ev_table_info_copy(&arg->info, &a->info[l->table]);
+	const struct site *st = &a->sites[site];
+	arg->src = site;
+	arg->table_name = ev_xstrdup(app_table_name(a, site, l->table));
+	if (st->have_info)
+		ev_table_info_copy(&arg->info, &st->info[l->table]);
 	ui_filter_copy(&arg->filter, &l->filter);
 	arg->req = (struct ev_list_req){
 	        .info = &arg->info,
@@ -149,6 +191,66 @@ static bool load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 	};
 	if (after != NULL)
 		arg->req.after = *after;
+	return arg;
+}
+
+static void merge(struct app *a, struct list_view *l);
+
+/* Every source's page from the starts in l->mstart, each on its source's list connection. */
+static void mload(struct app *a, struct list_view *l, int want)
+{
+	app_cancel(a, &l->base);
+	l->want = want;
+	l->awaiting = 0;
+	for (int i = 0; i < l->nsrc; i++) {
+		struct part *p = &l->parts[i];
+		ev_rowset_free(&p->rows);
+		ev_query_free(&p->query);
+		p->asked = p->missing = false;
+		p->error[0] = '\0';
+		if (!(a->sources[i]->tables & (1u << l->table)))
+			l->mstart[i].state = EV_MC_DONE; /* not one of its tables (the config's) */
+		if (l->mstart[i].state == EV_MC_DONE)
+			continue;
+		struct site *st = app_site_at(a, i);
+		struct list_arg *arg =
+		        new_arg(a, l, i, l->mstart[i].state == EV_MC_AT ? &l->mstart[i].c : NULL);
+		struct ev_error err = {0};
+		if (!st->have_info) {
+			/* Not known yet (the dashboard has not heard from it): the job reads it. */
+			arg->need_info = true;
+			for (int t = 0; t < EV_TABLE_COUNT; t++)
+				arg->names[t] =
+				        ev_xstrdup(app_table_name(a, i, (enum ev_table_kind)t));
+		} else if (!arg->info.exists) {
+			p->missing = true;
+			snprintf(p->error, sizeof(p->error), "no such table");
+		} else if ((arg->query = ev_query_list(&arg->req, &err)) == NULL) {
+			snprintf(p->error, sizeof(p->error), "%.190s", err.msg);
+		}
+		if (p->error[0]) {
+			free_arg(arg);
+			continue;
+		}
+		p->asked = true;
+		l->awaiting++;
+		app_submit(a, st->wlist, &l->base, ev_job_new(0, 0, list_job, arg, free_arg));
+	}
+	if (l->awaiting == 0)
+		merge(a, l);
+}
+
+/* Ask for a page; false when no query was sent (not ready, or the request is refused). */
+static bool load(struct app *a, struct list_view *l, const struct ev_cursor *after, int want)
+{
+	struct ev_error err = {0};
+	int site = app_site_index(a, &l->base);
+
+	if (!app_site(a, &l->base)->have_info) {
+		app_message(a, EV_STYLE_WARNING, "waiting for the first refresh…");
+		return false;
+	}
+	struct list_arg *arg = new_arg(a, l, site, after);
 	if (!arg->info.exists) {
 		snprintf(l->error, sizeof(l->error), "%s: no such table in this database",
 		         arg->table_name);
@@ -165,7 +267,8 @@ static bool load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 	l->want = want;
 	/* A newer request supersedes any page still coming. */
 	app_cancel(a, &l->base);
-	app_submit(a, a->wlist, &l->base, ev_job_new(0, 0, list_job, arg, free_arg));
+	app_submit(a, app_site(a, &l->base)->wlist, &l->base,
+	           ev_job_new(0, 0, list_job, arg, free_arg));
 	if (after != NULL)
 		l->start = *after;
 	else
@@ -176,7 +279,10 @@ static bool load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 static void list_refresh(struct app *a, struct view *v)
 {
 	struct list_view *l = (struct list_view *)v;
-	load(a, l, l->start.set ? &l->start : NULL, WANT_KEEP);
+	if (l->nsrc > 0)
+		mload(a, l, WANT_KEEP);
+	else
+		load(a, l, l->start.set ? &l->start : NULL, WANT_KEEP);
 }
 
 /* Put back the page a failed (or never sent) page turn left. */
@@ -187,67 +293,54 @@ static void undo_turn(struct list_view *l)
 	l->undo.set = false;
 	l->page = l->undo.page;
 	l->start = l->undo.start;
+	if (l->nsrc > 0) {
+		/* The stack's entries stay in place: only its depth moves back. */
+		memcpy(l->mstart, l->mundo, (size_t)l->nsrc * sizeof(*l->mstart));
+		l->nback = l->undo.nback;
+		return;
+	}
 	if (l->nback > l->undo.nback)
 		l->nback = l->undo.nback;
 	else if (l->nback < l->undo.nback)
 		l->back[l->nback++] = l->undo.popped;
 }
 
-static void list_result(struct app *a, struct view *v, struct ev_job *job)
+/* Whether row i of a and row k of b are the same event: the same id from the same source. */
+static bool same_event(const struct ev_rowset *a, size_t i, const struct ev_rowset *b, size_t k)
 {
-	struct list_view *l = (struct list_view *)v;
-	struct list_result *r = job->result;
-	if (job->rc < 0 || r == NULL || r->rows == NULL) {
-		snprintf(l->error, sizeof(l->error), "%s", job->err.msg);
-		app_message(a, EV_STYLE_ERROR, "%s", job->err.msg);
-		undo_turn(l);
-		return;
-	}
-	l->undo.set = false;
-	l->error[0] = '\0';
-	/* A refresh keeps the cursor on the same event, and counts the rows that are new on
-	 * this page (the badge); a page turn starts at its first or last row. */
-	char *sel_id = NULL;
+	const char *x = ev_rowset_get(a, i, "id"), *y = ev_rowset_get(b, k, "id");
+	if (x == NULL || y == NULL || strcmp(x, y) != 0)
+		return false;
+	x = ev_rowset_get(a, i, EV_SOURCE_COL);
+	y = ev_rowset_get(b, k, EV_SOURCE_COL);
+	return x == y || (x != NULL && y != NULL && strcmp(x, y) == 0);
+}
+
+/* Put a page on screen (rows: the page, no more): a refresh keeps the cursor on the same event
+ * and counts the rows new on this page (the badge); a page turn starts at its first or last
+ * row. */
+static void install(struct list_view *l, struct ev_rowset *rows)
+{
 	struct ev_rowset *old = l->rows;
-	if (l->want == WANT_KEEP && old != NULL && l->sel < (int)old->nrows) {
-		const char *id = ev_rowset_get(old, (size_t)l->sel, "id");
-		sel_id = id ? ev_xstrdup(id) : NULL;
-	}
+	int keep = -1;
 	l->fresh = 0;
 	if (l->want == WANT_KEEP && old != NULL) {
-		size_t limit = r->rows->nrows < (size_t)r->query->limit ? r->rows->nrows
-		                                                        : (size_t)r->query->limit;
-		for (size_t i = 0; i < limit; i++) {
-			const char *id = ev_rowset_get(r->rows, i, "id");
+		for (size_t i = 0; i < rows->nrows; i++) {
 			bool seen = false;
-			for (size_t k = 0; k < old->nrows && !seen && id; k++) {
-				const char *o = ev_rowset_get(old, k, "id");
-				seen = o != NULL && strcmp(o, id) == 0;
-			}
+			for (size_t k = 0; k < old->nrows && !seen; k++)
+				seen = same_event(rows, i, old, k);
 			if (!seen)
 				l->fresh++;
+			if (keep < 0 && l->sel < (int)old->nrows &&
+			    same_event(rows, i, old, (size_t)l->sel))
+				keep = (int)i;
 		}
 	}
 	ev_rowset_free(&l->rows);
-	ev_query_free(&l->query);
-	l->rows = r->rows;
-	l->query = r->query;
-	r->rows = NULL;
-	r->query = NULL;
-	l->more = l->rows->nrows > (size_t)l->query->limit;
-	if (l->more)
-		ev_rowset_truncate(l->rows, (size_t)l->query->limit);
-	int n = (int)l->rows->nrows;
-	if (sel_id != NULL) {
-		for (int i = 0; i < n; i++) {
-			const char *id = ev_rowset_get(l->rows, (size_t)i, "id");
-			if (id != NULL && strcmp(id, sel_id) == 0) {
-				l->sel = i;
-				break;
-			}
-		}
-		free(sel_id);
-	}
+	l->rows = rows;
+	int n = (int)rows->nrows;
+	if (keep >= 0)
+		l->sel = keep;
 	if (l->want == WANT_FIRST)
 		l->sel = 0;
 	else if (l->want == WANT_LAST)
@@ -257,6 +350,111 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 	if (l->sel < 0)
 		l->sel = 0;
 	l->want = WANT_KEEP;
+}
+
+/* Every part of a merged page is in: merge them, name the sources that did not answer. */
+static void merge(struct app *a, struct list_view *l)
+{
+	int n = l->nsrc;
+	struct ev_query **q = ev_xcalloc((size_t)n, sizeof(*q));
+	struct ev_rowset **rs = ev_xcalloc((size_t)n, sizeof(*rs));
+	const char **names = ev_xcalloc((size_t)n, sizeof(*names));
+	struct ev_buf note;
+	ev_buf_init(&note);
+	int answered = 0, asked = 0;
+	memcpy(l->mnext, l->mstart, (size_t)n * sizeof(*l->mnext));
+	for (int i = 0; i < n; i++) {
+		const struct part *p = &l->parts[i];
+		names[i] = app_source_name(a, i);
+		q[i] = p->query;
+		rs[i] = p->rows;
+		asked += p->asked;
+		answered += p->rows != NULL;
+		if (p->missing)
+			l->mnext[i].state = EV_MC_DONE;
+		if (p->error[0])
+			ev_buf_printf(&note, "%s%s: %s", note.len ? "; " : "", names[i], p->error);
+	}
+	bool more = false;
+	struct ev_rowset *m = ev_list_merge(q, rs, names, n, a->cfg->page_size, l->mnext, &more);
+	snprintf(l->src_note, sizeof(l->src_note), "%s", note.len ? note.data : "");
+	ev_buf_free(&note);
+	free(q);
+	free(rs);
+	free(names);
+	if (m == NULL && answered == 0 && asked > 0) {
+		/* No source answered: the page on screen stays, marked. */
+		snprintf(l->error, sizeof(l->error), "no source answers (%s)", l->src_note);
+		app_message(a, EV_STYLE_ERROR, "%s", l->error);
+		undo_turn(l);
+		return;
+	}
+	if (m == NULL) {
+		static const char *const cols[] = {EV_SOURCE_COL};
+		static const enum ev_ctype types[] = {EV_CT_TEXT};
+		m = ev_rowset_new(1, cols, types);
+	}
+	l->undo.set = false;
+	l->error[0] = '\0';
+	l->more = more;
+	install(l, m);
+}
+
+static void list_result(struct app *a, struct view *v, struct ev_job *job)
+{
+	struct list_view *l = (struct list_view *)v;
+	struct list_result *r = job->result;
+	if (l->nsrc > 0) {
+		/* A part of a merged page (none came back when the source could not be reached):
+		 * what its source has, learnt on the way, is kept. */
+		int src = ((const struct list_arg *)job->arg)->src;
+		if (src < 0 || src >= l->nsrc || !l->parts[src].asked)
+			return;
+		struct part *p = &l->parts[src];
+		if (job->rc < 0 || r == NULL || r->rows == NULL) {
+			p->missing = r != NULL && r->got_info && !r->info[l->table].exists;
+			if (p->missing)
+				snprintf(p->error, sizeof(p->error), "no such table");
+			else if (job->err.code == EV_ERR_CONNECT)
+				snprintf(p->error, sizeof(p->error), "no answer (%.150s)",
+				         job->err.msg);
+			else
+				snprintf(p->error, sizeof(p->error), "%.190s", job->err.msg);
+		} else {
+			p->rows = r->rows;
+			p->query = r->query;
+			r->rows = NULL;
+			r->query = NULL;
+		}
+		if (r != NULL && r->got_info) {
+			struct site *st = &a->sites[src];
+			for (int t = 0; t < EV_TABLE_COUNT; t++) {
+				ev_table_info_clear(&st->info[t]);
+				st->info[t] = r->info[t];
+				memset(&r->info[t], 0, sizeof(r->info[t]));
+			}
+			st->have_info = true;
+		}
+		if (--l->awaiting == 0)
+			merge(a, l);
+		return;
+	}
+	if (job->rc < 0 || r == NULL || r->rows == NULL) {
+		snprintf(l->error, sizeof(l->error), "%s", job->err.msg);
+		app_message(a, EV_STYLE_ERROR, "%s", job->err.msg);
+		undo_turn(l);
+		return;
+	}
+	l->undo.set = false;
+	l->error[0] = '\0';
+	ev_query_free(&l->query);
+	l->query = r->query;
+	r->query = NULL;
+	l->more = r->rows->nrows > (size_t)l->query->limit;
+	if (l->more)
+		ev_rowset_truncate(r->rows, (size_t)l->query->limit);
+	install(l, r->rows);
+	r->rows = NULL;
 }
 
 /* --- drawing ------------------------------------------------------------------------------------
@@ -337,7 +535,7 @@ static const struct col all_message[] = {
         {"fail_reason", "FAIL_REASON", 0}, {NULL, NULL, 0},
 };
 
-static const struct col *list_columns(const struct list_view *l)
+static const struct col *kind_columns(const struct list_view *l)
 {
 	bool ob = l->table == EV_TABLE_OUTBOX;
 	switch (l->kind) {
@@ -356,6 +554,21 @@ static const struct col *list_columns(const struct list_view *l)
 	default:
 		return ob ? all_outbox : all_message;
 	}
+}
+
+/* The columns of the list: a merged list's start with the source. */
+#define MAX_COLS 12
+static const struct col *list_columns(const struct list_view *l, struct col buf[MAX_COLS])
+{
+	const struct col *cs = kind_columns(l);
+	if (l->nsrc == 0)
+		return cs;
+	int n = 0;
+	buf[n++] = (struct col){EV_SOURCE_COL, "SOURCE", 10};
+	for (int k = 0; cs[k].name != NULL && n < MAX_COLS - 1; k++)
+		buf[n++] = cs[k];
+	buf[n] = (struct col){NULL, NULL, 0};
+	return buf;
 }
 
 /* A fixed width, or for the flexible column (the reason) what is left after the fixed
@@ -396,10 +609,19 @@ static bool hazard(const struct list_view *l, int i)
 	return false;
 }
 
-static bool is_marked(const struct list_view *l, unsigned long long id)
+/* The source of row r: the one it came from in a merged list, else the list's. */
+static int row_site(struct app *a, const struct list_view *l, size_t r)
+{
+	if (l->nsrc == 0)
+		return app_site_index(a, &l->base);
+	int i = app_source_by_name(a, ev_rowset_get(l->rows, r, EV_SOURCE_COL));
+	return i >= 0 ? i : app_site_index(a, &l->base);
+}
+
+static bool is_marked(const struct list_view *l, int site, unsigned long long id)
 {
 	for (size_t i = 0; i < l->nmarks; i++)
-		if (l->marks[i].id == id)
+		if (l->marks[i].id == id && l->marks[i].site == site)
 			return true;
 	return false;
 }
@@ -425,7 +647,8 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	cols--; /* the last column stays empty: a cut cell there reads badly in some terminals */
 	struct list_view *l = (struct list_view *)v;
 	const struct ev_table_def *def = ev_model_table(l->table);
-	const struct col *cs = list_columns(l);
+	struct col cbuf[MAX_COLS];
+	const struct col *cs = list_columns(l, cbuf);
 	char title[640];
 
 	char fresh[96] = "";
@@ -438,13 +661,27 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 		         " · ! ordering hazard: an earlier event is not done, a later one is");
 	else if (l->fresh > 0)
 		snprintf(fresh, sizeof(fresh), " · %d new", l->fresh);
-	snprintf(title, sizeof(title), "%s (%s) · %s%s%s%s · page %d%s%s", def->key,
-	         app_table_name(a, l->table), ev_list_name(l->kind),
-	         l->reverse ? " (reversed)" : "", l->filter_text[0] ? " · " : "", l->filter_text,
-	         l->page + 1, l->more ? " (more: PgDn)" : "", fresh);
+	/* With several sources, whose rows these are. */
+	char where[96] = "";
+	if (l->nsrc > 0)
+		snprintf(where, sizeof(where), " · every source (%d)", l->nsrc);
+	else if (a->nsources > 1)
+		snprintf(where, sizeof(where), " · source %.64s",
+		         app_source_name(a, app_site_index(a, &l->base)));
+	snprintf(title, sizeof(title), "%s (%s) · %s%s%s%s%s · page %d%s%s", def->key,
+	         app_table_name(a, app_site_index(a, &l->base), l->table), ev_list_name(l->kind),
+	         l->reverse ? " (reversed)" : "", where, l->filter_text[0] ? " · " : "",
+	         l->filter_text, l->page + 1, l->more ? " (more: PgDn)" : "", fresh);
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (l->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, l->error);
+		top++;
+		height--;
+	} else if (l->src_note[0]) {
+		/* Sources that did not answer: the rows shown are the others'. */
+		char note[480];
+		snprintf(note, sizeof(note), "⚠ %s — their rows are not on this page", l->src_note);
+		draw_text(top + 1, 0, cols, EV_STYLE_WARNING, note);
 		top++;
 		height--;
 	}
@@ -475,7 +712,8 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	for (int i = l->scroll, y = top + 2; i < n && y < top + 2 + body; i++, y++) {
 		bool sel = i == l->sel;
 		const char *id = ev_rowset_get(l->rows, (size_t)i, "id");
-		bool marked = id != NULL && is_marked(l, strtoull(id, NULL, 10));
+		bool marked = id != NULL &&
+		              is_marked(l, row_site(a, l, (size_t)i), strtoull(id, NULL, 10));
 		if (sel)
 			draw_fill(y, 0, cols, EV_STYLE_SELECTED);
 		bool hz = l->kind == EV_LIST_TRAIL && hazard(l, i);
@@ -528,19 +766,36 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 /* --- actions -------------------------------------------------------------------------------------
  */
 
-static void next_page(struct app *a, struct list_view *l)
+static void remember_undo(struct list_view *l)
 {
-	if (!l->more || l->rows == NULL || l->rows->nrows == 0)
-		return;
-	struct ev_cursor c;
-	ev_cursor_from_row(l->query, l->rows, l->rows->nrows - 1, &c);
 	l->undo.set = true;
 	l->undo.page = l->page;
 	l->undo.start = l->start;
 	l->undo.nback = l->nback;
+	if (l->nsrc > 0)
+		memcpy(l->mundo, l->mstart, (size_t)l->nsrc * sizeof(*l->mstart));
+}
+
+static void next_page(struct app *a, struct list_view *l)
+{
+	if (!l->more || l->rows == NULL || l->rows->nrows == 0)
+		return;
+	remember_undo(l);
+	l->page++;
+	if (l->nsrc > 0) {
+		/* Each source's start of the next page: just after the rows it gave to this one. */
+		size_t n = (size_t)l->nsrc;
+		l->mback = ev_xrealloc(l->mback, (l->nback + 1) * n * sizeof(*l->mback));
+		memcpy(l->mback + l->nback * n, l->mstart, n * sizeof(*l->mstart));
+		l->nback++;
+		memcpy(l->mstart, l->mnext, n * sizeof(*l->mstart));
+		mload(a, l, WANT_FIRST);
+		return;
+	}
+	struct ev_cursor c;
+	ev_cursor_from_row(l->query, l->rows, l->rows->nrows - 1, &c);
 	l->back = ev_xrealloc(l->back, (l->nback + 1) * sizeof(*l->back));
 	l->back[l->nback++] = l->start;
-	l->page++;
 	if (!load(a, l, &c, WANT_FIRST))
 		undo_turn(l);
 }
@@ -549,15 +804,35 @@ static void prev_page(struct app *a, struct list_view *l, int want)
 {
 	if (l->nback == 0)
 		return;
-	l->undo.set = true;
-	l->undo.page = l->page;
-	l->undo.start = l->start;
-	l->undo.nback = l->nback;
+	remember_undo(l);
+	l->page--;
+	if (l->nsrc > 0) {
+		size_t n = (size_t)l->nsrc;
+		l->nback--;
+		memcpy(l->mstart, l->mback + l->nback * n, n * sizeof(*l->mstart));
+		mload(a, l, want);
+		return;
+	}
 	l->undo.popped = l->back[l->nback - 1];
 	struct ev_cursor c = l->back[--l->nback];
-	l->page--;
 	if (!load(a, l, c.set ? &c : NULL, want))
 		undo_turn(l);
+}
+
+/* Read the list again from its first page. */
+static void restart(struct app *a, struct list_view *l)
+{
+	free(l->back);
+	l->back = NULL;
+	l->nback = 0;
+	l->page = 0;
+	if (l->nsrc > 0) {
+		for (int i = 0; i < l->nsrc; i++)
+			l->mstart[i].state = EV_MC_START;
+		mload(a, l, WANT_FIRST);
+		return;
+	}
+	load(a, l, NULL, WANT_FIRST);
 }
 
 static void filter_done(struct app *a, const char *text)
@@ -580,12 +855,8 @@ static void filter_done(struct app *a, const char *text)
 	ev_filter_free(&l->filter);
 	l->filter = f;
 	snprintf(l->filter_text, sizeof(l->filter_text), "%s", text);
-	free(l->back);
-	l->back = NULL;
-	l->nback = 0;
-	l->page = 0;
 	l->sel = 0;
-	load(a, l, NULL, WANT_FIRST);
+	restart(a, l);
 }
 
 /* Mark (on = 1), unmark (0) or toggle (-1) row r. */
@@ -596,8 +867,9 @@ static void toggle_mark(struct app *a, struct list_view *l, size_t r, int on)
 	if (id == NULL)
 		return;
 	unsigned long long v64 = strtoull(id, NULL, 10);
+	int site = row_site(a, l, r);
 	size_t i;
-	for (i = 0; i < l->nmarks && l->marks[i].id != v64; i++)
+	for (i = 0; i < l->nmarks && (l->marks[i].id != v64 || l->marks[i].site != site); i++)
 		;
 	bool marked = i < l->nmarks;
 	if (marked && on != 1) {
@@ -606,6 +878,7 @@ static void toggle_mark(struct app *a, struct list_view *l, size_t r, int on)
 	} else if (!marked && on != 0) {
 		l->marks = ev_xrealloc(l->marks, (l->nmarks + 1) * sizeof(*l->marks));
 		l->marks[l->nmarks].id = v64;
+		l->marks[l->nmarks].site = site;
 		snprintf(l->marks[l->nmarks].event_no, sizeof(l->marks[l->nmarks].event_no),
 		         "%.64s", no ? no : "");
 		l->nmarks++;
@@ -646,6 +919,7 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	struct list_view *l = (struct list_view *)v;
 	int n = l->rows ? (int)l->rows->nrows : 0;
 	int page = LINES - 6 > 1 ? LINES - 6 : 1;
+	struct col cbuf[MAX_COLS];
 
 	switch (act) {
 	case EV_UA_UP:
@@ -673,13 +947,8 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 			next_page(a, l);
 		break;
 	case EV_UA_TOP:
-		if (l->page > 0) {
-			free(l->back);
-			l->back = NULL;
-			l->nback = 0;
-			l->page = 0;
-			load(a, l, NULL, WANT_FIRST);
-		}
+		if (l->page > 0)
+			restart(a, l);
 		l->sel = 0;
 		break;
 	case EV_UA_BOTTOM:
@@ -693,7 +962,7 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 			l->hscroll--;
 		break;
 	case EV_UA_RIGHT:
-		if (cs_count(list_columns(l)) > l->hscroll + 2)
+		if (cs_count(list_columns(l, cbuf)) > l->hscroll + 2)
 			l->hscroll++;
 		break;
 	case EV_UA_FILTER:
@@ -702,16 +971,18 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_REVERSE:
 		/* The index serves both directions: start again from the other end. */
 		l->reverse = !l->reverse;
-		free(l->back);
-		l->back = NULL;
-		l->nback = 0;
-		l->page = 0;
-		load(a, l, NULL, WANT_FIRST);
+		restart(a, l);
 		app_message(a, EV_STYLE_NORMAL, "%s",
 		            l->reverse ? "order reversed" : "order as the list defines it");
 		break;
 	case EV_UA_GROUP: {
 		const char *col = NULL;
+		if (l->nsrc > 0) {
+			app_message(a, EV_STYLE_NORMAL,
+			            "a breakdown is one source's: open its list (Enter on its row "
+			            "of the every-source dashboard)");
+			break;
+		}
 		if (l->kind == EV_LIST_STUCK || l->kind == EV_LIST_PROCESSING)
 			col = l->table == EV_TABLE_OUTBOX ? "locked_by" : NULL;
 		else if (l->kind != EV_LIST_TRAIL && l->kind != EV_LIST_TRACE)
@@ -757,7 +1028,9 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 			break;
 		const char *no = ev_rowset_get(l->rows, (size_t)l->sel, "event_no");
 		const char *id = ev_rowset_get(l->rows, (size_t)l->sel, "id");
-		app_push(a, view_detail_new(a, l->table, no, id ? strtoull(id, NULL, 10) : 0));
+		struct view *d = view_detail_new(a, l->table, no, id ? strtoull(id, NULL, 10) : 0);
+		d->site = row_site(a, l, (size_t)l->sel) + 1; /* the row's source, its own */
+		app_push(a, d);
 		break;
 	}
 	case EV_UA_REFRESH:
@@ -783,17 +1056,37 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 			break;
 		}
 		if (l->nmarks > 0) {
-			/* An action on marked rows acts on them. */
+			/* An action on marked rows acts on them: a bulk action runs on one source.
+			 */
+			int site = l->marks[0].site;
+			for (size_t i = 1; i < l->nmarks; i++)
+				if (l->marks[i].site != site) {
+					site = -1;
+					break;
+				}
+			if (site < 0) {
+				app_message(a, EV_STYLE_WARNING,
+				            "the marked rows are on several sources: a bulk action "
+				            "runs "
+				            "on one (U unmarks; mark one source's rows)");
+				break;
+			}
 			unsigned long long *ids = ev_xcalloc(l->nmarks, sizeof(*ids));
 			for (size_t i = 0; i < l->nmarks; i++)
 				ids[i] = l->marks[i].id;
-			char what[96];
-			snprintf(what, sizeof(what), "%zu marked rows", l->nmarks);
-			ui_bulk_start(a, v, act, l->table, ids, l->nmarks, l->kind, NULL, what);
+			char what[160];
+			if (l->nsrc > 0)
+				snprintf(what, sizeof(what), "%zu marked rows of source %.64s",
+				         l->nmarks, app_source_name(a, site));
+			else
+				snprintf(what, sizeof(what), "%zu marked rows", l->nmarks);
+			ui_bulk_start(a, v, site, act, l->table, ids, l->nmarks, l->kind, NULL,
+			              what);
 			free(ids);
 			break;
 		}
-		ui_action_start(a, v, act, l->table, l->rows, (size_t)l->sel);
+		ui_action_start(a, v, row_site(a, l, (size_t)l->sel), act, l->table, l->rows,
+		                (size_t)l->sel);
 		break;
 	default:
 		return false;
@@ -806,9 +1099,17 @@ static void list_bulk_all(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct list_view *l = (struct list_view *)v;
 	char what[700];
+	if (l->nsrc > 0) {
+		app_message(
+		        a, EV_STYLE_WARNING,
+		        "a bulk action on a whole list runs on one source: open its list (Enter "
+		        "on its row of the every-source dashboard)");
+		return;
+	}
 	snprintf(what, sizeof(what), "list %s%s%s", ev_list_name(l->kind),
 	         l->filter_text[0] ? ", " : "", l->filter_text);
-	ui_bulk_start(a, v, act, l->table, NULL, 0, l->kind, &l->filter, what);
+	ui_bulk_start(a, v, app_site_index(a, v), act, l->table, NULL, 0, l->kind, &l->filter,
+	              what);
 }
 
 static int list_nmarked(struct view *v)
@@ -824,6 +1125,15 @@ static void list_free(struct view *v)
 	ev_filter_free(&l->filter);
 	free(l->back);
 	free(l->marks);
+	for (int i = 0; i < l->nsrc; i++) {
+		ev_rowset_free(&l->parts[i].rows);
+		ev_query_free(&l->parts[i].query);
+	}
+	free(l->parts);
+	free(l->mstart);
+	free(l->mnext);
+	free(l->mback);
+	free(l->mundo);
 	free(l);
 }
 
@@ -857,6 +1167,22 @@ struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kin
 		}
 	}
 	(void)a;
+	return &l->base;
+}
+
+struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_list_kind kind)
+{
+	struct list_view *l = (struct list_view *)view_list_new(a, t, kind, NULL, NULL);
+	size_t n = (size_t)a->nsources;
+	l->base.site = SITE_ALL;
+	l->nsrc = a->nsources;
+	l->parts = ev_xcalloc(n, sizeof(*l->parts));
+	l->mstart = ev_xcalloc(n, sizeof(*l->mstart));
+	l->mnext = ev_xcalloc(n, sizeof(*l->mnext));
+	l->mundo = ev_xcalloc(n, sizeof(*l->mundo));
+	for (size_t i = 0; i < n; i++)
+		snprintf(l->mstart[i].name, sizeof(l->mstart[i].name), "%s",
+		         app_source_name(a, (int)i));
 	return &l->base;
 }
 

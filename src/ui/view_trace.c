@@ -81,13 +81,14 @@ static int trace_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 static void trace_load(struct app *a, struct view *v)
 {
 	struct trace_view *tv = (struct trace_view *)v;
-	if (!a->have_info)
+	if (!app_site(a, v)->have_info)
 		return;
 	struct trace_arg *arg = ev_xcalloc(1, sizeof(*arg));
 	arg->trace_id = ev_xstrdup(tv->trace_id);
 	for (int k = 0; k < EV_TABLE_COUNT; k++) {
-		arg->table_name[k] = ev_xstrdup(app_table_name(a, (enum ev_table_kind)k));
-		ev_table_info_copy(&arg->info[k], &a->info[k]);
+		arg->table_name[k] =
+		        ev_xstrdup(app_table_name(a, app_site_index(a, v), (enum ev_table_kind)k));
+		ev_table_info_copy(&arg->info[k], &app_site(a, v)->info[k]);
 		if (!arg->info[k].exists)
 			continue;
 		struct ev_list_req req = {
@@ -103,7 +104,7 @@ static void trace_load(struct app *a, struct view *v)
 		if (arg->query[k] == NULL)
 			snprintf(tv->error, sizeof(tv->error), "%s", err.msg);
 	}
-	app_submit(a, a->wlist, v, ev_job_new(0, 0, trace_job, arg, free_arg));
+	app_submit(a, app_site(a, v)->wlist, v, ev_job_new(0, 0, trace_job, arg, free_arg));
 }
 
 static void rows_clear(struct trace_view *tv)

@@ -207,7 +207,7 @@ screen $dir/unknown.txt
 key S
 screen $dir/all-again.txt
 key Down
-key Enter
+key d
 screen $dir/drill.txt
 key q
 EOF
@@ -231,8 +231,8 @@ shot third | grep -q "source sc \[3/3\]" && ok ":source NAME switches to it" || 
 shot unknown | grep -q "no source 'nope'" && ok ":source with an unknown name says so" || not_ok ":source with an unknown name says so"
 shot all-again | grep -q "all 3 sources" && ok "S after the last source is every source again" || not_ok "S after the last source is every source again"
 second_row=$(shot all-again | sed -n '/outbox (/,/^TOTAL/p' | awk '$1 ~ /^s[abc]$/ {print $1}' | sed -n 2p)
-shot drill | grep -q "source $second_row \[" && ok "Enter on a source's row opens its dashboard ($second_row)" ||
-	not_ok "Enter on a source's row opens its dashboard ($second_row): $(shot drill | head -1)"
+shot drill | grep -q "source $second_row \[" && ok "d on a source's row opens its dashboard ($second_row)" ||
+	not_ok "d on a source's row opens its dashboard ($second_row): $(shot drill | head -1)"
 
 # A source down: the others still shown, the missing one marked.
 XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/down.conf" --script "$dir/console.keys" --screen 140x24 >"$dir/console.out" 2>&1
@@ -240,6 +240,144 @@ shot all | grep -q "3 of 4 sources answer" && shot all | grep -q "sd: no answer"
 	shot all | grep -q "^sd  *?  *?" && shot all | grep -q "^TOTAL  *≥$total " &&
 	ok "with a source down the console marks it, shows the rest, the total a lower bound" ||
 	not_ok "with a source down the console marks it, shows the rest, the total a lower bound: $(shot all)"
+
+# --- the console's merged list: every source's failed rows, a cursor per source ------------------
+# Seven rows a page: the merged list is walked to its end with PgDn (the first goes to the
+# page's last row, the second turns the page), every page's rows collected from the screen.
+{
+	cat "$conf"
+	printf '[evtop]\npage_size = 7\n'
+} >"$dir/paged.conf"
+{
+	printf 'key End\nkey Right\nkey Right\nkey Right\nkey Enter\nscreen %s/mpage-0.txt\n' "$dir"
+	for i in $(seq 1 14); do
+		printf 'key PgDn\nkey PgDn\nscreen %s/mpage-%d.txt\n' "$dir" "$i"
+	done
+	echo "key q"
+	echo "key q"
+} >"$dir/merged.keys"
+rm -f "$dir"/mpage-*.txt
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/paged.conf" --script "$dir/merged.keys" --screen 140x24 >"$dir/console.out" 2>&1
+rc=$?
+check "the scripted walk through the merged list ends normally (exit $rc)" [ $rc -eq 0 ]
+grep -q "outbox (biz_outbox_event) · failed · every source (3) · page 1" "$dir/mpage-0.txt" &&
+	grep -q "^  SOURCE  *EVENT_NO" "$dir/mpage-0.txt" &&
+	ok "Enter on the TOTAL row's FAIL cell opens the merged list, a SOURCE column first" ||
+	not_ok "Enter on the TOTAL row's FAIL cell opens the merged list, a SOURCE column first: $(head -4 "$dir/mpage-0.txt")"
+# Each page once (the last is shot again when PgDn finds no more), its rows in screen order.
+: >"$dir/mrows"
+seen=""
+for i in $(seq 0 14); do
+	f="$dir/mpage-$i.txt"
+	[ -f "$f" ] || continue
+	pg=$(sed -n '2s/.* · page \([0-9]*\).*/\1/p' "$f")
+	case " $seen " in *" $pg "*) continue ;; esac
+	seen="$seen $pg"
+	awk '$1 ~ /^s[abc]$/ {print $1, $2, ($5 == "-" ? "-" : $5 "T" $6)}' "$f" >>"$dir/mrows"
+done
+for s in sa sb sc; do
+	sql "$s" -e "SELECT '$s', event_no FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3"
+done | tr '\t' ' ' | sort >"$dir/mwant"
+cut -d' ' -f1,2 "$dir/mrows" | sort >"$dir/mgot"
+nrows=$(wc -l <"$dir/mgot")
+[ "$nrows" -gt 14 ] && cmp -s "$dir/mwant" "$dir/mgot" &&
+	ok "the console's merged list pages through every source's failed rows once ($nrows rows on pages$seen)" ||
+	not_ok "the console's merged list pages through every source's failed rows once ($nrows rows on pages$seen): $(diff "$dir/mwant" "$dir/mgot" | head -5)"
+# In the list's order across the sources and the pages: no retry time first, then by time.
+python3 - "$dir/mrows" <<'PY' && ok "its rows are in the list's order (NEXT_RETRY, NULL first)" || not_ok "its rows are in the list's order (NEXT_RETRY, NULL first)"
+import sys
+days = [l.split()[2] for l in open(sys.argv[1]).read().splitlines()]
+keys = [(d != '-', d) for d in days]
+sys.exit(0 if keys == sorted(keys) else 1)
+PY
+
+# An action on a merged row goes to that row's source (its primary), and only there.
+row() { sql "$1" -e "SELECT CONCAT(publish_status, ' ', version) FROM biz_outbox_event WHERE event_no = 'OB-0142'"; }
+before_sa=$(row sa)
+before_sb=$(row sb)
+cat >"$dir/act.keys" <<KEYS
+key End
+key Right
+key Right
+key Right
+key Enter
+key /
+type event_no=OB-0142
+key Enter
+screen $dir/act-list.txt
+key Down
+key r
+screen $dir/act-confirm.txt
+key y
+screen $dir/act-done.txt
+key Home
+key Enter
+screen $dir/act-detail.txt
+key q
+key q
+key q
+KEYS
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$conf" --script "$dir/act.keys" --screen 140x24 >"$dir/console.out" 2>&1
+got=$(awk '$1 ~ /^s[abc]$/ {print $1 ":" $2}' "$dir/act-list.txt" | tr '\n' ' ')
+check "a filter narrows the merged list: the event_no on each source that has it ($got)" [ "$got" = "sa:OB-0142 sb:OB-0142 " ]
+check "the confirmation names the row's source" grep -q "retry_now OB-0142 on outbox (biz_outbox_event) of source sb?" "$dir/act-confirm.txt"
+after_sa=$(row sa)
+after_sb=$(row sb)
+check "the retry applied on sb's row ($before_sb -> $after_sb), and sa's is untouched ($before_sa -> $after_sa)" \
+	[ "$after_sb" = "0 $((${before_sb#* } + 1))" -a "$after_sa" = "$before_sa" ]
+check "the console says it applied" grep -q "applied: retry_now OB-0142" "$dir/act-done.txt"
+aud=$(sql sb -e "SELECT CONCAT(source, ' ', action, ' ', result) FROM evtop_audit WHERE event_no = 'OB-0142'")
+check "sb's audit row names its source ($aud)" [ "$aud" = "sb retry_now applied" ]
+aud=$(sql sa -e "SELECT COUNT(*) FROM evtop_audit WHERE event_no = 'OB-0142'")
+check "sa has no audit row of it ($aud)" [ "$aud" = 0 ]
+check "a merged row's detail names its source" grep -q "outbox event OB-0142 on source sa" "$dir/act-detail.txt"
+
+# A source's row: its own list; a source down: the others' rows, the missing one named.
+cat >"$dir/down.keys" <<KEYS
+key End
+key Right
+key Right
+key Right
+key Enter
+screen $dir/down-merged.txt
+key q
+key Home
+key Enter
+screen $dir/down-one.txt
+key q
+KEYS
+# :show on every source: an event_no two sources hold, one only sc has, one none has.
+for shot in OB-0135:show-both C-OB-0136:show-one NOPE-1:show-none; do
+	printf 'type :show %s\nkey Enter\nscreen %s/%s.txt\nkey q\n' "${shot%%:*}" "$dir" "${shot#*:}"
+done >>"$dir/down.keys"
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/down.conf" --script "$dir/down.keys" --screen 140x24 >"$dir/console.out" 2>&1
+grep -q "⚠ sd: no answer" "$dir/down-merged.txt" && grep -q "^  sa  *OB-" "$dir/down-merged.txt" &&
+	ok "a source down: the merged list names it and shows the others' rows" ||
+	not_ok "a source down: the merged list names it and shows the others' rows: $(head -5 "$dir/down-merged.txt")"
+grep -q "outbox (biz_outbox_event) · failed · source s[abc] · page 1" "$dir/down-one.txt" && ! grep -q "SOURCE" "$dir/down-one.txt" &&
+	ok "Enter on a source's row opens that source's list" ||
+	not_ok "Enter on a source's row opens that source's list: $(head -3 "$dir/down-one.txt")"
+grep -q "outbox event OB-0135 on source sa" "$dir/show-both.txt" && grep -q "OB-0135 is on source sa and also on sc" "$dir/show-both.txt" &&
+	ok ":show with every source looks on each: the first that has it, the others named" ||
+	not_ok ":show with every source looks on each: the first that has it, the others named: $(head -2 "$dir/show-both.txt"; tail -2 "$dir/show-both.txt")"
+grep -q "outbox event C-OB-0136 on source sc" "$dir/show-one.txt" && grep -q "found on sc; no answer from sd" "$dir/show-one.txt" &&
+	ok ":show finds sc's own event, and says sd did not answer" ||
+	not_ok ":show finds sc's own event, and says sd did not answer: $(head -2 "$dir/show-one.txt"; tail -2 "$dir/show-one.txt")"
+check ":show of an event no source has says so" grep -q "no event NOPE-1 in either table of any source that answered — sd:" "$dir/show-none.txt"
+
+# A source whose config names one table: the other is not watched there (no row, no note).
+sed 's|^defaults_file = \(.*\)/sb.cnf$|defaults_file = \1/sb.cnf\ntables = outbox|' "$conf" >"$dir/tables.conf"
+printf 'screen %s/t-all.txt\nkey Tab\nkey End\nkey Right\nkey Right\nkey Right\nkey Enter\nscreen %s/t-merged.txt\nkey q\nkey q\n' "$dir" "$dir" >"$dir/tables.keys"
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/tables.conf" --script "$dir/tables.keys" --screen 140x30 >"$dir/console.out" 2>&1
+ob=$(sed -n '/outbox (/,/^TOTAL/p' "$dir/t-all.txt" | awk '$1 ~ /^s[abc]$/ {print $1}' | sort | tr '\n' ' ')
+msg=$(sed -n '/message (/,/^TOTAL/p' "$dir/t-all.txt" | awk '$1 ~ /^s[abc]$/ {print $1}' | sort | tr '\n' ' ')
+[ "$ob" = "sa sb sc " ] && [ "$msg" = "sa sc " ] && ! grep -q "sb: no such table" "$dir/t-all.txt" &&
+	ok "tables = outbox: sb has an outbox row, no message row, and no note ($ob/ $msg)" ||
+	not_ok "tables = outbox: sb has an outbox row, no message row, and no note ($ob/ $msg): $(cat "$dir/t-all.txt")"
+got=$(awk '$1 ~ /^s[abc]$/ {print $1}' "$dir/t-merged.txt" | sort -u | tr '\n' ' ')
+grep -q "message (biz_message_event) · failed · every source (3)" "$dir/t-merged.txt" && [ "$got" = "sa sc " ] && ! grep -q "⚠" "$dir/t-merged.txt" &&
+	ok "... and the merged message list reads only the sources that have it ($got)" ||
+	not_ok "... and the merged message list reads only the sources that have it ($got): $(head -5 "$dir/t-merged.txt")"
 
 echo "$((n - fails)) passed, $fails failed"
 [ $fails -eq 0 ]

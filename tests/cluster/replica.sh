@@ -98,6 +98,18 @@ evc_check "P reads the primary, said in the status line: $(head -1 "$dir/c-prima
 evc_check "... the primary's pending ($(pending_p))" \
 	grep -Eq "^TOTAL( \([0-9]+ groups\))? +$(pending_p) " "$dir/c-primary.txt"
 
+# Every source at once: main's row carries its replica's lag, the status line says one is behind.
+all_console() {
+	printf 'screen %s\nkey q\n' "$1" >"$dir/all.keys"
+	"$evtop" --config "$cfg" --script "$dir/all.keys" --screen 220x30 >"$dir/console.out" 2>&1
+}
+all_console "$dir/c-all.txt"
+evc_check "every source at once: main's row shows its replica's lag: $(grep -E '^(main|other)' "$dir/c-all.txt" | head -2 | tr '\n' '|')" \
+	grep -Eq "^main lag [0-9]+s +$(pending_r) " "$dir/c-all.txt"
+evc_check "... other (no replica) has none" grep -Eq "^other +[0-9]" "$dir/c-all.txt"
+evc_check "... the status line says a replica is behind: $(head -1 "$dir/c-all.txt")" \
+	grep -q "1 replica behind" "$dir/c-all.txt"
+
 # --- an action while the replica is behind: written on the primary only ----------------------
 ob=$(evc_q p "SELECT event_no FROM biz_outbox_event WHERE publish_status = 3 AND deleted = 0
 	AND retry_count < max_retry_count ORDER BY id LIMIT 1")
@@ -132,6 +144,8 @@ evc_check "replication stopped: main still read on the replica, lag unknown (nul
 evc_check "... warned: $(cat "$dir/dash.err")" grep -q '^evtop: main: warning: .*lag is unknown' "$dir/dash.err"
 ev dashboard --table outbox >"$dir/dash.txt" 2>&1
 evc_check "... table format: '# source main: replica, lag unknown'" grep -q '^# source main: replica, lag unknown' "$dir/dash.txt"
+all_console "$dir/c-all-stopped.txt"
+evc_check "... every source at once: main's row says its lag is unknown" grep -Eq "^main lag \? " "$dir/c-all-stopped.txt"
 
 # --- caught up again ------------------------------------------------------------------------------
 catch_up() { delay 0 && evc_repl_sync; }

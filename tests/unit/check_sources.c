@@ -281,6 +281,50 @@ START_TEST(multi_cursor_round_trip)
 }
 END_TEST
 
+/* Three sources' pages merged into pages of 3: the order across sources, each row named by its
+ * source, each source's cursor after the rows it gave, a source that did not answer kept at
+ * its start, one that ran out done. */
+START_TEST(pages_merge_across_sources)
+{
+	struct ev_query q = {.sort_col = "next_retry_time", .sort_nullable = true};
+	const char *va[] = {NULL, "2026-06-01 10:00:00", "2026-06-01 11:00:00",
+	                    "2026-06-01 12:00:00"};
+	const unsigned ia[] = {9, 3, 1, 2};
+	const char *vb[] = {"2026-06-01 09:00:00"};
+	const unsigned ib[] = {50};
+	struct ev_rowset *rs[3] = {rows(4, va, ia), rows(1, vb, ib), NULL};
+	struct ev_query *qs[3] = {&q, &q, NULL};
+	const char *names[3] = {"sa", "sb", "sc"};
+	struct ev_mcursor mc[3];
+	memset(mc, 0, sizeof(mc));
+	bool more = false;
+
+	struct ev_rowset *m = ev_list_merge(qs, rs, names, 3, 3, mc, &more);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq((int)m->nrows, 3);
+	ck_assert_str_eq(m->cols[0].name, EV_SOURCE_COL);
+	static const char *const want[][2] = {{"sa", "9"}, {"sb", "50"}, {"sa", "3"}};
+	for (size_t r = 0; r < 3; r++) {
+		ck_assert_str_eq(ev_rowset_get(m, r, EV_SOURCE_COL), want[r][0]);
+		ck_assert_str_eq(ev_rowset_get(m, r, "id"), want[r][1]);
+	}
+	/* sa gave two rows (its page had more), sb its only one, sc did not answer. */
+	ck_assert_int_eq(mc[0].state, EV_MC_AT);
+	ck_assert(mc[0].c.id == 3);
+	ck_assert_str_eq(mc[0].c.value, "2026-06-01 10:00:00");
+	ck_assert_int_eq(mc[1].state, EV_MC_DONE);
+	ck_assert_int_eq(mc[2].state, EV_MC_START);
+	ck_assert(more);
+	ev_rowset_free(&m);
+
+	/* Nothing read: no page. */
+	struct ev_rowset *none[3] = {NULL, NULL, NULL};
+	ck_assert_ptr_null(ev_list_merge(qs, none, names, 3, 3, mc, &more));
+	for (int i = 0; i < 2; i++)
+		ev_rowset_free(&rs[i]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sources");
@@ -290,6 +334,7 @@ int main(void)
 	tcase_add_test(tc, dashboards_merge);
 	tcase_add_test(tc, rows_order_across_sources);
 	tcase_add_test(tc, multi_cursor_round_trip);
+	tcase_add_test(tc, pages_merge_across_sources);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
