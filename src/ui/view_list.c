@@ -394,6 +394,11 @@ static void merge(struct app *a, struct list_view *l)
 		static const enum ev_ctype types[] = {EV_CT_TEXT};
 		m = ev_rowset_new(1, cols, types);
 	}
+	/* A next page when a source that answered has more: one that did not is read again
+	 * from where this page starts, by the next refresh. */
+	more = false;
+	for (int i = 0; i < n; i++)
+		more |= l->parts[i].rows != NULL && l->mnext[i].state != EV_MC_DONE;
 	l->undo.set = false;
 	l->error[0] = '\0';
 	l->more = more;

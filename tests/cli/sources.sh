@@ -354,6 +354,8 @@ XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/down.conf" --script "$dir/do
 grep -q "⚠ sd: no answer" "$dir/down-merged.txt" && grep -q "^  sa  *OB-" "$dir/down-merged.txt" &&
 	ok "a source down: the merged list names it and shows the others' rows" ||
 	not_ok "a source down: the merged list names it and shows the others' rows: $(head -5 "$dir/down-merged.txt")"
+# The others' rows fit one page: no next page offered for the one that did not answer.
+check "... and offers no next page for it" sh -c "! grep -q 'more: PgDn' '$dir/down-merged.txt'"
 grep -q "outbox (biz_outbox_event) · failed · source s[abc] · page 1" "$dir/down-one.txt" && ! grep -q "SOURCE" "$dir/down-one.txt" &&
 	ok "Enter on a source's row opens that source's list" ||
 	not_ok "Enter on a source's row opens that source's list: $(head -3 "$dir/down-one.txt")"
