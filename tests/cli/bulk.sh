@@ -11,16 +11,7 @@ evtop=${EVTOP:?}
 cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 dir=${EVTOP_TEST_DIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 
 # evtop's sessions read [evtop]: pin their NOW() there.
 now='2026-06-01 12:00:00'
@@ -209,5 +200,4 @@ bad=$(sql -e "SELECT COUNT(*) FROM evtop_audit WHERE NOT ((action IN ('retry_now
 check "every audited change is a transition of the model" [ "$bad" = 0 ]
 check "the audit file's applied lines = the evtop_audit rows" [ "$(grep -c '"result":"applied"' "$audit")" = "$(sql -e 'SELECT COUNT(*) FROM evtop_audit')" ]
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -6,16 +6,7 @@ evtop=${EVTOP:?}
 cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 dir=${EVTOP_TEST_DIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 ev() { "$evtop" --defaults-file="$cnf" "$@"; }
 code() { # code EXPECTED DESCRIPTION ARGS...: the exit code of evtop check
 	want=$1
@@ -92,5 +83,4 @@ check "json output names the status" grep -q '"status":"WARNING","code":1' "$dir
 ev check --critical 'pending > 0' >"$dir/out"
 check "the plugin line has perfdata" grep -q '^EVTOP CRITICAL - critical: pending=3 | outbox_pending=2' "$dir/out"
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -7,16 +7,7 @@ evtop=${EVTOP:?}
 cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 dir=${EVTOP_TEST_DIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 ev() { "$evtop" --defaults-file="$cnf" "$@"; }
 
 sql <<'SQL'
@@ -139,5 +130,4 @@ check "the stuck list forces the lock index" grep -q 'FORCE INDEX (`idx_status_l
 changed=$(sql -e "SELECT COUNT(*) FROM biz_outbox_event WHERE version <> 0")
 check "the read commands wrote nothing" [ "$changed" = 0 ]
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -9,15 +9,7 @@ evtop=${EVTOP:?}
 dir=${EVTOP_TEST_DIR:?}
 src=${EVTOP_SRCDIR:?}
 build=$(cd "$(dirname "$evtop")" && pwd)
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
+. "$(dirname "$0")/../lib/tap.sh"
 command -v timeout >/dev/null || { echo "no timeout(1)"; exit 77; }
 
 # The demo's world directory, from its first line, and whether anything of it survives.
@@ -83,5 +75,4 @@ cat "$dir/world.out"
 check "SIGTERM ends --no-console (status 143)" [ $rc -eq 143 ]
 check "nothing of the --no-console world left" eval '! leftovers "$world"'
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -11,16 +11,7 @@ cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 dir=${EVTOP_TEST_DIR:?}
 src=${EVTOP_SRCDIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 # Databases and an account of this run's own (the harness may use a shared server).
 pfx=${EVTOP_TEST_DB:-evt_doctor}
 ro="evt_ro_$$"
@@ -304,5 +295,4 @@ for d in ${pfx}_model ${pfx}_index ${pfx}_column ${pfx}_type ${pfx}_table ${pfx}
 	${pfx}_ro ${pfx}_tz ${pfx}_json; do
 	sql -e "DROP DATABASE IF EXISTS \`$d\`"
 done
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

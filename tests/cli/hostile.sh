@@ -14,11 +14,7 @@ cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 dir=${EVTOP_TEST_DIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
 now='2026-06-01 12:00:00'
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 
 sql <"$src/tests/data/variant-schema.sql" || { echo "cannot load the variant schema"; exit 99; }
 { echo "SET timestamp = UNIX_TIMESTAMP('$now');"; cat "$src/tests/data/hostile.sql"; } | sql >/dev/null ||
@@ -187,5 +183,4 @@ after=$(state)
 [ "$before" = "$after" ] && ok "nothing was written (every table's checksum and the audit unchanged)" ||
 	not_ok "nothing was written: before $before, after $after"
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -11,16 +11,7 @@ cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 dir=${EVTOP_TEST_DIR:?}
 src=${EVTOP_SRCDIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 
 # Three shards: the seed in each, then each made different (rows deleted, rows renumbered so
 # some event_nos are one shard's own).
@@ -381,5 +372,4 @@ grep -q "message (biz_message_event) · failed · every source (3)" "$dir/t-merg
 	ok "... and the merged message list reads only the sources that have it ($got)" ||
 	not_ok "... and the merged message list reads only the sources that have it ($got): $(head -5 "$dir/t-merged.txt")"
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -19,11 +19,7 @@ dir=${EVTOP_TEST_DIR:?}
 db=${EVTOP_TEST_DB:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
 now='2026-06-01 12:00:00'
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 
 if [ ! -f "$dir/../mariadbd.pid" ]; then
 	echo "faults.sh: needs the harness's own server (not EVTOP_TEST_SOCKET): skipping"
@@ -247,5 +243,4 @@ fi
 
 # FAULTS_KEEP=DIR keeps the screens for a look.
 [ -n "${FAULTS_KEEP:-}" ] && cp -r "$dir/out/." "$FAULTS_KEEP/"
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -24,11 +24,7 @@ trap 't kill-server 2>/dev/null' EXIT
 # A session of its own keeps the tmux server up between the console's sessions: killing the
 # only session ends the server, and a new-session racing that exit fails.
 t new-session -d -s keep 'sleep 3600' || exit 99
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 wait_for() { # wait_for TEXT: until the pane shows TEXT (15 s at most)
 	i=0
 	while [ $i -lt 150 ]; do
@@ -147,5 +143,4 @@ grep -q -F '␛]0;PWNED␇' "$dir/model.event" && ok "model: the event shows ␛
 grep -q -F '�' "$dir/variant.event" && ok "variant: invalid bytes shown as �" ||
 	not_ok "variant: invalid bytes shown as �"
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -21,11 +21,7 @@ command -v tmux >/dev/null || {
 sock="evtop-signals-$$"
 t() { tmux -L "$sock" "$@"; }
 trap 't kill-server 2>/dev/null' EXIT
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 wait_for() { # wait_for TEXT [TENTHS]: until the pane shows TEXT
 	i=0
 	while [ $i -lt "${2:-150}" ]; do
@@ -187,5 +183,4 @@ flags=$(t display -p -t sig '#{alternate_on} #{cursor_flag}')
 	not_ok "SIGKILL leaves the terminal raw (so the checks can tell): $flags"
 t send-keys -t sig "stty sane; tput rmcup; tput cnorm; clear" Enter
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done

@@ -17,11 +17,7 @@ trap 't kill-server 2>/dev/null' EXIT
 # A session of its own keeps the tmux server up between the console's sessions: killing the
 # only session ends the server, and a new-session racing that exit fails.
 t new-session -d -s keep 'sleep 3600' || exit 99
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-sql() { "$client" --defaults-file="$cnf" -N -B "$@"; }
+. "$(dirname "$0")/../lib/tap.sh"
 # wait_for TEXT: until the pane shows TEXT (10 s at most)
 wait_for() {
 	i=0
@@ -96,5 +92,4 @@ wait_for 'TOTAL' >/dev/null
 pkill -TERM -f "$evtop --defaults-file=$cnf"
 wait_for 'evtop-exit=' && ok "SIGTERM ends the console" || not_ok "SIGTERM ends the console"
 
-echo "$((n - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+tap_done
