@@ -727,7 +727,8 @@ static void drain_results(struct app *a, struct ev_worker *w)
 		struct view *v = view_by_tag(a, j->tag);
 		/* A superseded result is dropped: the view asked anew since. A write's outcome is
 		 * never dropped: the operator must hear what the database did. */
-		if (ui_bulk_result(a, j) || ui_action_result(a, v != NULL ? v : app_top(a), j)) {
+		if (ui_bulk_result(a, j) || ui_list_export_result(a, j) ||
+		    ui_action_result(a, v != NULL ? v : app_top(a), j)) {
 			/* handled */
 		} else if (v != NULL && j->gen == v->gen && !j->cancelled) {
 			if (v->loading > 0)

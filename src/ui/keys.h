@@ -58,7 +58,7 @@ enum {
 	X(ACTIONS_LOG, "actions", "this session's actions, from the audit file", 0)                \
 	X(TRAIL, "trail", "every event of this business object, in order", EV_AF_HINT)             \
 	X(TRACE, "trace", "every event of this trace_id, in both tables", EV_AF_HINT)              \
-	X(EXPORT, "export", "write the row, the payload or the event_no to a file", 0)             \
+	X(EXPORT, "export", "to a file: event_nos, the row, payload or statement", 0)              \
 	X(FOLD, "fold", "fold or unfold the object or array under the cursor", EV_AF_HINT)         \
 	X(FOLD_ALL, "fold-all", "fold every object and array", 0)                                  \
 	X(UNFOLD_ALL, "unfold-all", "unfold every object and array", 0)                            \

@@ -10,6 +10,7 @@
 #include "ui/term.h"
 
 #include <curses.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -908,6 +909,110 @@ static void export_marks_done(struct app *a, const char *path)
 	app_message(a, EV_STYLE_NORMAL, "wrote %zu event_nos to %s", l->nmarks, path);
 }
 
+/* --- the export of a whole list ------------------------------------------------------------ */
+
+#define EXPORT_MAX 100000 /* rows: past it the file says so, and the message too */
+#define EXPORT_TAG (-4)   /* a job of no view: a refresh of the list never cancels it */
+
+struct export_arg {
+	struct list_arg *list;
+	char *path;
+};
+
+struct export_result {
+	size_t n;
+	bool capped;
+};
+
+static void free_export_arg(void *p)
+{
+	struct export_arg *x = p;
+	free_arg(x->list);
+	free(x->path);
+	free(x);
+}
+
+/* Every event_no of the list, page by page through its keyset query, a line each. */
+static int export_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	struct export_arg *x = job->arg;
+	struct export_result *r = ev_xcalloc(1, sizeof(*r));
+	job->result = r;
+	job->free_result = free;
+	FILE *f = fopen(x->path, "w");
+	if (f == NULL)
+		return ev_error_set(err, EV_ERR_GENERIC, "cannot write %s: %s", x->path,
+		                    strerror(errno));
+	struct ev_list_req *req = &x->list->req;
+	req->limit = EV_PAGE_MAX;
+	int rc = 0;
+	for (bool more = true; more && rc == 0;) {
+		struct ev_rowset *rs = NULL;
+		struct ev_query *q = ev_query_list(req, err);
+		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
+			ev_query_free(&q);
+			rc = -1;
+			break;
+		}
+		size_t take = rs->nrows < (size_t)req->limit ? rs->nrows : (size_t)req->limit;
+		for (size_t i = 0; i < take; i++) {
+			const char *no = ev_rowset_get(rs, i, "event_no");
+			fprintf(f, "%s\n", no ? no : "");
+		}
+		r->n += take;
+		more = rs->nrows > take;
+		if (more)
+			ev_cursor_from_row(q, rs, take - 1, &req->after);
+		if (more && r->n >= EXPORT_MAX) {
+			r->capped = true;
+			more = false;
+		}
+		ev_rowset_free(&rs);
+		ev_query_free(&q);
+	}
+	if (fclose(f) != 0 && rc == 0)
+		rc = ev_error_set(err, EV_ERR_GENERIC, "cannot write %s: %s", x->path,
+		                  strerror(errno));
+	return rc;
+}
+
+bool ui_list_export_result(struct app *a, struct ev_job *job)
+{
+	if (job->fn != export_job)
+		return false;
+	const struct export_arg *x = job->arg;
+	const struct export_result *r = job->result;
+	if (job->rc < 0 || r == NULL)
+		app_message(a, EV_STYLE_ERROR, "export failed: %s", job->err.msg);
+	else
+		app_message(a, r->capped ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
+		            "wrote %zu event_nos of the list to %s%s", r->n, x->path,
+		            r->capped ? " (the first ones: evtop list --after pages on)" : "");
+	return true;
+}
+
+static void export_list_done(struct app *a, const char *path)
+{
+	struct list_view *l = (struct list_view *)app_top(a);
+	int site = app_site_index(a, &l->base);
+	if (!app_site(a, &l->base)->have_info) {
+		app_message(a, EV_STYLE_WARNING, "waiting for the first refresh…");
+		return;
+	}
+	struct export_arg *x = ev_xcalloc(1, sizeof(*x));
+	x->list = new_arg(a, l, site, NULL);
+	x->path = ev_xstrdup(path);
+	if (!x->list->info.exists) {
+		app_message(a, EV_STYLE_ERROR, "%s: no such table in this database",
+		            x->list->table_name);
+		free_export_arg(x);
+		return;
+	}
+	app_message(a, EV_STYLE_NORMAL, "writing the list's event_nos to %s…", path);
+	ev_worker_submit(app_site(a, &l->base)->wlist,
+	                 ev_job_new(EXPORT_TAG, 0, export_job, x, free_export_arg));
+}
+
 static bool list_allows(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct list_view *l = (struct list_view *)v;
@@ -1020,13 +1125,16 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		app_message(a, EV_STYLE_NORMAL, "no row marked");
 		break;
 	case EV_UA_EXPORT:
-		if (l->nmarks == 0) {
+		if (l->nmarks > 0)
+			app_prompt(a, "write the marked event_nos to FILE: ", "evtop-marked.txt",
+			           export_marks_done);
+		else if (l->nsrc > 0)
 			app_message(a, EV_STYLE_NORMAL,
-			            "mark rows first (Space, *): their event_nos are written");
-			break;
-		}
-		app_prompt(a, "write the marked event_nos to FILE: ", "evtop-marked.txt",
-		           export_marks_done);
+			            "a whole list is written from one source's list (Enter on its "
+			            "row); here, mark rows (Space, *)");
+		else
+			app_prompt(a, "write the event_nos of the whole list to FILE: ",
+			           "evtop-list.txt", export_list_done);
 		break;
 	case EV_UA_OPEN: {
 		if (n == 0)
