@@ -185,4 +185,26 @@ fi
 bad=$(sql -e "SELECT COUNT(*) FROM evtop_audit WHERE NOT ((action IN ('retry_now') AND before_status = 3 AND after_status = 0) OR (action = 'retry_schedule' AND before_status = 3 AND after_status = 3) OR (action = 'cancel' AND before_status IN (0, 3) AND after_status = 4) OR (action = 'recover' AND before_status = 1 AND after_status = 3))")
 check "every audited change is a transition of the model" [ "$bad" = 0 ]
 
+# A time zone mismatch suspected (the newest write 3 h ahead of the session's NOW()): writes
+# wait, and say why; with the applications' zone they go through.
+sql <<'SQL'
+INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type,
+  event_source, publish_channel, event_payload, publish_status, retry_count, max_retry_count,
+  fail_reason, version, create_time, update_time)
+VALUES
+ (90, 'OB-TZ', 'ORDER', 'O90', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 3, 1, 5, 'x', 0,
+  '2026-06-01 14:55:00', '2026-06-01 15:00:00');
+SQL
+before=$(state)
+ev retry OB-TZ --now --yes >"$dir/out" 2>&1
+rc=$?
+check "a suspected zone mismatch refuses the write (exit $rc)" [ $rc -ne 0 ]
+check "... and says why: $(head -c 300 "$dir/out")" grep -q "time zone mismatch is suspected: the newest write in biz_outbox_event (2026-06-01 15:00:00) is 3h.* ahead of NOW()" "$dir/out"
+check "... nothing written" [ "$(state)" = "$before" ]
+ev --time-zone=+03:00 retry OB-TZ --now --yes >"$dir/out" 2>&1
+rc=$?
+check "in the applications' zone the write applies (exit $rc): $(head -c 300 "$dir/out")" \
+	[ $rc -eq 0 -a "$(row biz_outbox_event 'publish_status, version' OB-TZ)" = "0 1" ]
+sql -e "DELETE FROM biz_outbox_event WHERE id = 90; DELETE FROM evtop_audit WHERE event_id = 90"
+
 tap_done
