@@ -14,6 +14,7 @@ CREATE TABLE evtop_test_transitions (
     new_retry_count INT NOT NULL,
     old_locked_by VARCHAR(128) DEFAULT NULL,
     new_locked_by VARCHAR(128) DEFAULT NULL,
+    old_fail_reason VARCHAR(1000) DEFAULT NULL,
     new_fail_reason VARCHAR(1000) DEFAULT NULL,
     changed_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     PRIMARY KEY (seq),
@@ -22,12 +23,15 @@ CREATE TABLE evtop_test_transitions (
 
 CREATE TRIGGER evtop_test_outbox_transition AFTER UPDATE ON biz_outbox_event FOR EACH ROW
     INSERT INTO evtop_test_transitions (table_name, event_id, old_status, new_status,
-        old_retry_count, new_retry_count, old_locked_by, new_locked_by, new_fail_reason)
+        old_retry_count, new_retry_count, old_locked_by, new_locked_by, old_fail_reason,
+        new_fail_reason)
     VALUES ('biz_outbox_event', NEW.id, OLD.publish_status, NEW.publish_status,
-        OLD.retry_count, NEW.retry_count, OLD.locked_by, NEW.locked_by, NEW.fail_reason);
+        OLD.retry_count, NEW.retry_count, OLD.locked_by, NEW.locked_by, OLD.fail_reason,
+        NEW.fail_reason);
 
 CREATE TRIGGER evtop_test_message_transition AFTER UPDATE ON biz_message_event FOR EACH ROW
     INSERT INTO evtop_test_transitions (table_name, event_id, old_status, new_status,
-        old_retry_count, new_retry_count, old_locked_by, new_locked_by, new_fail_reason)
+        old_retry_count, new_retry_count, old_locked_by, new_locked_by, old_fail_reason,
+        new_fail_reason)
     VALUES ('biz_message_event', NEW.id, OLD.event_status, NEW.event_status,
-        OLD.retry_count, NEW.retry_count, NULL, NULL, NEW.fail_reason);
+        OLD.retry_count, NEW.retry_count, NULL, NULL, OLD.fail_reason, NEW.fail_reason);
