@@ -525,6 +525,15 @@ void ev_config_free(struct ev_config *cfg)
 	free(cfg->theme);
 	cfg->theme = NULL;
 	ev_strv_free(&cfg->protected_types);
+	for (int i = 0; i < cfg->nkeys; i++) {
+		free(cfg->keys[i].view);
+		free(cfg->keys[i].key);
+		free(cfg->keys[i].action);
+		free(cfg->keys[i].where);
+	}
+	free(cfg->keys);
+	cfg->keys = NULL;
+	cfg->nkeys = 0;
 	free_sources(cfg);
 }
 
@@ -589,12 +598,15 @@ struct ev_source *ev_config_source(struct ev_config *cfg, const char *name)
 
 /* ---- the parser ---------------------------------------------------------------------------- */
 
+#define SECTION_KEYS (-2)
+
 struct parser {
 	struct ev_config *cfg;
 	const char *file;
 	int line;
 	struct ev_error *err;
-	int source;        /* index of the current [source] in cfg->sources; -1 in [evtop] */
+	int source;        /* index of the current [source] in cfg->sources; -1 in [evtop],
+	                    * SECTION_KEYS in [keys] */
 	bool own_sources;  /* this text has replaced the sources it started with */
 	int *source_lines; /* the header line of each source, for "first defined on" */
 };
@@ -616,6 +628,8 @@ static int fail(struct parser *p, const char *fmt, ...)
 
 static const char *section_name(struct parser *p, char *buf, size_t size)
 {
+	if (p->source == SECTION_KEYS)
+		return "[keys]";
 	if (p->source < 0)
 		return "[evtop]";
 	snprintf(buf, size, "[source %s]", p->cfg->sources[p->source].name);
@@ -649,11 +663,16 @@ static int parse_section(struct parser *p, char *s)
 		p->source = -1;
 		return 0;
 	}
+	if (strcmp(name, "keys") == 0) {
+		p->source = SECTION_KEYS;
+		return 0;
+	}
 	if (strncmp(name, "source", 6) != 0 || (name[6] != '\0' && !is_space(name[6]))) {
 		char shown[80];
 
 		show_value(name, shown, sizeof(shown));
-		return fail(p, "unknown section [%s]; expected [evtop] or [source NAME]", shown);
+		return fail(p, "unknown section [%s]; expected [evtop], [keys] or [source NAME]",
+		            shown);
 	}
 	name = trim(name + 6);
 	if (*name == '\0')
@@ -873,12 +892,43 @@ static int unknown_key(struct parser *p, const char *key)
 	const char *where = section_name(p, buf, sizeof(buf));
 
 	show_value(key, shown, sizeof(shown));
+	if (strcmp(key, "bind") == 0)
+		return fail(p, "unknown key 'bind' in %s; key bindings belong in [keys]", where);
 	if (other != NULL && other->scope == S_SOURCE)
 		return fail(p, "unknown key '%s' in %s; it belongs in a [source NAME] section",
 		            shown, where);
 	if (other != NULL)
 		return fail(p, "unknown key '%s' in %s; it belongs in [evtop]", shown, where);
 	return fail(p, "unknown key '%s' in %s", shown, where);
+}
+
+/* A line of [keys]: "bind = [VIEW] KEY ACTION". */
+static int parse_bind(struct parser *p, const char *key, char *value)
+{
+	char *w[4];
+	int n = 0;
+	if (strcmp(key, "bind") != 0) {
+		char shown[80];
+		show_value(key, shown, sizeof(shown));
+		return fail(p, "unknown key '%s' in [keys]; expected 'bind = [VIEW] KEY ACTION'",
+		            shown);
+	}
+	for (char *save = NULL, *t = strtok_r(value, " \t", &save); t != NULL && n < 4;
+	     t = strtok_r(NULL, " \t", &save))
+		w[n++] = t;
+	if (n < 2 || n > 3)
+		return fail(p,
+		            "bind: expected '[VIEW] KEY ACTION' (e.g. 'bind = list x cancel'), "
+		            "got %d word%s",
+		            n, n == 1 ? "" : "s");
+	struct ev_config *cfg = p->cfg;
+	cfg->keys = ev_xrealloc(cfg->keys, (size_t)(cfg->nkeys + 1) * sizeof(*cfg->keys));
+	struct ev_keybind *b = &cfg->keys[cfg->nkeys++];
+	b->view = n == 3 ? ev_xstrdup(w[0]) : NULL;
+	b->key = ev_xstrdup(w[n - 2]);
+	b->action = ev_xstrdup(w[n - 1]);
+	b->where = ev_xasprintf("%s:%d", p->file, p->line);
+	return 0;
 }
 
 static int parse_line(struct parser *p, char *s)
@@ -905,6 +955,11 @@ static int parse_line(struct parser *p, char *s)
 	key = trim(s);
 	if (*key == '\0')
 		return fail(p, "missing the key before '='");
+	if (p->source == SECTION_KEYS) {
+		if ((value = parse_value(p, key, eq + 1)) == NULL)
+			return -1;
+		return parse_bind(p, key, value);
+	}
 	set = find_setting(key, p->source < 0 ? S_GLOBAL : S_SOURCE);
 	if (set == NULL)
 		return unknown_key(p, key);

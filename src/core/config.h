@@ -43,6 +43,16 @@ struct ev_source {
 	unsigned tables;
 };
 
+/* A key binding of the [keys] section: "bind = [VIEW] KEY ACTION" (ACTION "none" unbinds).
+ * Checked by the console (the names of views, keys and actions are its own); `where` is
+ * "FILE:LINE" for its messages. */
+struct ev_keybind {
+	char *view; /* NULL: every view ("global") */
+	char *key;
+	char *action;
+	char *where;
+};
+
 struct ev_config {
 	int refresh_ms;           /* default 2000; 100 .. 3600000 */
 	int budget_permille;      /* server time budget in 1/1000 of one core; default 10 (1%) */
@@ -60,6 +70,8 @@ struct ev_config {
 	char *operator_id;        /* operator or ticket id for the audit; NULL = ask */
 	char *theme;              /* "default", "mono"; NULL = default */
 	char **protected_types;   /* NULL-terminated; default PAY, REFUND, STOCK, INVENTORY */
+	struct ev_keybind *keys;  /* [keys]: in file order, a later one winning */
+	int nkeys;
 	int nsources;
 	struct ev_source *sources; /* at least one after ev_config_init */
 };

@@ -1110,7 +1110,7 @@ int ev_console_run(const struct ev_console_args *args)
 	struct app app;
 	struct app *a = &app;
 	struct ev_error err = {0};
-	char msg[256];
+	char msg[600];
 	FILE *script = NULL, *log = NULL;
 	int rc = 0;
 
@@ -1134,11 +1134,17 @@ int ev_console_run(const struct ev_console_args *args)
 	a->refresh_ms = a->effective_ms = a->cfg->refresh_ms;
 	a->state = CONN_CONNECTING;
 
+	/* The config's key bindings: a wrong one is a config error, named by file and line. */
+	if (ev_keymap_configure(a->cfg->keys, a->cfg->nkeys, msg, sizeof(msg)) < 0) {
+		ev_say_error("%s", msg);
+		return 2;
+	}
 	if (args->script != NULL) {
 		script = fopen(args->script, "r");
 		if (script == NULL) {
 			ev_say_error("cannot read the script %s: %s", args->script,
 			             strerror(errno));
+			ev_keymap_reset();
 			return 2;
 		}
 	}
@@ -1149,6 +1155,7 @@ int ev_console_run(const struct ev_console_args *args)
 			             strerror(errno));
 			if (script)
 				fclose(script);
+			ev_keymap_reset();
 			return 2;
 		}
 		ev_db_set_sql_log(log);
@@ -1178,6 +1185,7 @@ int ev_console_run(const struct ev_console_args *args)
 			ev_db_set_sql_log(NULL);
 			fclose(log);
 		}
+		ev_keymap_reset();
 		return 2;
 	}
 	ev_fatal_set_hook(fatal_hook);
@@ -1266,6 +1274,7 @@ int ev_console_run(const struct ev_console_args *args)
 	ev_term_stop();
 	ui_actions_end();
 	ui_bulk_end();
+	ev_keymap_reset();
 	ev_audit_ident_clear(&a->ident);
 	free(a->audit_path);
 	stop_workers(a);

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include "ui/keys.h"
+#include "core/util.h"
 
 #include <curses.h>
 #include <stdio.h>
@@ -119,9 +120,108 @@ const char *ev_ui_context_name(enum ev_ui_context c)
 	return (unsigned)c < EV_CTX_COUNT ? names[c] : "?";
 }
 
+/* The bindings in force: the config's [keys] first, then the built-in ones they leave. */
+static struct ev_binding *active;
+static char **active_names; /* the config's key names, owned */
+static int nactive_names;
+
+const struct ev_binding *ev_keymap_bindings(void)
+{
+	return active != NULL ? active : ev_bindings;
+}
+
+void ev_keymap_reset(void)
+{
+	for (int i = 0; i < nactive_names; i++)
+		free(active_names[i]);
+	free(active_names);
+	free(active);
+	active = NULL;
+	active_names = NULL;
+	nactive_names = 0;
+}
+
+static int parse_view(const char *name)
+{
+	if (name == NULL)
+		return EV_CTX_GLOBAL;
+	for (int c = 0; c < EV_CTX_COUNT; c++)
+		if (strcmp(ev_ui_context_name((enum ev_ui_context)c), name) == 0)
+			return c;
+	return -1;
+}
+
+int ev_keymap_configure(const struct ev_keybind *kb, int n, char *err, size_t size)
+{
+	struct ev_binding *user = calloc((size_t)n + 1, sizeof(*user));
+	int *codes = calloc((size_t)n + 1, sizeof(*codes));
+	int bad = 0;
+	for (int i = 0; i < n && !bad; i++) {
+		int ctx = parse_view(kb[i].view);
+		codes[i] = ev_key_parse(kb[i].key);
+		enum ev_ui_action act = strcmp(kb[i].action, "none") == 0
+		                                ? EV_UA_NONE
+		                                : ev_ui_action_parse(kb[i].action);
+		if (ctx < 0)
+			bad = snprintf(
+			        err, size,
+			        "%s: bind: unknown view '%.40s'; expected global, dashboard, "
+			        "list, detail, help or confirmation",
+			        kb[i].where, kb[i].view);
+		else if (codes[i] < 0)
+			bad = snprintf(
+			        err, size,
+			        "%s: bind: unknown key '%.40s'; expected a character, Enter, "
+			        "Esc, Tab, Space, Up, Down, Left, Right, PgUp, PgDn, Home, End, "
+			        "Backspace, Delete, F1..F12 or C-a..C-z",
+			        kb[i].where, kb[i].key);
+		else if (act == EV_UA_NONE && strcmp(kb[i].action, "none") != 0)
+			bad = snprintf(err, size,
+			               "%s: bind: unknown action '%.40s' (the help screen and "
+			               "evtop(1) name them; none unbinds)",
+			               kb[i].where, kb[i].action);
+		user[i] = (struct ev_binding){(enum ev_ui_context)ctx, kb[i].key, act};
+	}
+	if (bad) {
+		free(user);
+		free(codes);
+		return -1;
+	}
+	ev_keymap_reset();
+	size_t nb = 0;
+	while (ev_bindings[nb].key != NULL)
+		nb++;
+	active = ev_xcalloc((size_t)n + nb + 1, sizeof(*active));
+	active_names = ev_xcalloc((size_t)n + 1, sizeof(*active_names));
+	size_t k = 0;
+	/* A later binding of the same key in the same view wins; "none" only takes one away. */
+	for (int i = 0; i < n; i++) {
+		bool later = false;
+		for (int j = i + 1; j < n && !later; j++)
+			later = user[j].ctx == user[i].ctx && codes[j] == codes[i];
+		if (later || user[i].action == EV_UA_NONE)
+			continue;
+		active_names[nactive_names] = ev_xstrdup(user[i].key);
+		active[k] = user[i];
+		active[k++].key = active_names[nactive_names++];
+	}
+	for (size_t b = 0; b < nb; b++) {
+		bool replaced = false;
+		for (int i = 0; i < n && !replaced; i++)
+			replaced = user[i].ctx == ev_bindings[b].ctx &&
+			           codes[i] == ev_key_parse(ev_bindings[b].key);
+		if (!replaced)
+			active[k++] = ev_bindings[b];
+	}
+	active[k] = (struct ev_binding){0, NULL, EV_UA_NONE};
+	free(user);
+	free(codes);
+	return 0;
+}
+
 static enum ev_ui_action lookup_in(enum ev_ui_context ctx, int key)
 {
-	for (const struct ev_binding *b = ev_bindings; b->key != NULL; b++)
+	for (const struct ev_binding *b = ev_keymap_bindings(); b->key != NULL; b++)
 		if (b->ctx == ctx && ev_key_parse(b->key) == key)
 			return b->action;
 	return EV_UA_NONE;
@@ -136,7 +236,7 @@ enum ev_ui_action ev_keymap_lookup(enum ev_ui_context ctx, int key)
 const char *ev_keymap_key_for(enum ev_ui_context ctx, enum ev_ui_action a)
 {
 	for (int pass = 0; pass < 2; pass++)
-		for (const struct ev_binding *b = ev_bindings; b->key != NULL; b++)
+		for (const struct ev_binding *b = ev_keymap_bindings(); b->key != NULL; b++)
 			if (b->action == a && b->ctx == (pass == 0 ? ctx : EV_CTX_GLOBAL))
 				return b->key;
 	return NULL;

@@ -5,6 +5,8 @@
 #ifndef EV_UI_KEYS_H
 #define EV_UI_KEYS_H
 
+#include "core/config.h"
+
 #include <stdbool.h>
 
 enum {
@@ -90,7 +92,16 @@ struct ev_binding {
 	enum ev_ui_action action;
 };
 
+/* The built-in bindings. */
 extern const struct ev_binding ev_bindings[];
+/* The bindings in force (the built-in ones until ev_keymap_configure), NULL-key terminated. */
+const struct ev_binding *ev_keymap_bindings(void);
+/* Put the config's [keys] bindings in force before the built-in ones: a binding of a key in a
+ * view replaces that view's built-in binding of the key; "none" only removes it. Returns -1
+ * with "FILE:LINE: ..." in err for an unknown view, key or action (nothing changes then). */
+int ev_keymap_configure(const struct ev_keybind *kb, int n, char *err, size_t size);
+/* Back to the built-in bindings; frees what ev_keymap_configure held. */
+void ev_keymap_reset(void);
 
 const char *ev_ui_action_name(enum ev_ui_action a);
 const char *ev_ui_action_help(enum ev_ui_action a);

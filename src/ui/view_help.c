@@ -37,7 +37,7 @@ static void build(struct help_view *h)
 		snprintf(title, sizeof(title), "In the %s",
 		         ev_ui_context_name((enum ev_ui_context)ctx));
 		bool any = false;
-		for (const struct ev_binding *b = ev_bindings; b->key != NULL; b++) {
+		for (const struct ev_binding *b = ev_keymap_bindings(); b->key != NULL; b++) {
 			if (b->ctx != (enum ev_ui_context)ctx)
 				continue;
 			if (!any) {
@@ -56,7 +56,7 @@ static void build(struct help_view *h)
 	for (int act = 0; act < EV_UA_COUNT; act++) {
 		char keys[64] = "";
 		size_t n = 0;
-		for (const struct ev_binding *b = ev_bindings; b->key != NULL; b++)
+		for (const struct ev_binding *b = ev_keymap_bindings(); b->key != NULL; b++)
 			if (b->ctx == EV_CTX_GLOBAL && b->action == (enum ev_ui_action)act)
 				n += (size_t)snprintf(keys + n, sizeof(keys) - n, "%s%s",
 				                      n ? " " : "", b->key);

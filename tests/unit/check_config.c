@@ -470,11 +470,22 @@ static const struct {
 	const char *text;
 	const char *msg;
 } errors[] = {
-        {"[foo]\n", "t.conf:1: unknown section [foo]; expected [evtop] or [source NAME]"},
+        {"[foo]\n", "t.conf:1: unknown section [foo]; expected [evtop], [keys] or [source NAME]"},
         {"\n[sources a]\n",
-         "t.conf:2: unknown section [sources a]; expected [evtop] or [source NAME]"},
-        {"[evtop x]\n", "t.conf:1: unknown section [evtop x]; expected [evtop] or [source NAME]"},
+         "t.conf:2: unknown section [sources a]; expected [evtop], [keys] or [source NAME]"},
+        {"[evtop x]\n",
+         "t.conf:1: unknown section [evtop x]; expected [evtop], [keys] or [source NAME]"},
         {"[evtop]\nrefresh = 2s\nfoo = 1\n", "t.conf:3: unknown key 'foo' in [evtop]"},
+        {"[keys]\nbind = x\n",
+         "t.conf:2: bind: expected '[VIEW] KEY ACTION' (e.g. 'bind = list x cancel'), got 1 "
+         "word"},
+        {"[keys]\nbind = a b c d\n",
+         "t.conf:2: bind: expected '[VIEW] KEY ACTION' (e.g. 'bind = list x cancel'), got 4 "
+         "words"},
+        {"[keys]\nrefresh = 2s\n",
+         "t.conf:2: unknown key 'refresh' in [keys]; expected 'bind = [VIEW] KEY ACTION'"},
+        {"bind = list x cancel\n",
+         "t.conf:1: unknown key 'bind' in [evtop]; key bindings belong in [keys]"},
         {"[source db1]\nfoo = 1\n", "t.conf:2: unknown key 'foo' in [source db1]"},
         {"host = db1\n",
          "t.conf:1: unknown key 'host' in [evtop]; it belongs in a [source NAME] section"},
@@ -584,12 +595,36 @@ static const struct {
         {"operator = a\x7F\n", "t.conf:1: control character (byte 0x7F) in the file"},
         {"refresh = 2s\r\n\r\nbad\r\n",
          "t.conf:3: missing '=': expected 'key = value' or a [section]"},
-        {"\n\n[x]", "t.conf:3: unknown section [x]; expected [evtop] or [source NAME]"},
+        {"\n\n[x]", "t.conf:3: unknown section [x]; expected [evtop], [keys] or [source NAME]"},
         {"theme = "
          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
          "t.conf:1: theme: expected default or mono, got "
          "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'"},
 };
+
+/* [keys]: each bind line kept in order with its file and line, the key's case as written. */
+START_TEST(key_bindings)
+{
+	struct ev_config cfg;
+	ev_config_init(&cfg);
+	parse_ok(&cfg, "refresh = 2s\n[keys]\n# mine\nbind = list x cancel\nbind =   F9  retry\n"
+	               "bind = dashboard R none\n[evtop]\nwindow = 1h\n");
+	ck_assert_int_eq(cfg.nkeys, 3);
+	ck_assert_str_eq(cfg.keys[0].view, "list");
+	ck_assert_str_eq(cfg.keys[0].key, "x");
+	ck_assert_str_eq(cfg.keys[0].action, "cancel");
+	ck_assert_str_eq(cfg.keys[0].where, "t.conf:4");
+	ck_assert_ptr_null(cfg.keys[1].view);
+	ck_assert_str_eq(cfg.keys[1].key, "F9");
+	ck_assert_str_eq(cfg.keys[1].action, "retry");
+	ck_assert_str_eq(cfg.keys[2].view, "dashboard");
+	ck_assert_str_eq(cfg.keys[2].key, "R");
+	ck_assert_str_eq(cfg.keys[2].where, "t.conf:6");
+	ck_assert_int_eq(cfg.window_s, 3600);
+	ev_config_free(&cfg);
+	ck_assert_int_eq(cfg.nkeys, 0);
+}
+END_TEST
 
 START_TEST(error_case)
 {
@@ -1161,6 +1196,7 @@ int main(void)
 	tcase_add_test(tc, ident_valid);
 	tcase_add_test(tc, time_zone_valid);
 	tcase_add_test(tc, token_list);
+	tcase_add_test(tc, key_bindings);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

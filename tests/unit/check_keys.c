@@ -7,6 +7,7 @@
 #include <check.h>
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 START_TEST(every_action_has_a_name_help_and_a_key)
@@ -87,6 +88,73 @@ START_TEST(key_names_round_trip)
 }
 END_TEST
 
+static struct ev_keybind kbind(const char *view, const char *key, const char *action,
+                               const char *where)
+{
+	return (struct ev_keybind){view ? strdup(view) : NULL, strdup(key), strdup(action),
+	                           strdup(where)};
+}
+
+static void kfree(struct ev_keybind *kb, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(kb[i].view);
+		free(kb[i].key);
+		free(kb[i].action);
+		free(kb[i].where);
+	}
+}
+
+/* The config's [keys]: a binding replaces the view's built-in one of that key and is what the
+ * help and the hint bar show; "none" takes one away; a later one wins; a wrong view, key or
+ * action is refused with its file and line, and nothing changes. */
+START_TEST(config_bindings)
+{
+	struct ev_keybind kb[] = {
+	        kbind("list", "x", "cancel", "cfg:3"),    kbind(NULL, "F9", "retry", "cfg:4"),
+	        kbind("dashboard", "d", "none", "cfg:5"), kbind("detail", "t", "trace", "cfg:6"),
+	        kbind("detail", "t", "trail", "cfg:7"),
+	};
+	char err[512] = "";
+	ck_assert_int_eq(ev_keymap_configure(kb, 5, err, sizeof(err)), 0);
+	kfree(kb, 5); /* the bindings in force hold copies */
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_LIST, 'x'), EV_UA_CANCEL);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_LIST, 'c'), EV_UA_CANCEL); /* still bound */
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DASHBOARD, 'x'), EV_UA_BULK_STOP);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DETAIL, KEY_F(9)), EV_UA_RETRY_NOW);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DASHBOARD, 'd'), EV_UA_NONE);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DETAIL, 't'), EV_UA_TRAIL);
+	ck_assert_str_eq(ev_keymap_key_for(EV_CTX_LIST, EV_UA_CANCEL), "x");
+	ck_assert_ptr_null(ev_keymap_key_for(EV_CTX_DASHBOARD, EV_UA_DIMENSION));
+	/* No key bound twice in a view in force. */
+	for (const struct ev_binding *a = ev_keymap_bindings(); a->key != NULL; a++)
+		for (const struct ev_binding *b = a + 1; b->key != NULL; b++)
+			ck_assert_msg(
+			        !(a->ctx == b->ctx && ev_key_parse(a->key) == ev_key_parse(b->key)),
+			        "%s twice in %s", a->key, ev_ui_context_name(a->ctx));
+
+	struct ev_keybind bad[] = {
+	        kbind("lists", "x", "cancel", "cfg:9"),
+	        kbind("list", "Hyper", "cancel", "cfg:10"),
+	        kbind("list", "x", "explode", "cfg:11"),
+	};
+	static const char *const want[] = {"cfg:9: bind: unknown view 'lists'",
+	                                   "cfg:10: bind: unknown key 'Hyper'",
+	                                   "cfg:11: bind: unknown action 'explode'"};
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(ev_keymap_configure(&bad[i], 1, err, sizeof(err)), -1);
+		ck_assert_msg(strncmp(err, want[i], strlen(want[i])) == 0, "%s", err);
+		/* The bindings in force are the earlier ones still. */
+		ck_assert_int_eq(ev_keymap_lookup(EV_CTX_LIST, 'x'), EV_UA_CANCEL);
+	}
+	kfree(bad, 3);
+	ev_keymap_reset();
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_LIST, 'x'), EV_UA_BULK_STOP);
+	ck_assert_int_eq(ev_keymap_lookup(EV_CTX_DASHBOARD, 'd'), EV_UA_DIMENSION);
+	ck_assert_ptr_eq(ev_keymap_bindings(), ev_bindings);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("keys");
@@ -96,6 +164,7 @@ int main(void)
 	tcase_add_test(tc, writing_actions_confirm);
 	tcase_add_test(tc, context_falls_back_to_global);
 	tcase_add_test(tc, key_names_round_trip);
+	tcase_add_test(tc, config_bindings);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
