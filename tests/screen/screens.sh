@@ -72,8 +72,11 @@ run() { # run SCRIPT SIZE [ARGS]
 	done
 }
 
-# Configs a script names with "# args: --config NAME.conf", beside the runs.
-cp "$src"/tests/screen/scripts/*.conf "$dir"/ || exit 99
+# Configs a script names with "# args: --config NAME.conf", beside the runs (a run of some
+# scripts only, as valgrind-screens.sh makes, may have none).
+for conf in "$src"/tests/screen/scripts/*.conf; do
+	[ ! -f "$conf" ] || cp "$conf" "$dir"/ || exit 99
+done
 for s in "$src"/tests/screen/scripts/*.keys; do
 	# EVTOP_SCREEN_ONLY=NAME runs one script (and those it needs before it: none, by design).
 	[ -n "${EVTOP_SCREEN_ONLY:-}" ] && [ "$(basename "$s" .keys)" != "$EVTOP_SCREEN_ONLY" ] && continue
