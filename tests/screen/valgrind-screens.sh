@@ -1,6 +1,6 @@
 #!/bin/sh
 # A few of the screen scripts, for `make check-valgrind` (not part of `make check`): the
-# dashboard, a list, the detail pane, the 1 MB payload and small terminals
+# dashboard, a list, the detail pane, the 1 MB payload, small terminals and the config's keys
 # (tests/screen/scripts/), each compared with its expected screens exactly as screens.sh does,
 # with EVTOP running evtop under valgrind. VALGRIND_SCREENS="a b" picks other scripts.
 set -u
@@ -8,8 +8,11 @@ src=${EVTOP_SRCDIR:?}
 dir=${EVTOP_TEST_DIR:?}
 fake=$dir/src
 mkdir -p "$fake/tests/screen/scripts" || exit 99
-for s in ${VALGRIND_SCREENS:-dashboard list detail megabyte small}; do
+for s in ${VALGRIND_SCREENS:-dashboard list detail megabyte small keys}; do
 	ln -s "$src/tests/screen/scripts/$s.keys" "$fake/tests/screen/scripts/" || exit 99
+done
+for conf in "$src"/tests/screen/scripts/*.conf; do
+	ln -s "$conf" "$fake/tests/screen/scripts/" || exit 99
 done
 ln -s "$src/tests/screen/expected" "$fake/tests/screen/expected"
 ln -s "$src/tests/data" "$fake/tests/data"
