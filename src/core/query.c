@@ -656,6 +656,78 @@ struct ev_rowset *ev_list_merge(struct ev_query *const *q, struct ev_rowset *con
 	return m;
 }
 
+struct group_sum {
+	const struct ev_cell *grp, *oldest;
+	unsigned long long count;
+};
+
+static int cell_cmp(const struct ev_cell *a, const struct ev_cell *b)
+{
+	if (a->s == NULL || b->s == NULL)
+		return a->s == b->s ? 0 : (a->s == NULL ? -1 : 1);
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->s, b->s, n);
+	return c != 0 ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+static int group_sum_cmp(const void *x, const void *y)
+{
+	const struct group_sum *a = x, *b = y;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return cell_cmp(a->grp, b->grp);
+}
+
+struct ev_rowset *ev_group_merge(struct ev_rowset *const *parts, int n)
+{
+	int first = -1;
+	size_t total = 0;
+	for (int i = 0; i < n; i++)
+		if (parts[i] != NULL && parts[i]->ncols >= 3) {
+			if (first < 0)
+				first = i;
+			total += parts[i]->nrows;
+		}
+	if (first < 0)
+		return NULL;
+	struct group_sum *g = ev_xcalloc(total + 1, sizeof(*g));
+	size_t ng = 0;
+	for (int i = 0; i < n; i++) {
+		if (parts[i] == NULL || parts[i]->ncols < 3)
+			continue;
+		for (size_t r = 0; r < parts[i]->nrows; r++) {
+			const struct ev_cell *grp = ev_rowset_cell(parts[i], r, 0);
+			const struct ev_cell *cnt = ev_rowset_cell(parts[i], r, 1);
+			const struct ev_cell *old = ev_rowset_cell(parts[i], r, 2);
+			size_t k = 0;
+			while (k < ng && cell_cmp(g[k].grp, grp) != 0)
+				k++;
+			if (k == ng)
+				g[ng++] = (struct group_sum){grp, old, 0};
+			g[k].count += cnt->s ? strtoull(cnt->s, NULL, 10) : 0;
+			/* 'YYYY-MM-DD hh:mm:ss' orders as text; NULL (no time) never wins. */
+			if (old->s != NULL &&
+			    (g[k].oldest->s == NULL || cell_cmp(old, g[k].oldest) < 0))
+				g[k].oldest = old;
+		}
+	}
+	qsort(g, ng, sizeof(*g), group_sum_cmp);
+	const struct ev_rowset *shape = parts[first];
+	const char *names[3] = {shape->cols[0].name, shape->cols[1].name, shape->cols[2].name};
+	enum ev_ctype types[3] = {shape->cols[0].type, shape->cols[1].type, shape->cols[2].type};
+	struct ev_rowset *m = ev_rowset_new(3, names, types);
+	for (size_t k = 0; k < ng && k < 200; k++) {
+		struct ev_cell *cells = ev_rowset_add_row(m);
+		char buf[24];
+		snprintf(buf, sizeof(buf), "%llu", g[k].count);
+		ev_cell_set(&cells[0], g[k].grp->s, g[k].grp->len);
+		ev_cell_set(&cells[1], buf, strlen(buf));
+		ev_cell_set(&cells[2], g[k].oldest->s, g[k].oldest->len);
+	}
+	free(g);
+	return m;
+}
+
 char *ev_mcursor_encode(const struct ev_mcursor *v, int n)
 {
 	struct ev_buf b;

@@ -138,6 +138,11 @@ struct ev_mcursor {
 	struct ev_cursor c;
 };
 char *ev_mcursor_encode(const struct ev_mcursor *v, int n);
+/* Merge the breakdowns of one list read on n sources (results of ev_query_group: the group, its
+ * count, its oldest create_time; parts[i] NULL for a source not read) into one: a row per
+ * group, counts summed, the oldest kept, by count descending then group (NULL first), at
+ * most 200 rows. NULL when no source was read. */
+struct ev_rowset *ev_group_merge(struct ev_rowset *const *parts, int n);
 
 /* The column that names a merged row's source, first (no table has a column of that name). */
 #define EV_SOURCE_COL "@source"

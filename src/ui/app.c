@@ -329,8 +329,6 @@ static void draw_hints(struct app *a, int y, int cols)
 			continue;
 		if (act == EV_UA_FILTER && ctx != EV_CTX_LIST)
 			continue;
-		if (act == EV_UA_GROUP && v != NULL && v->site == SITE_ALL)
-			continue; /* a breakdown is one source's */
 		/* Write keys only where the row's status allows them, and never read-only. */
 		if ((ev_ui_action_flags((enum ev_ui_action)act) & EV_AF_WRITES) &&
 		    (a->cfg->read_only || v == NULL || v->ops->allows == NULL ||

@@ -171,7 +171,8 @@ struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kin
                            const char *filter_key, const char *filter_value);
 struct view *view_help_new(struct app *a);
 /* A list merged from every source, a cursor per source (site SITE_ALL). */
-struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_list_kind kind);
+struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
+                                  const struct ev_filter *filter, const char *filter_text);
 /* The outcome of writing a list's event_nos to a file; false if job is not one. */
 bool ui_list_export_result(struct app *a, struct ev_job *job);
 /* The breakdown of a list by fail_reason or locked_by; Enter opens the list of one group. */

@@ -949,8 +949,9 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 		if (d->all) {
 			/* A source's row: its list; the totals: every source's, merged. */
 			if (ts->sel_row >= n) {
-				app_push(a, view_list_new_merged(a, d->focus,
-				                                 (enum ev_list_kind)list));
+				app_push(a,
+				         view_list_new_merged(a, d->focus, (enum ev_list_kind)list,
+				                              NULL, ""));
 				break;
 			}
 			int i = app_source_by_name(a, ts->cur->rows[ts->sel_row].group);

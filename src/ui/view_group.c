@@ -1,5 +1,6 @@
 /* evtop — a list broken down by one column: failures by fail_reason, processing and stuck
- * events by locked_by (which publisher died holding what). Enter opens the list of a group. */
+ * events by locked_by (which publisher died holding what). Enter opens the list of a group.
+ * The breakdown of a list of every source sums each source's, read in parallel. */
 #include <config.h>
 
 #include "ui/app.h"
@@ -20,6 +21,10 @@ struct group_view {
 	struct ev_rowset *rows;
 	int sel, scroll;
 	char error[512];
+	/* Every source at once (site SITE_ALL): each source's breakdown while they are read. */
+	int nsrc, awaiting;
+	struct ev_rowset **parts;
+	char src_note[400];
 };
 
 struct group_arg {
@@ -27,6 +32,7 @@ struct group_arg {
 	struct ev_filter filter;
 	char *table_name;
 	struct ev_query *query;
+	int src;
 };
 
 static void free_arg(void *p)
@@ -56,15 +62,19 @@ static int group_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	return 0;
 }
 
-static void group_load(struct app *a, struct view *v)
+/* The breakdown's query on source site; NULL with why in err. */
+static struct group_arg *new_arg(struct app *a, const struct group_view *g, int site,
+                                 struct ev_error *err)
 {
-	struct group_view *g = (struct group_view *)v;
-	struct ev_error err = {0};
-	if (!app_site(a, v)->have_info)
-		return;
+	const struct site *st = &a->sites[site];
+	if (!st->have_info) {
+		ev_error_set(err, EV_ERR_GENERIC, "no answer yet");
+		return NULL;
+	}
 	struct group_arg *arg = ev_xcalloc(1, sizeof(*arg));
-	arg->table_name = ev_xstrdup(app_table_name(a, app_site_index(a, v), g->table));
-	ev_table_info_copy(&arg->info, &app_site(a, v)->info[g->table]);
+	arg->src = site;
+	arg->table_name = ev_xstrdup(app_table_name(a, site, g->table));
+	ev_table_info_copy(&arg->info, &st->info[g->table]);
 	ui_filter_copy(&arg->filter, &g->filter);
 	struct ev_list_req req = {
 	        .info = &arg->info,
@@ -77,10 +87,71 @@ static void group_load(struct app *a, struct view *v)
 	        .high_retry_min = a->cfg->high_retry_min,
 	        .window_s = a->cfg->window_s,
 	};
-	arg->query = ev_query_group(&req, g->column, &err);
+	if (!arg->info.exists)
+		ev_error_set(err, EV_ERR_SCHEMA, "no such table");
+	else
+		arg->query = ev_query_group(&req, g->column, err);
 	if (arg->query == NULL) {
-		snprintf(g->error, sizeof(g->error), "%s", err.msg);
 		free_arg(arg);
+		return NULL;
+	}
+	return arg;
+}
+
+static void parts_clear(struct group_view *g)
+{
+	for (int i = 0; i < g->nsrc; i++)
+		ev_rowset_free(&g->parts[i]);
+}
+
+static void merge(struct app *a, struct group_view *g)
+{
+	ev_rowset_free(&g->rows);
+	g->rows = ev_group_merge(g->parts, g->nsrc);
+	parts_clear(g);
+	if (g->rows == NULL)
+		snprintf(g->error, sizeof(g->error), "no source answers (%.400s)", g->src_note);
+	else
+		g->error[0] = '\0';
+	if (g->rows != NULL && g->sel >= (int)g->rows->nrows)
+		g->sel = g->rows->nrows ? (int)g->rows->nrows - 1 : 0;
+	a->dirty = true;
+}
+
+static void group_load(struct app *a, struct view *v)
+{
+	struct group_view *g = (struct group_view *)v;
+	struct ev_error err = {0};
+	if (v->site == SITE_ALL) {
+		/* Each source's breakdown, in parallel on its own list connection. */
+		app_cancel(a, v);
+		parts_clear(g);
+		g->awaiting = 0;
+		g->src_note[0] = '\0';
+		for (int i = 0; i < g->nsrc; i++) {
+			if (!(a->sources[i]->tables & (1u << g->table)))
+				continue;
+			struct site *st = app_site_at(a, i);
+			struct group_arg *arg = new_arg(a, g, i, &err);
+			if (arg == NULL) {
+				size_t len = strlen(g->src_note);
+				snprintf(g->src_note + len, sizeof(g->src_note) - len,
+				         "%s%s: %.150s", len ? "; " : "", app_source_name(a, i),
+				         err.msg);
+				continue;
+			}
+			g->awaiting++;
+			app_submit(a, st->wlist, v, ev_job_new(0, 0, group_job, arg, free_arg));
+		}
+		if (g->awaiting == 0)
+			merge(a, g);
+		return;
+	}
+	if (!app_site(a, v)->have_info)
+		return;
+	struct group_arg *arg = new_arg(a, g, app_site_index(a, v), &err);
+	if (arg == NULL) {
+		snprintf(g->error, sizeof(g->error), "%s", err.msg);
 		return;
 	}
 	app_submit(a, app_site(a, v)->wlist, v, ev_job_new(0, 0, group_job, arg, free_arg));
@@ -89,7 +160,24 @@ static void group_load(struct app *a, struct view *v)
 static void group_result(struct app *a, struct view *v, struct ev_job *job)
 {
 	struct group_view *g = (struct group_view *)v;
-	(void)a;
+	if (v->site == SITE_ALL) {
+		int src = ((const struct group_arg *)job->arg)->src;
+		if (src < 0 || src >= g->nsrc)
+			return;
+		if (job->rc < 0 || job->result == NULL) {
+			size_t len = strlen(g->src_note);
+			snprintf(g->src_note + len, sizeof(g->src_note) - len,
+			         "%s%s: no answer (%.120s)", len ? "; " : "",
+			         app_source_name(a, src), job->err.msg);
+		} else {
+			ev_rowset_free(&g->parts[src]);
+			g->parts[src] = job->result;
+			job->result = NULL;
+		}
+		if (--g->awaiting == 0)
+			merge(a, g);
+		return;
+	}
 	if (job->rc < 0 || job->result == NULL) {
 		snprintf(g->error, sizeof(g->error), "%s", job->err.msg);
 		return;
@@ -106,13 +194,27 @@ static void group_draw(struct app *a, struct view *v, int top, int height, int c
 {
 	struct group_view *g = (struct group_view *)v;
 	char title[768];
-	snprintf(title, sizeof(title), "%s (%s) · %s by %s%s%s", ev_model_table(g->table)->key,
+	char where[96] = "";
+	if (v->site == SITE_ALL)
+		snprintf(where, sizeof(where), " · every source (%d)", g->nsrc);
+	else if (a->nsources > 1)
+		snprintf(where, sizeof(where), " · source %.64s",
+		         app_source_name(a, app_site_index(a, v)));
+	snprintf(title, sizeof(title), "%s (%s) · %s by %s%s%s%s", ev_model_table(g->table)->key,
 	         app_table_name(a, app_site_index(a, v), g->table), ev_list_name(g->kind),
-	         g->column, g->filter_text[0] ? " · " : "", g->filter_text);
+	         g->column, where, g->filter_text[0] ? " · " : "", g->filter_text);
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (g->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, g->error);
 		return;
+	}
+	if (g->src_note[0] && g->rows != NULL) {
+		/* Sources that did not answer: the counts are the others'. */
+		char note[480];
+		snprintf(note, sizeof(note), "⚠ %s — not counted", g->src_note);
+		draw_text(top + 1, 0, cols, EV_STYLE_WARNING, note);
+		top++;
+		height--;
 	}
 	if (g->rows == NULL) {
 		draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL, "loading…");
@@ -184,7 +286,9 @@ static bool group_action(struct app *a, struct view *v, enum ev_ui_action act)
 		snprintf(text, sizeof(text), "%s%s%s%s\"%.200s\"", g->filter_text,
 		         g->filter_text[0] ? " " : "", key,
 		         strcmp(key, "locked_by") == 0 ? "=" : "~", val);
-		app_push(a, view_list_new_filtered(a, g->table, g->kind, &f, text));
+		app_push(a, v->site == SITE_ALL
+		                    ? view_list_new_merged(a, g->table, g->kind, &f, text)
+		                    : view_list_new_filtered(a, g->table, g->kind, &f, text));
 		ev_filter_free(&f);
 		break;
 	}
@@ -200,6 +304,8 @@ static void group_free(struct view *v)
 	struct group_view *g = (struct group_view *)v;
 	ev_rowset_free(&g->rows);
 	ev_filter_free(&g->filter);
+	parts_clear(g);
+	free(g->parts);
 	free(g);
 }
 
@@ -219,11 +325,12 @@ struct view *view_group_new(struct app *a, enum ev_table_kind t, enum ev_list_ki
                             const char *column)
 {
 	struct group_view *g = ev_xcalloc(1, sizeof(*g));
-	(void)a;
 	g->base.ops = &group_ops;
 	g->table = t;
 	g->kind = kind;
 	g->column = column;
+	g->nsrc = a->nsources;
+	g->parts = ev_xcalloc((size_t)a->nsources, sizeof(*g->parts));
 	ui_filter_copy(&g->filter, filter);
 	snprintf(g->filter_text, sizeof(g->filter_text), "%s", filter_text);
 	return &g->base;

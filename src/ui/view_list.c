@@ -1087,12 +1087,6 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		break;
 	case EV_UA_GROUP: {
 		const char *col = NULL;
-		if (l->nsrc > 0) {
-			app_message(a, EV_STYLE_NORMAL,
-			            "a breakdown is one source's: open its list (Enter on its row "
-			            "of the every-source dashboard)");
-			break;
-		}
 		if (l->kind == EV_LIST_STUCK || l->kind == EV_LIST_PROCESSING)
 			col = l->table == EV_TABLE_OUTBOX ? "locked_by" : NULL;
 		else if (l->kind != EV_LIST_TRAIL && l->kind != EV_LIST_TRACE)
@@ -1102,7 +1096,13 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 			            "the message table has no lock owner to group by");
 			break;
 		}
-		app_push(a, view_group_new(a, l->table, l->kind, &l->filter, l->filter_text, col));
+		struct view *gv =
+		        view_group_new(a, l->table, l->kind, &l->filter, l->filter_text, col);
+		if (l->nsrc > 0) {
+			/* Every source's breakdown, summed. */
+			gv->site = SITE_ALL;
+		}
+		app_push(a, gv);
 		break;
 	}
 	case EV_UA_MARK: {
@@ -1283,9 +1283,14 @@ struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kin
 	return &l->base;
 }
 
-struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_list_kind kind)
+struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
+                                  const struct ev_filter *filter, const char *filter_text)
 {
 	struct list_view *l = (struct list_view *)view_list_new(a, t, kind, NULL, NULL);
+	if (filter != NULL) {
+		ui_filter_copy(&l->filter, filter);
+		snprintf(l->filter_text, sizeof(l->filter_text), "%s", filter_text);
+	}
 	size_t n = (size_t)a->nsources;
 	l->base.site = SITE_ALL;
 	l->nsrc = a->nsources;

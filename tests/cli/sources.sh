@@ -372,4 +372,24 @@ grep -q "message (biz_message_event) · failed · every source (3)" "$dir/t-merg
 	ok "... and the merged message list reads only the sources that have it ($got)" ||
 	not_ok "... and the merged message list reads only the sources that have it ($got): $(head -5 "$dir/t-merged.txt")"
 
+# The breakdown of the merged list sums each source's; Enter on a group opens the merged list
+# of that group.
+printf 'key End\nkey Right\nkey Right\nkey Right\nkey Enter\nkey b\nscreen %s/g-all.txt\nkey Enter\nscreen %s/g-list.txt\nkey q\nkey q\nkey q\n' "$dir" "$dir" >"$dir/group.keys"
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$conf" --script "$dir/group.keys" --screen 140x40 >"$dir/console.out" 2>&1
+want=0
+for s in sa sb sc; do
+	c=$(sql "$s" -e "SELECT COUNT(*) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3 AND fail_reason = 'timeout'")
+	want=$((want + c))
+done
+got=$(awk '$NF == "timeout" && NF == 4 {print $1}' "$dir/g-all.txt")
+grep -q "failed by fail_reason · every source (3)" "$dir/g-all.txt" && [ "$got" = "$want" ] &&
+	ok "b on the merged list: each reason's count summed over the sources (timeout $got)" ||
+	not_ok "b on the merged list: each reason's count summed over the sources (timeout $got, want $want): $(head -8 "$dir/g-all.txt")"
+top=$(sed -n '4p' "$dir/g-all.txt" | awk '{print $NF}')
+rows=$(awk '$1 ~ /^s[abc]$/' "$dir/g-list.txt" | wc -l)
+top_count=$(sed -n '4p' "$dir/g-all.txt" | awk '{print $1}')
+grep -q "failed · every source (3) · fail_reason~\"$top\"" "$dir/g-list.txt" && [ "$rows" -ge "$top_count" ] &&
+	ok "Enter on its first group opens the merged list of it ($top: $rows rows)" ||
+	not_ok "Enter on its first group opens the merged list of it ($top: $rows rows, want >= $top_count): $(head -3 "$dir/g-list.txt")"
+
 tap_done

@@ -325,6 +325,67 @@ START_TEST(pages_merge_across_sources)
 }
 END_TEST
 
+/* Breakdowns of one list on three sources merged: a group's counts summed and its oldest
+ * kept, by count then group (NULL first); a source not read adds nothing. */
+static struct ev_rowset *groups(int n, const char *const *grp, const char *const *cnt,
+                                const char *const *oldest)
+{
+	static const char *names[] = {"grp", "COUNT(*)", "MIN(create_time)"};
+	static const enum ev_ctype types[] = {EV_CT_TEXT, EV_CT_INT, EV_CT_DATETIME};
+	struct ev_rowset *rs = ev_rowset_new(3, names, types);
+	for (int i = 0; i < n; i++) {
+		struct ev_cell *c = ev_rowset_add_row(rs);
+		ev_cell_set(&c[0], grp[i], grp[i] ? strlen(grp[i]) : 0);
+		ev_cell_set(&c[1], cnt[i], strlen(cnt[i]));
+		ev_cell_set(&c[2], oldest[i], oldest[i] ? strlen(oldest[i]) : 0);
+	}
+	return rs;
+}
+
+START_TEST(breakdowns_merge_across_sources)
+{
+	const char *ga[] = {"timeout", NULL, "超时"};
+	const char *ca[] = {"5", "2", "1"};
+	const char *oa[] = {"2026-06-01 10:00:00", "2026-05-30 00:00:00", "2026-06-01 11:00:00"};
+	const char *gb[] = {"timeout", "超时"};
+	const char *cb[] = {"4", "2"};
+	const char *ob[] = {"2026-05-31 09:00:00", "2026-06-01 12:00:00"};
+	struct ev_rowset *parts[3] = {groups(3, ga, ca, oa), NULL, groups(2, gb, cb, ob)};
+
+	struct ev_rowset *m = ev_group_merge(parts, 3);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq((int)m->nrows, 3);
+	/* By count: timeout 9, 超时 3, then the rows without a reason, 2. */
+	ck_assert_str_eq(ev_rowset_get(m, 0, "grp"), "timeout");
+	ck_assert_str_eq(ev_rowset_cell(m, 0, 1)->s, "9");
+	ck_assert_str_eq(ev_rowset_cell(m, 0, 2)->s, "2026-05-31 09:00:00");
+	ck_assert_str_eq(ev_rowset_get(m, 1, "grp"), "超时");
+	ck_assert_str_eq(ev_rowset_cell(m, 1, 1)->s, "3");
+	ck_assert_str_eq(ev_rowset_cell(m, 1, 2)->s, "2026-06-01 11:00:00");
+	ck_assert_ptr_null(ev_rowset_cell(m, 2, 0)->s);
+	ck_assert_str_eq(ev_rowset_cell(m, 2, 1)->s, "2");
+	ev_rowset_free(&m);
+
+	/* Equal counts: by group, NULL first. */
+	const char *gc[] = {"b", "a", NULL};
+	const char *cc[] = {"1", "1", "1"};
+	const char *oc[] = {NULL, NULL, NULL};
+	struct ev_rowset *one[1] = {groups(3, gc, cc, oc)};
+	m = ev_group_merge(one, 1);
+	ck_assert_ptr_null(ev_rowset_cell(m, 0, 0)->s);
+	ck_assert_str_eq(ev_rowset_cell(m, 1, 0)->s, "a");
+	ck_assert_str_eq(ev_rowset_cell(m, 2, 0)->s, "b");
+	ck_assert_ptr_null(ev_rowset_cell(m, 0, 2)->s);
+	ev_rowset_free(&m);
+	ev_rowset_free(&one[0]);
+
+	struct ev_rowset *none[2] = {NULL, NULL};
+	ck_assert_ptr_null(ev_group_merge(none, 2));
+	ev_rowset_free(&parts[0]);
+	ev_rowset_free(&parts[2]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sources");
@@ -335,6 +396,7 @@ int main(void)
 	tcase_add_test(tc, rows_order_across_sources);
 	tcase_add_test(tc, multi_cursor_round_trip);
 	tcase_add_test(tc, pages_merge_across_sources);
+	tcase_add_test(tc, breakdowns_merge_across_sources);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
