@@ -547,6 +547,8 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 	if (key == '\n' || key == KEY_ENTER)
 		key = '\r';
 	if (key == KEY_RESIZE) {
+		/* curses resized itself: the terminal's cells are not what it last wrote. */
+		clearok(curscr, TRUE);
 		a->dirty = true;
 		return;
 	}

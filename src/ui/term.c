@@ -145,13 +145,16 @@ int ev_term_attr(enum ev_style s)
 
 void ev_term_resize(int cols, int rows)
 {
-	if (is_virtual) {
-		resize_term(rows, cols);
-		return;
-	}
 	struct winsize ws;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0)
+	if (is_virtual)
+		resize_term(rows, cols);
+	else if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0)
 		resize_term(ws.ws_row, ws.ws_col);
+	else
+		return;
+	/* What the terminal shows after a resize is not what curses last wrote (it reflows,
+	 * cuts or keeps old lines): the next update repaints every cell. */
+	clearok(curscr, TRUE);
 }
 
 bool ev_term_is_virtual(void)

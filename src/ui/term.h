@@ -19,7 +19,8 @@ int ev_term_start(const char *virtual_term, int cols, int rows, bool mono, char 
 void ev_term_stop(void);
 /* The curses attribute of a style. */
 int ev_term_attr(enum ev_style s);
-/* Resize the virtual terminal (scripted), or pick up the real terminal's new size. */
+/* Resize the virtual terminal (scripted), or pick up the real terminal's new size; either way
+ * the next update repaints the whole screen. */
 void ev_term_resize(int cols, int rows);
 bool ev_term_is_virtual(void);
 

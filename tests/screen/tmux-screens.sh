@@ -1,0 +1,77 @@
+#!/bin/sh
+# The console's screens on a real pty (tmux), where the terminal keeps what curses does not
+# know about: a resize (160x45 to 80x24, to 1x1 and back) repaints every cell, so the pane
+# equals the same screen redrawn from scratch (C-l).
+set -u
+evtop=${EVTOP:?}
+cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
+dir=${EVTOP_TEST_DIR:?}
+src=${EVTOP_SRCDIR:?}
+client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
+command -v tmux >/dev/null || {
+	if [ "${CI:-}" = true ] || [ "${EVTOP_REQUIRE_DB:-}" = 1 ]; then echo "tmux missing"; exit 99; fi
+	echo "tmux missing: skipping"; exit 77
+}
+sock="evtop-screens-$$"
+t() { tmux -L "$sock" "$@"; }
+trap 't kill-server 2>/dev/null' EXIT
+t new-session -d -s keep 'sleep 3600' || exit 99
+. "$(dirname "$0")/../lib/tap.sh"
+wait_for() { # wait_for TEXT: until the pane shows TEXT (10 s at most)
+	i=0
+	while [ $i -lt 100 ]; do
+		t capture-pane -p -t ev >"$dir/pane" 2>/dev/null
+		grep -q -F -- "$1" "$dir/pane" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "# pane after waiting for '$1':"
+	sed 's/^/# /' "$dir/pane"
+	return 1
+}
+# same_after_redraw NAME: the pane as it is equals the pane after C-l (a full repaint). An
+# unbound key's message marks each draw as done: Y before the C-l, Z after it.
+same_after_redraw() {
+	t send-keys -t ev Z
+	wait_for 'Z: no action here' >/dev/null
+	cp "$dir/pane" "$dir/$1.before"
+	t send-keys -t ev Y
+	wait_for 'Y: no action here' >/dev/null
+	t send-keys -t ev C-l Z
+	wait_for 'Z: no action here' >/dev/null
+	cp "$dir/pane" "$dir/$1.redrawn"
+	if cmp -s "$dir/$1.before" "$dir/$1.redrawn"; then
+		ok "$1: the pane is the whole screen, as a full redraw paints it"
+	else
+		not_ok "$1: the pane is the whole screen, as a full redraw paints it"
+		diff "$dir/$1.redrawn" "$dir/$1.before" | sed 's/^/# /'
+	fi
+}
+
+{ echo "SET timestamp = UNIX_TIMESTAMP('2026-06-01 12:00:00');"; cat "$src/tests/data/seed.sql"; } | sql || exit 99
+sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('2026-06-01 12:00:00')\"|" "$cnf" >"$dir/pinned.cnf"
+
+# Paused, nothing on screen changes but what the keys change.
+t new-session -d -s ev -x 160 -y 45 \
+	"LANG=C.UTF-8 TERM=xterm-256color XDG_STATE_HOME='$dir/state' '$evtop' --defaults-file='$dir/pinned.cnf'; echo evtop-exit=\$?; sleep 30"
+wait_for 'TOTAL' >/dev/null
+t send-keys -t ev p
+wait_for 'PAUSED' >/dev/null
+same_after_redraw 160x45
+t resize-window -t ev -x 80 -y 24
+same_after_redraw 160x45-to-80x24
+t resize-window -t ev -x 1 -y 1
+i=0
+while [ $i -lt 100 ] && [ "$(t capture-pane -p -t ev)" != "…" ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+t resize-window -t ev -x 80 -y 24
+same_after_redraw 1x1-to-80x24
+head -n 1 "$dir/1x1-to-80x24.before" | grep -q '^evtop · connected' &&
+	ok "back from 1x1, the status line starts at its first column" ||
+	not_ok "back from 1x1, the status line starts at its first column"
+
+t send-keys -t ev q
+wait_for 'evtop-exit=0' && ok "q quits with status 0" || not_ok "q quits with status 0"
+tap_done
