@@ -498,6 +498,28 @@ static void spark_push(struct table_state *ts, const char *group, long long valu
 	s->v[s->n++] = value;
 }
 
+/* The rows re-sort by backlog at every refresh: the cursor stays on its group (by the group's
+ * value, as a list keeps its row by id), or on the totals; a group that is gone leaves it on
+ * the same line. */
+static void follow_group(struct table_state *ts)
+{
+	const struct ev_dash *was = ts->prev;
+	if (was == NULL || ts->sel_row < 0)
+		return;
+	if (ts->sel_row >= (int)was->nrows) {
+		ts->sel_row = (int)ts->cur->nrows;
+		return;
+	}
+	const char *group = was->rows[ts->sel_row].group;
+	for (size_t i = 0; i < ts->cur->nrows; i++) {
+		const char *g = ts->cur->rows[i].group;
+		if (g == group || (g != NULL && group != NULL && strcmp(g, group) == 0)) {
+			ts->sel_row = (int)i;
+			return;
+		}
+	}
+}
+
 static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 {
 	struct dash_view *d = (struct dash_view *)v;
@@ -586,6 +608,7 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 		if (ts->prev && (ts->prev->dimension != ts->cur->dimension ||
 		                 ts->prev->window_s != ts->cur->window_s))
 			ev_dash_free(&ts->prev);
+		follow_group(ts);
 		for (size_t i = 0; i < ts->cur->nrows; i++) {
 			const struct ev_dash_row *row = &ts->cur->rows[i];
 			spark_push(ts, row->group, backlog(row));
