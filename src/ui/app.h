@@ -167,6 +167,9 @@ void draw_fill(int y, int x, int width, int style);
 
 /* The views. */
 struct view *view_dash_new(struct app *a);
+/* Entry i of the dashboard's legend (its columns' headers and what they count, then the
+ * trend), for the help screen; -1 past the last. */
+int ui_dash_legend(int i, const char **head, const char **help);
 struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                            const char *filter_key, const char *filter_value);
 struct view *view_help_new(struct app *a);

@@ -58,29 +58,42 @@ static const char all_dim[] = "source";
 /* Columns derived from the figures: the rates over the window and the time to drain. */
 enum { RATE_CREATED = EV_DASH_NFIGURES, RATE_FINISHED, RATE_DRAIN };
 
-/* The columns, left to right; the first that do not fit are dropped from the right. */
+/* The columns, left to right: their headers, and what they count for the help screen's legend
+ * (one table for both). The group column stays; the figures scroll left and right under the
+ * cursor when they do not all fit. */
 static const struct {
 	int fig; /* an ev_dash_figure, or a RATE_* */
 	const char *head;
 	int width;
 	int list; /* the list Enter opens, or -1 */
+	const char *help;
 } columns[] = {
-        {EV_DASH_PENDING, "PEND", 6, EV_LIST_PENDING},
-        {EV_DASH_PROCESSING, "PROC", 6, EV_LIST_PROCESSING},
-        {EV_DASH_STUCK, "STUCK", 6, EV_LIST_STUCK},
-        {EV_DASH_FAILED, "FAIL", 6, EV_LIST_FAILED},
-        {EV_DASH_FAILED_DUE, "DUE", 6, EV_LIST_FAILED_DUE},
-        {EV_DASH_FAILED_WAITING, "WAIT", 6, EV_LIST_FAILED_WAITING},
-        {EV_DASH_FAILED_NORETRY, "NORTY", 6, EV_LIST_FAILED_NORETRY},
-        {EV_DASH_EXHAUSTED, "EXHST", 6, EV_LIST_FAILED_EXHAUSTED},
-        {EV_DASH_OLDEST_PENDING_AGE, "OLDEST", 7, EV_LIST_PENDING},
-        {RATE_DRAIN, "DRAIN", 7, -1},
-        {RATE_CREATED, "NEW/m", 7, -1},
-        {RATE_FINISHED, "DONE/m", 7, -1},
-        {EV_DASH_LONGEST_RETRY_WAIT, "RWAIT", 7, EV_LIST_PENDING},
-        {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED},
-        {EV_DASH_CREATED, "NEW", 7, -1},
-        {EV_DASH_SUCCESS, "OK", 7, -1},
+        {EV_DASH_PENDING, "PEND", 6, EV_LIST_PENDING, "pending (status 0)"},
+        {EV_DASH_PROCESSING, "PROC", 6, EV_LIST_PROCESSING,
+         "processing (status 1), the stuck ones included"},
+        {EV_DASH_STUCK, "STUCK", 6, EV_LIST_STUCK,
+         "processing past lock_until (outbox) or the stuck threshold (message table)"},
+        {EV_DASH_FAILED, "FAIL", 6, EV_LIST_FAILED, "failed (status 3), every bucket below"},
+        {EV_DASH_FAILED_DUE, "DUE", 6, EV_LIST_FAILED_DUE,
+         "failed, retries left, next_retry_time reached"},
+        {EV_DASH_FAILED_WAITING, "WAIT", 6, EV_LIST_FAILED_WAITING,
+         "failed, retries left, next_retry_time still ahead"},
+        {EV_DASH_FAILED_NORETRY, "NORTY", 6, EV_LIST_FAILED_NORETRY,
+         "failed, retries left, no next_retry_time: nothing retries it"},
+        {EV_DASH_EXHAUSTED, "EXHST", 6, EV_LIST_FAILED_EXHAUSTED,
+         "failed, retry_count >= max_retry_count: exhausted"},
+        {EV_DASH_OLDEST_PENDING_AGE, "OLDEST", 7, EV_LIST_PENDING,
+         "age of the oldest pending event (create_time)"},
+        {RATE_DRAIN, "DRAIN", 7, -1,
+         "time to work off pending + processing + failed at the DONE/m rate (∞: none done)"},
+        {RATE_CREATED, "NEW/m", 7, -1, "events created per minute over the window"},
+        {RATE_FINISHED, "DONE/m", 7, -1,
+         "events finished (succeeded or cancelled) per minute over the window"},
+        {EV_DASH_LONGEST_RETRY_WAIT, "RWAIT", 7, EV_LIST_PENDING,
+         "longest wait of a pending event since a retry made it pending"},
+        {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED, "cancelled in the window"},
+        {EV_DASH_CREATED, "NEW", 7, -1, "created in the window"},
+        {EV_DASH_SUCCESS, "OK", 7, -1, "created in the window and succeeded (status 2)"},
 };
 #define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
 
@@ -694,17 +707,20 @@ static void draw_spark(int y, int x, int width, const struct table_state *ts, co
 	}
 }
 
-#define GROUP_MIN 16
+#define GROUP_MIN  16
+#define TREND_HEAD "TREND"
+#define TREND_HELP "each group's backlog (pending + processing + failed) at the last refreshes"
 
-/* How many figure columns fit beside a group column of at least GROUP_MIN (or the widest
- * group, if narrower); the rightmost go first. */
-static int shown_columns(int cols)
+/* How many figure columns from column `first` fit beside a group column of at least GROUP_MIN
+ * (or the widest group, if narrower); the trend outranks the last figures. */
+static int fit_columns(int cols, int first)
 {
-	int n = NCOLS;
+	int n = NCOLS - first;
 	for (;;) {
-		/* The group, the figures, and the trend: the trend outranks the last figures. */
-		int used = GROUP_MIN + 1 + (cols >= 60 ? SPARK_LEN + 1 : 0);
-		for (int c = 0; c < n; c++)
+		/* " »" after the last one shown when more follow. */
+		int used = GROUP_MIN + 1 + (cols >= 60 ? SPARK_LEN + 1 : 0) +
+		           (first + n < NCOLS ? 2 : 0);
+		for (int c = first; c < first + n; c++)
 			used += columns[c].width;
 		if (used <= cols || n <= 1)
 			return n;
@@ -712,11 +728,20 @@ static int shown_columns(int cols)
 	}
 }
 
-/* The group column takes what the figures leave, up to 40, after room for the trend. */
-static int group_width(int cols, int ncols_shown)
+/* The first figure column shown: the leftmost from which the cursor's column still fits. */
+static int first_column(int cols, int sel_col)
 {
-	int used = 0;
-	for (int c = 0; c < ncols_shown; c++)
+	int first = 0;
+	while (first < sel_col && sel_col >= first + fit_columns(cols, first))
+		first++;
+	return first;
+}
+
+/* The group column takes what the figures leave, up to 40, after room for the trend. */
+static int group_width(int cols, int first, int ncols_shown)
+{
+	int used = first + ncols_shown < NCOLS ? 2 : 0;
+	for (int c = first; c < first + ncols_shown; c++)
 		used += columns[c].width;
 	int w = cols - used - 1;
 	if (w - (SPARK_LEN + 1) >= GROUP_MIN)
@@ -724,12 +749,21 @@ static int group_width(int cols, int ncols_shown)
 	return w < 6 ? 6 : w > 40 ? 40 : w;
 }
 
+int ui_dash_legend(int i, const char **head, const char **help)
+{
+	if (i < 0 || i > NCOLS)
+		return -1;
+	*head = i < NCOLS ? columns[i].head : TREND_HEAD;
+	*help = i < NCOLS ? columns[i].help : TREND_HELP;
+	return 0;
+}
+
 static void draw_row(int y, int cols, const struct table_state *ts, const struct ev_dash_row *row,
-                     const char *label, bool warn, bool selected, int sel_col, int ncols,
+                     const char *label, bool warn, bool selected, int sel_col, int first, int ncols,
                      bool total)
 {
 	bool stale = ts->stale_since[0] != '\0';
-	int gw = group_width(cols, ncols);
+	int gw = group_width(cols, first, ncols);
 	int x = 0;
 	draw_text_pad(y, x, gw,
 	              selected ? EV_STYLE_SELECTED
@@ -739,7 +773,7 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 	              label);
 	x += gw + 1;
 	const struct ev_dash_row *old = prev_row(ts, total ? NULL : row->group);
-	for (int c = 0; c < ncols; c++) {
+	for (int c = first; c < first + ncols; c++) {
 		char buf[48];
 		if (columns[c].fig >= EV_DASH_NFIGURES) {
 			rate_text(row, ts->cur ? ts->cur->window_s : 3600, columns[c].fig, buf,
@@ -774,6 +808,8 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 		draw_text_right(y, x + 1, columns[c].width - 1, style, buf);
 		x += columns[c].width;
 	}
+	if (first + ncols < NCOLS)
+		x += 2; /* under the header's " »" */
 	if (x + 1 + 4 <= cols)
 		draw_spark(y, x + 1, cols - x - 1 < SPARK_LEN ? cols - x - 1 : SPARK_LEN, ts,
 		           total ? "\001TOTAL" : row->group);
@@ -814,19 +850,26 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 		}
 		return;
 	}
-	int ncols = shown_columns(cols);
-	int gw = group_width(cols, ncols);
-	/* Header. */
+	int first = first_column(cols, d->sel_col);
+	int ncols = fit_columns(cols, first);
+	int gw = group_width(cols, first, ncols);
+	/* Header: « and » where columns are out of view (l and h scroll to them). */
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
 	draw_text_pad(top + 1, 0, gw, EV_STYLE_HEADER, dim_key(d, t));
+	if (first > 0)
+		draw_text(top + 1, gw, 1, EV_STYLE_HEADER, "«");
 	int x = gw + 1;
-	for (int c = 0; c < ncols; c++) {
+	for (int c = first; c < first + ncols; c++) {
 		draw_text_right(top + 1, x + 1, columns[c].width - 1, EV_STYLE_HEADER,
 		                columns[c].head);
 		x += columns[c].width;
 	}
+	if (first + ncols < NCOLS) {
+		draw_text(top + 1, x + 1, 1, EV_STYLE_HEADER, "»");
+		x += 2;
+	}
 	if (x + 6 <= cols)
-		draw_text(top + 1, x + 1, cols - x - 1, EV_STYLE_HEADER, "TREND");
+		draw_text(top + 1, x + 1, cols - x - 1, EV_STYLE_HEADER, TREND_HEAD);
 	/* Rows, then the totals on the last line of the block. */
 	int body = height - 3;
 	if (ts->note[0] && body > 1)
@@ -857,17 +900,17 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 				snprintf(label, sizeof(label), "%.64s lag %llds", row->group, lag);
 		}
 		draw_row(y, cols, ts, row, label, warn, focused && ts->sel_row == i, d->sel_col,
-		         ncols, false);
+		         first, ncols, false);
 	}
 	if (n == 0 && body > 0)
 		draw_text(y++, 2, cols - 2, EV_STYLE_NORMAL,
 		          "no backlog and nothing created in the window");
 	y = top + 2 + body;
-	char more[48] = "TOTAL";
+	char total[48] = "TOTAL";
 	if (n > body)
-		snprintf(more, sizeof(more), "TOTAL (%d groups)", n);
-	draw_row(y, cols, ts, &ts->cur->total, more, false, focused && ts->sel_row == n, d->sel_col,
-	         ncols, true);
+		snprintf(total, sizeof(total), "TOTAL (%d groups)", n);
+	draw_row(y, cols, ts, &ts->cur->total, total, false, focused && ts->sel_row == n,
+	         d->sel_col, first, ncols, true);
 	if (ts->note[0] && y + 1 < top + height)
 		draw_text(y + 1, 2, cols - 2, EV_STYLE_WARNING, ts->note);
 }
@@ -923,7 +966,7 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 			d->sel_col--;
 		break;
 	case EV_UA_RIGHT:
-		if (d->sel_col < shown_columns(COLS) - 1)
+		if (d->sel_col < NCOLS - 1)
 			d->sel_col++;
 		break;
 	case EV_UA_NEXT_TABLE:
