@@ -584,36 +584,39 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 	global_action(a, act);
 }
 
-/* ":" commands: what has no key, and everything by name. */
+/* ":" commands (keys.h's table): what has no key, and every action by name. */
 static void command_done(struct app *a, const char *text)
 {
 	while (*text == ' ')
 		text++;
 	if (*text == '\0')
 		return;
-	if (strcmp(text, "q") == 0 || strcmp(text, "quit") == 0) {
+	const char *arg = "";
+	enum ev_ui_command cmd = ev_ui_command_parse(text, &arg);
+	switch (cmd) {
+	case EV_UC_QUIT:
+		if (*arg != '\0')
+			break; /* not a command of its own: said below */
 		a->quit = true;
 		return;
-	}
-	if (strncmp(text, "show ", 5) == 0) {
-		const char *no = text + 5;
-		while (*no == ' ')
-			no++;
-		if (*no == '\0' || strlen(no) > 64) {
+	case EV_UC_SHOW:
+		if (*arg == '\0' || strlen(arg) > 64) {
 			app_message(a, EV_STYLE_ERROR,
 			            "show: give an event_no (at most 64 characters)");
 			return;
 		}
-		app_push(a, view_detail_new_by_no(a, no));
+		app_push(a, view_detail_new_by_no(a, arg));
 		return;
-	}
-	if (strncmp(text, "all ", 4) == 0) {
+	case EV_UC_ALL: {
 		/* An action on every row of the list on screen: a separate, explicit command. */
-		enum ev_ui_action act = ev_ui_action_parse(text + 4);
+		enum ev_ui_action act = ev_ui_action_parse(arg);
 		struct view *v = app_top(a);
 		if (act != EV_UA_RETRY_NOW && act != EV_UA_RETRY_SCHEDULE && act != EV_UA_CANCEL &&
 		    act != EV_UA_RECOVER) {
-			app_message(a, EV_STYLE_ERROR, "all: retry, schedule, cancel or recover");
+			app_message(
+			        a, EV_STYLE_ERROR,
+			        "all ACTION: retry, schedule, cancel or recover, on every row of "
+			        "the list on screen");
 			return;
 		}
 		if (v == NULL || v->ops->bulk_all == NULL) {
@@ -623,36 +626,48 @@ static void command_done(struct app *a, const char *text)
 		v->ops->bulk_all(a, v, act);
 		return;
 	}
-	if (strncmp(text, "source ", 7) == 0) {
-		const char *name = text + 7;
-		while (*name == ' ')
-			name++;
-		if (strcmp(name, "all") == 0 && a->nsources > 1) {
+	case EV_UC_SOURCE:
+		if (a->nsources < 2) {
+			app_message(a, EV_STYLE_NORMAL,
+			            "one source only (the config's [source] sections name more)");
+			return;
+		}
+		if (strcmp(arg, "all") == 0) {
 			use_source(a, -1, a->read_primary);
 			return;
 		}
 		for (int i = 0; i < a->nsources; i++) {
-			if (a->sources[i]->name != NULL && strcmp(a->sources[i]->name, name) == 0) {
+			if (a->sources[i]->name != NULL && strcmp(a->sources[i]->name, arg) == 0) {
 				use_source(a, i, a->read_primary);
 				return;
 			}
 		}
-		app_message(a, EV_STYLE_ERROR, "source: no source '%.64s' in the config", name);
+		app_message(a, EV_STYLE_ERROR,
+		            "source: no source '%.64s' in the config (all: every "
+		            "source at once)",
+		            arg);
 		return;
-	}
-	if (strncmp(text, "trace ", 6) == 0 && text[6] != '\0') {
-		app_push(a, view_trace_new(a, text + 6));
+	case EV_UC_TRACE:
+		if (*arg == '\0') {
+			app_message(a, EV_STYLE_ERROR, "trace: give a trace_id");
+			return;
+		}
+		app_push(a, view_trace_new(a, arg));
 		return;
-	}
-	if (strncmp(text, "refresh ", 8) == 0) {
+	case EV_UC_REFRESH: {
 		long long ms;
-		if (ev_parse_duration_ms(text + 8, &ms) == 0 && ms >= 100 && ms <= 3600000) {
+		if (*arg == '\0')
+			break; /* the refresh action: refresh now */
+		if (ev_parse_duration_ms(arg, &ms) == 0 && ms >= 100 && ms <= 3600000) {
 			a->refresh_ms = (int)ms;
 			a->next_refresh = app_now(a);
 			return;
 		}
 		app_message(a, EV_STYLE_ERROR, "refresh: expected a duration like 2s or 500ms");
 		return;
+	}
+	default:
+		break;
 	}
 	enum ev_ui_action act = ev_ui_action_parse(text);
 	if (act != EV_UA_NONE) {
@@ -662,7 +677,7 @@ static void command_done(struct app *a, const char *text)
 		return;
 	}
 	app_message(a, EV_STYLE_ERROR,
-	            "unknown command '%.60s' (an action name, refresh DUR, quit)", text);
+	            "unknown command '%.60s' (? lists the commands and the actions)", text);
 }
 
 static void drain_keys(struct app *a)

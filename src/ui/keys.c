@@ -19,6 +19,46 @@ static const struct {
 #undef X
 };
 
+static const struct {
+	const char *name, *arg, *help;
+} commands[EV_UC_COUNT] = {
+#define X(id, name, arg, help) [EV_UC_##id] = {name, arg, help},
+        EV_UI_COMMAND_LIST(X)
+#undef X
+};
+
+const char *ev_ui_command_name(enum ev_ui_command c)
+{
+	return (unsigned)c < EV_UC_COUNT ? commands[c].name : "none";
+}
+
+const char *ev_ui_command_arg(enum ev_ui_command c)
+{
+	return (unsigned)c < EV_UC_COUNT ? commands[c].arg : "";
+}
+
+const char *ev_ui_command_help(enum ev_ui_command c)
+{
+	return (unsigned)c < EV_UC_COUNT ? commands[c].help : "";
+}
+
+enum ev_ui_command ev_ui_command_parse(const char *line, const char **rest)
+{
+	while (*line == ' ')
+		line++;
+	size_t n = strcspn(line, " ");
+	const char *after = line + n;
+	while (*after == ' ')
+		after++;
+	*rest = after;
+	if (n == 1 && line[0] == 'q')
+		return EV_UC_QUIT;
+	for (int c = 0; c < EV_UC_COUNT; c++)
+		if (strlen(commands[c].name) == n && strncmp(commands[c].name, line, n) == 0)
+			return (enum ev_ui_command)c;
+	return EV_UC_NONE;
+}
+
 /* Conventions of top, htop, tig and k9s. */
 const struct ev_binding ev_bindings[] = {
         {EV_CTX_GLOBAL, "q", EV_UA_QUIT},

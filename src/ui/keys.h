@@ -76,6 +76,32 @@ enum ev_ui_action {
 	EV_UA_NONE = -1,
 };
 
+/* The ':' commands: what has no key. X(ID, name, argument, help); ":NAME" also runs any
+ * action by its name. The help screen and doc/evtop.1 list them from here. */
+#define EV_UI_COMMAND_LIST(X)                                                                      \
+	X(SHOW, "show", "EVENT_NO", "an event by event_no, in both tables (deleted ones too)")     \
+	X(TRACE, "trace", "TRACE_ID", "every event of a trace_id, in both tables")                 \
+	X(ALL, "all", "ACTION", "retry, schedule, cancel or recover the whole list on screen")     \
+	X(SOURCE, "source", "NAME", "watch another source; :source all, every source at once")     \
+	X(REFRESH, "refresh", "DUR", "the refresh interval, e.g. 5s or 500ms")                     \
+	X(QUIT, "quit", "", "quit (also :q)")
+
+enum ev_ui_command {
+#define X(id, name, arg, help) EV_UC_##id,
+	EV_UI_COMMAND_LIST(X)
+#undef X
+	        EV_UC_COUNT,
+	EV_UC_NONE = -1,
+};
+
+const char *ev_ui_command_name(enum ev_ui_command c);
+/* What the command takes ("EVENT_NO"), "" for nothing. */
+const char *ev_ui_command_arg(enum ev_ui_command c);
+const char *ev_ui_command_help(enum ev_ui_command c);
+/* The command a command line starts with (its first word; "q" is quit), or EV_UC_NONE; *rest
+ * is what follows the word, spaces skipped. */
+enum ev_ui_command ev_ui_command_parse(const char *line, const char **rest);
+
 enum ev_ui_context {
 	EV_CTX_GLOBAL,
 	EV_CTX_DASHBOARD,

@@ -72,7 +72,7 @@ static const struct {
         {EV_DASH_PROCESSING, "PROC", 6, EV_LIST_PROCESSING,
          "processing (status 1), the stuck ones included"},
         {EV_DASH_STUCK, "STUCK", 6, EV_LIST_STUCK,
-         "processing past lock_until (outbox) or the stuck threshold (message table)"},
+         "processing past lock_until (outbox) / the stuck threshold (message)"},
         {EV_DASH_FAILED, "FAIL", 6, EV_LIST_FAILED, "failed (status 3), every bucket below"},
         {EV_DASH_FAILED_DUE, "DUE", 6, EV_LIST_FAILED_DUE,
          "failed, retries left, next_retry_time reached"},
@@ -85,14 +85,15 @@ static const struct {
         {EV_DASH_OLDEST_PENDING_AGE, "OLDEST", 7, EV_LIST_PENDING,
          "age of the oldest pending event (create_time)"},
         {RATE_DRAIN, "DRAIN", 7, -1,
-         "time to work off pending + processing + failed at the DONE/m rate (∞: none done)"},
+         "time to clear PEND + PROC + FAIL at the DONE/m rate (∞: never)"},
         {RATE_CREATED, "NEW/m", 7, -1, "events created per minute over the window"},
         {RATE_FINISHED, "DONE/m", 7, -1,
-         "events finished (succeeded or cancelled) per minute over the window"},
+         "events succeeded or cancelled per minute over the window"},
         {EV_DASH_LONGEST_RETRY_WAIT, "RWAIT", 7, EV_LIST_PENDING,
          "longest wait of a pending event since a retry made it pending"},
-        {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED, "cancelled in the window"},
-        {EV_DASH_CREATED, "NEW", 7, -1, "created in the window"},
+        {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED,
+         "created in the window and cancelled (status 4)"},
+        {EV_DASH_CREATED, "NEW", 7, -1, "created in the window (create_time)"},
         {EV_DASH_SUCCESS, "OK", 7, -1, "created in the window and succeeded (status 2)"},
 };
 #define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
@@ -709,7 +710,7 @@ static void draw_spark(int y, int x, int width, const struct table_state *ts, co
 
 #define GROUP_MIN  16
 #define TREND_HEAD "TREND"
-#define TREND_HELP "each group's backlog (pending + processing + failed) at the last refreshes"
+#define TREND_HELP "the backlog (PEND + PROC + FAIL) over the last refreshes"
 
 /* How many figure columns from column `first` fit beside a group column of at least GROUP_MIN
  * (or the widest group, if narrower); the trend outranks the last figures. */

@@ -69,11 +69,27 @@ static void build(struct help_view *h)
 		add(h, EV_STYLE_NORMAL, line);
 	}
 	add(h, EV_STYLE_NORMAL, "");
+	add(h, EV_STYLE_HEADER, "Commands (: then Enter)");
+	for (int c = 0; c < EV_UC_COUNT; c++) {
+		char cmd[64], line[200];
+		snprintf(cmd, sizeof(cmd), ":%s%s%s", ev_ui_command_name((enum ev_ui_command)c),
+		         ev_ui_command_arg((enum ev_ui_command)c)[0] ? " " : "",
+		         ev_ui_command_arg((enum ev_ui_command)c));
+		snprintf(line, sizeof(line), "  %-18s %s", cmd,
+		         ev_ui_command_help((enum ev_ui_command)c));
+		add(h, EV_STYLE_NORMAL, line);
+	}
 	add(h, EV_STYLE_NORMAL,
-	    "  :show EVENT_NO  an event by event_no, in both tables (deleted ones too)");
-	add(h, EV_STYLE_NORMAL, "  :trace ID       every event of a trace_id, in both tables");
-	add(h, EV_STYLE_NORMAL,
-	    "  :refresh 5s     the refresh interval; :quit; :ACTION any action by name");
+	    "  :ACTION            any action above by its name, e.g. :next-table");
+	/* The dashboard's columns, from the table its headers come from. */
+	add(h, EV_STYLE_NORMAL, "");
+	add(h, EV_STYLE_HEADER, "The dashboard's columns (per group; l and h scroll them)");
+	const char *head, *what;
+	for (int i = 0; ui_dash_legend(i, &head, &what) == 0; i++) {
+		char line[200];
+		snprintf(line, sizeof(line), "  %-8s %s", head, what);
+		add(h, EV_STYLE_NORMAL, line);
+	}
 }
 
 static void help_draw(struct app *a, struct view *v, int top, int height, int cols)

@@ -155,6 +155,28 @@ START_TEST(config_bindings)
 }
 END_TEST
 
+/* The ':' commands: each named and explained, found by its first word only. */
+START_TEST(commands_parse)
+{
+	const char *rest = NULL;
+	for (int c = 0; c < EV_UC_COUNT; c++) {
+		ck_assert_str_ne(ev_ui_command_help((enum ev_ui_command)c), "");
+		ck_assert_int_eq(
+		        ev_ui_command_parse(ev_ui_command_name((enum ev_ui_command)c), &rest), c);
+		ck_assert_str_eq(rest, "");
+	}
+	ck_assert_int_eq(ev_ui_command_parse("  show   OB-1 x", &rest), EV_UC_SHOW);
+	ck_assert_str_eq(rest, "OB-1 x");
+	ck_assert_int_eq(ev_ui_command_parse("all", &rest), EV_UC_ALL);
+	ck_assert_int_eq(ev_ui_command_parse("all retry", &rest), EV_UC_ALL);
+	ck_assert_str_eq(rest, "retry");
+	ck_assert_int_eq(ev_ui_command_parse("q", &rest), EV_UC_QUIT);
+	ck_assert_int_eq(ev_ui_command_parse("allx", &rest), EV_UC_NONE);
+	ck_assert_int_eq(ev_ui_command_parse("sho OB-1", &rest), EV_UC_NONE);
+	ck_assert_int_eq(ev_ui_command_parse("next-table", &rest), EV_UC_NONE);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("keys");
@@ -165,6 +187,7 @@ int main(void)
 	tcase_add_test(tc, context_falls_back_to_global);
 	tcase_add_test(tc, key_names_round_trip);
 	tcase_add_test(tc, config_bindings);
+	tcase_add_test(tc, commands_parse);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,6 +1,6 @@
 /* doc/evtop.1's KEYS section against the console's own tables (src/ui/keys.c): every binding
- * is listed under its view with its action's name and help, every action name appears, and
- * the page lists no key the console does not bind. */
+ * is listed under its view with its action's name and help, every action name appears, the
+ * page lists no key the console does not bind, and every ':' command has its entry. */
 #include <config.h>
 
 #include "ui/keys.h"
@@ -217,6 +217,44 @@ START_TEST(no_key_the_console_lacks)
 }
 END_TEST
 
+/* Every ':' command of the commands' table has an entry (a tag line ".BI :name ..." or
+ * ".BR ... :name ...") under the KEYS section's "Command line (:)". */
+START_TEST(every_command_in_the_page)
+{
+	const char *src = getenv("EVTOP_SRCDIR");
+	char path[4096], line[1024];
+	snprintf(path, sizeof(path), "%s/doc/evtop.1", src ? src : ".");
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	char tags[8192] = "";
+	size_t n = 0;
+	bool in_commands = false, after_tp = false;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, ".SS", 3) == 0 || strncmp(line, ".SH", 3) == 0) {
+			in_commands = strcmp(line, ".SS \"Command line (:)\"") == 0;
+			continue;
+		}
+		if (in_commands && after_tp && n + strlen(line) + 2 < sizeof(tags))
+			n += (size_t)snprintf(tags + n, sizeof(tags) - n, "%s\n", line);
+		after_tp = in_commands && strcmp(line, ".TP") == 0;
+	}
+	fclose(f);
+	ck_assert_msg(n > 0, "doc/evtop.1 has no \"Command line (:)\" entries");
+	for (int c = 0; c < EV_UC_COUNT; c++) {
+		char want[64];
+		snprintf(want, sizeof(want), ":%s", ev_ui_command_name((enum ev_ui_command)c));
+		bool found = false;
+		for (const char *p = strstr(tags, want); p != NULL && !found;
+		     p = strstr(p + 1, want)) {
+			char next = p[strlen(want)];
+			found = next == ' ' || next == '"' || next == '\n';
+		}
+		ck_assert_msg(found, "doc/evtop.1 \"Command line (:)\" has no entry for %s", want);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("manpage");
@@ -224,6 +262,7 @@ int main(void)
 	tcase_add_test(tc, every_binding_in_the_page);
 	tcase_add_test(tc, every_action_named);
 	tcase_add_test(tc, no_key_the_console_lacks);
+	tcase_add_test(tc, every_command_in_the_page);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
