@@ -137,8 +137,15 @@ static void build_and_confirm(struct app *a)
 	ev_guard_clear(&P.g);
 	if (ev_guard_build(&req, &P.g, &err) < 0) {
 		if (err.code == EV_GUARD_REFUSED_PROTECTED && !P.confirmed_protected) {
-			app_prompt(a, "a protected event type: type its event_no to go on: ", "",
-			           protected_done);
+			/* The event_no whole, last before the typing: a narrow screen shows the
+			 * end of the prompt (the line is sanitised when drawn). */
+			const char *token = ev_guard_protected_token(
+			        P.seen.event_type, P.seen.biz_type, a->cfg->protected_types);
+			char label[256];
+			snprintf(label, sizeof(label),
+			         "a protected type (%.40s): to go on, type its event_no, %.64s: ",
+			         token ? token : "?", P.seen.event_no ? P.seen.event_no : "?");
+			app_prompt(a, label, "", protected_done);
 			return;
 		}
 		app_message(a, EV_STYLE_ERROR, "refused: %s", err.msg);

@@ -121,7 +121,7 @@ struct app {
 	int msg_style;
 	/* A prompt on the message line. */
 	bool prompting;
-	char prompt_label[96];
+	char prompt_label[256]; /* room for a whole event_no (64) and its type */
 	char prompt_text[512];
 	size_t prompt_len;
 	void (*on_prompt)(struct app *a, const char *text);

@@ -577,17 +577,103 @@ static const struct col *list_columns(const struct list_view *l, struct col buf[
 	return buf;
 }
 
-/* A fixed width, or for the flexible column (the reason) what is left after the fixed
- * columns that follow it, at least 24. */
-static int col_width(const struct col *cs, int c, int left)
+/* The text row i shows in column c: the status with its name, the tries as n/max, else the
+ * value (NULL for SQL NULL); buf holds what is built. */
+static const char *shown_value(const struct list_view *l, size_t i, const char *name, char *buf,
+                               size_t size)
 {
-	if (cs[c].width)
-		return cs[c].width;
-	int after = 0;
-	for (int k = c + 1; cs[k].name != NULL; k++)
-		after += cs[k].width + 1;
-	int w = left - after;
-	return w < 24 ? (left < 24 ? left : 24) : w;
+	const struct ev_table_def *def = ev_model_table(l->table);
+	const char *val = ev_rowset_get(l->rows, i, name);
+	if (val == NULL)
+		return NULL;
+	if (strcmp(name, def->status_col) == 0) {
+		int st = atoi(val);
+		snprintf(buf, size, "%d %s", st, ev_model_status_name(def, st, false));
+		return buf;
+	}
+	if (strcmp(name, "retry_count") == 0) {
+		snprintf(buf, size, "%s/%s", val, ev_rowset_get(l->rows, i, "max_retry_count"));
+		return buf;
+	}
+	return val;
+}
+
+/* The display width the page's values of a column need (its header's at least), at most
+ * max. */
+static int needed_width(const struct list_view *l, const struct col *c, int max)
+{
+	int need = ev_text_width(c->head);
+	int ci = ev_rowset_col(l->rows, c->name);
+	for (size_t i = 0; l->rows != NULL && i < l->rows->nrows && need < max; i++) {
+		char buf[64];
+		const char *val = shown_value(l, i, c->name, buf, sizeof(buf));
+		if (val == NULL) {
+			need = need > 1 ? need : 1;
+			continue;
+		}
+		/* Measured as drawn: sanitised (and whole, NUL bytes and all). */
+		const struct ev_cell *cell =
+		        ci >= 0 ? ev_rowset_cell(l->rows, i, (size_t)ci) : NULL;
+		char *safe = cell != NULL && val == cell->s ? ev_text_sanitize(cell->s, cell->len)
+		                                            : ev_text_sanitize(val, strlen(val));
+		int w = ev_text_width(safe);
+		free(safe);
+		need = w > need ? w : need;
+	}
+	return need < max ? need : max;
+}
+
+#define WIDE_MAX 64 /* the widest a fixed column grows: an event_no is at most 64 */
+
+/* The widths of the columns from `first` on `avail` screen columns. A fixed column has its
+ * width from the table, and when the screen has room the width its header and the page's
+ * values need (up to WIDE_MAX): the event_no first, whole whenever it fits on the screen
+ * (the columns after it move right, out of view if need be: Right scrolls to them), then
+ * the others left to right, as long as the flexible column (the reason) keeps 24. The
+ * flexible column takes what is left after the fixed columns that follow it, at least 24. */
+static void col_widths(const struct list_view *l, const struct col *cs, int first, int avail,
+                       int w[MAX_COLS])
+{
+	int n = 0, flex = -1, used = 0;
+	int need[MAX_COLS];
+	for (int c = first; cs[c].name != NULL && c < MAX_COLS; c++, n++) {
+		w[c] = cs[c].width;
+		need[c] = cs[c].width ? needed_width(l, &cs[c], WIDE_MAX) : 0;
+		if (cs[c].width == 0)
+			flex = c;
+		else
+			used += w[c] + 1;
+	}
+	for (int c = first; c < first + n; c++) {
+		if (cs[c].width == 0 || strcmp(cs[c].name, "event_no") != 0 || need[c] <= w[c])
+			continue;
+		int x = 0; /* where it starts */
+		for (int k = first; k < c; k++)
+			x += (cs[k].width ? w[k] : 24) + 1;
+		int fits = avail - x;
+		int grow = (need[c] < fits ? need[c] : fits) - w[c];
+		if (grow > 0) {
+			w[c] += grow;
+			used += grow;
+		}
+	}
+	int room = avail - used - (flex >= 0 ? 24 : 0);
+	for (int c = first; c < first + n && room > 0; c++) {
+		if (cs[c].width == 0 || need[c] <= w[c])
+			continue;
+		int grow = need[c] - w[c] < room ? need[c] - w[c] : room;
+		w[c] += grow;
+		room -= grow;
+	}
+	if (flex >= 0) {
+		int left = avail, after = 0;
+		for (int k = first; k < flex; k++)
+			left -= w[k] + 1;
+		for (int k = flex + 1; k < first + n; k++)
+			after += w[k] + 1;
+		int fw = left - after;
+		w[flex] = fw < 24 ? (left < 24 ? (left > 0 ? left : 0) : 24) : fw;
+	}
 }
 
 static int cs_count(const struct col *cs)
@@ -698,9 +784,11 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	}
 	/* The header. */
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
+	int widths[MAX_COLS];
+	col_widths(l, cs, l->hscroll, cols - 2, widths);
 	int x = 2;
 	for (int c = l->hscroll; cs[c].name != NULL && x < cols; c++) {
-		int w = col_width(cs, c, cols - x);
+		int w = widths[c];
 		draw_text_pad(top + 1, x, w < cols - x ? w : cols - x, EV_STYLE_HEADER, cs[c].head);
 		x += w + 1;
 	}
@@ -730,11 +818,11 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 		draw_text(y, 0, 2, mstyle, marked ? "*" : hz ? "!" : " ");
 		x = 2;
 		for (int c = l->hscroll; cs[c].name != NULL && x < cols; c++) {
-			int w = col_width(cs, c, cols - x);
+			int w = widths[c];
 			if (w > cols - x)
 				w = cols - x;
-			const char *val = ev_rowset_get(l->rows, (size_t)i, cs[c].name);
 			char buf[64];
+			const char *val = shown_value(l, (size_t)i, cs[c].name, buf, sizeof(buf));
 			int style = sel ? EV_STYLE_SELECTED : EV_STYLE_NORMAL;
 			if (c == l->hscroll && !sel && id != NULL && a->highlight_id != 0 &&
 			    strtoull(id, NULL, 10) == a->highlight_id)
@@ -743,17 +831,8 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 				val = "-";
 				if (!sel)
 					style = EV_STYLE_NULL_VALUE;
-			} else if (strcmp(cs[c].name, def->status_col) == 0) {
-				int st = atoi(val);
-				snprintf(buf, sizeof(buf), "%d %s", st,
-				         ev_model_status_name(def, st, false));
-				val = buf;
-				if (!sel)
-					style = status_style(st);
-			} else if (strcmp(cs[c].name, "retry_count") == 0) {
-				snprintf(buf, sizeof(buf), "%s/%s", val,
-				         ev_rowset_get(l->rows, (size_t)i, "max_retry_count"));
-				val = buf;
+			} else if (strcmp(cs[c].name, def->status_col) == 0 && !sel) {
+				style = status_style(atoi(val));
 			}
 			/* A NUL inside a value would end it early: what follows it is shown too. */
 			char *whole = NULL;

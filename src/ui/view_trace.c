@@ -2,6 +2,7 @@
  * an event's detail. */
 #include <config.h>
 
+#include "core/text.h"
 #include "ui/app.h"
 #include "ui/term.h"
 
@@ -192,13 +193,27 @@ static void trace_draw(struct app *a, struct view *v, int top, int height, int c
 		top++;
 		height--;
 	}
+	/* The event_no as wide as the widest (at least 24), whole when it fits on the screen:
+	 * the columns after it move right. */
+	int ew = 24;
+	for (size_t i = 0; i < tv->nrows; i++) {
+		char *safe =
+		        ev_text_sanitize(tv->rows[i].event_no ? tv->rows[i].event_no : "",
+		                         tv->rows[i].event_no ? strlen(tv->rows[i].event_no) : 0);
+		int w = ev_text_width(safe);
+		free(safe);
+		ew = w > ew ? w : ew;
+	}
+	if (ew > cols - 10)
+		ew = cols - 10 > 24 ? cols - 10 : 24;
+	int sh = ew - 24; /* how far the columns after it move */
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
 	draw_text_pad(top + 1, 0, 8, EV_STYLE_HEADER, "TABLE");
-	draw_text_pad(top + 1, 9, 24, EV_STYLE_HEADER, "EVENT_NO");
-	draw_text_pad(top + 1, 34, 16, EV_STYLE_HEADER, "TYPE");
-	draw_text_pad(top + 1, 51, 13, EV_STYLE_HEADER, "STATUS");
-	draw_text_pad(top + 1, 65, 19, EV_STYLE_HEADER, "CREATED");
-	draw_text_pad(top + 1, 85, cols - 85, EV_STYLE_HEADER, "FAIL_REASON");
+	draw_text_pad(top + 1, 9, ew, EV_STYLE_HEADER, "EVENT_NO");
+	draw_text_pad(top + 1, 34 + sh, 16, EV_STYLE_HEADER, "TYPE");
+	draw_text_pad(top + 1, 51 + sh, 13, EV_STYLE_HEADER, "STATUS");
+	draw_text_pad(top + 1, 65 + sh, 19, EV_STYLE_HEADER, "CREATED");
+	draw_text_pad(top + 1, 85 + sh, cols - 85 - sh, EV_STYLE_HEADER, "FAIL_REASON");
 	int body = height - 2, n = (int)tv->nrows;
 	if (n == 0)
 		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL,
@@ -217,11 +232,12 @@ static void trace_draw(struct app *a, struct view *v, int top, int height, int c
 		if (i == tv->sel)
 			draw_fill(y, 0, cols, style);
 		draw_text_pad(y, 0, 8, style, def->key);
-		draw_text_pad(y, 9, 24, style, r->event_no);
-		draw_text_pad(y, 34, 16, style, r->event_type);
-		draw_text_pad(y, 51, 13, style, st);
-		draw_text_pad(y, 65, 19, style, r->create_time);
-		draw_text_pad(y, 85, cols - 85, r->fail_reason ? style : EV_STYLE_NULL_VALUE,
+		draw_text_pad(y, 9, ew, style, r->event_no);
+		draw_text_pad(y, 34 + sh, 16, style, r->event_type);
+		draw_text_pad(y, 51 + sh, 13, style, st);
+		draw_text_pad(y, 65 + sh, 19, style, r->create_time);
+		draw_text_pad(y, 85 + sh, cols - 85 - sh,
+		              r->fail_reason ? style : EV_STYLE_NULL_VALUE,
 		              r->fail_reason ? r->fail_reason : "-");
 	}
 }
