@@ -718,9 +718,10 @@ static int fit_columns(int cols, int first)
 {
 	int n = NCOLS - first;
 	for (;;) {
-		/* " »" after the last one shown when more follow. */
+		/* " »" after the last one shown when more follow: in the trend's room when there
+		 * is one (the trend is two shorter then), else beside the figures. */
 		int used = GROUP_MIN + 1 + (cols >= 60 ? SPARK_LEN + 1 : 0) +
-		           (first + n < NCOLS ? 2 : 0);
+		           (cols < 60 && first + n < NCOLS ? 2 : 0);
 		for (int c = first; c < first + n; c++)
 			used += columns[c].width;
 		if (used <= cols || n <= 1)
@@ -741,7 +742,7 @@ static int first_column(int cols, int sel_col)
 /* The group column takes what the figures leave, up to 40, after room for the trend. */
 static int group_width(int cols, int first, int ncols_shown)
 {
-	int used = first + ncols_shown < NCOLS ? 2 : 0;
+	int used = cols < 60 && first + ncols_shown < NCOLS ? 2 : 0;
 	for (int c = first; c < first + ncols_shown; c++)
 		used += columns[c].width;
 	int w = cols - used - 1;
