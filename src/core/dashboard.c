@@ -437,6 +437,19 @@ const char *ev_format_duration(long long s, char *buf, size_t size)
 	return buf;
 }
 
+const char *ev_format_age(const char *when, const char *now, char *buf, size_t size)
+{
+	char dur[32];
+	long long age = ev_datetime_diff(when, now);
+	if (age == LLONG_MIN)
+		snprintf(buf, size, "%s", "");
+	else if (age >= 0)
+		snprintf(buf, size, "%s ago", ev_format_duration(age, dur, sizeof(dur)));
+	else
+		snprintf(buf, size, "in %s", ev_format_duration(-age, dur, sizeof(dur)));
+	return buf;
+}
+
 static bool parse_dt(const char *s, long long *out)
 {
 	struct tm tm;

@@ -155,4 +155,10 @@ long long ev_datetime_diff(const char *a, const char *b);
 /* A duration in seconds, short: "45s", "3m12s", "2h05m", "4d03h"; "-" for a negative value. */
 const char *ev_format_duration(long long seconds, char *buf, size_t size);
 
+/* How long ago datetime `when` was at the server time `now` (both 'YYYY-MM-DD hh:mm:ss' in
+ * the session's zone; `now` read with `when`, never an older reading, or a write made since
+ * would look ahead of it): "45s ago", "0s ago" for the same second, "in 3m12s" for a time
+ * still ahead. "" when either does not parse. Writes into buf and returns it. */
+const char *ev_format_age(const char *when, const char *now, char *buf, size_t size);
+
 #endif

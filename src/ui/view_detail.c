@@ -13,7 +13,6 @@
 
 #include <curses.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,13 @@ struct detail_view {
 	int scroll;
 	char search[128];
 	char error[512];
+	/* Re-read at every refresh: the server's NOW() read with the row on screen (its ages are
+	 * against it), and what changed at the last read that changed something (its columns
+	 * marked, and a line saying since when). */
+	char read_at[32];
+	bool *changed; /* per column of row */
+	bool payload_changed, headers_changed;
+	char changes[640];
 	/* Looked up on every source at once (site SITE_ALL until found): each source's answer. */
 	int nsrc, awaiting;
 	struct detail_result **found; /* per source: its answer, or NULL (none, or no answer) */
@@ -59,6 +65,7 @@ struct detail_result {
 	struct ev_rowset *rows;
 	enum ev_table_kind table;
 	bool in_both; /* an event_no is unique per table only */
+	char now[32]; /* the server's NOW() just after the row was read */
 };
 
 struct detail_arg {
@@ -101,6 +108,18 @@ static int detail_job(struct ev_conn *c, struct ev_job *job, struct ev_error *er
 				r->in_both = true;
 			ev_rowset_free(&rs);
 		}
+	}
+	if (r->rows != NULL) {
+		/* The clock after the row: any write the row shows is at or before it, so a past
+		 * time never reads as ahead (the dashboard's last reading may be older than the
+		 * write). */
+		struct ev_query *q = ev_query_server_clock();
+		struct ev_rowset *rs = NULL;
+		if (ev_conn_run(c, q, &rs, err) == 0 && rs->nrows > 0 &&
+		    ev_rowset_cell(rs, 0, 0)->s != NULL)
+			snprintf(r->now, sizeof(r->now), "%s", ev_rowset_cell(rs, 0, 0)->s);
+		ev_rowset_free(&rs);
+		ev_query_free(&q);
 	}
 	return 0;
 }
@@ -160,7 +179,7 @@ static void add_head(struct detail_view *d, int style, const char *text)
 	d->nhead++;
 }
 
-static void detail_clear(struct detail_view *d)
+static void head_clear(struct detail_view *d)
 {
 	for (int i = 0; i < d->nhead; i++)
 		free(d->head[i]);
@@ -169,6 +188,11 @@ static void detail_clear(struct detail_view *d)
 	d->head = NULL;
 	d->head_style = NULL;
 	d->nhead = 0;
+}
+
+static void detail_clear(struct detail_view *d)
+{
+	head_clear(d);
 	ev_jsonview_free(&d->payload);
 	ev_jsonview_free(&d->headers);
 	ev_rowset_free(&d->row);
@@ -226,6 +250,117 @@ static struct detail_result *found_on(struct app *a, struct detail_view *d, stru
 	return r;
 }
 
+static bool cell_same(const struct ev_cell *x, const struct ev_cell *y)
+{
+	if (x->s == NULL || y->s == NULL)
+		return x->s == y->s;
+	return x->len == y->len && memcmp(x->s, y->s, x->len) == 0;
+}
+
+/* What changed between the row read before (old) and the one read now: its columns marked
+ * and a line that says so; a read that changed nothing leaves the last change's marks. */
+static void note_changes(struct detail_view *d, const struct ev_rowset *old)
+{
+	if (old == NULL || old->nrows == 0 || old->ncols != d->row->ncols)
+		return;
+	const struct ev_table_def *def = ev_model_table(d->table);
+	bool *changed = ev_xcalloc(d->row->ncols, sizeof(*changed));
+	/* The version and the status first: they say what happened; then the other columns. */
+	struct ev_buf what, rest;
+	ev_buf_init(&what);
+	ev_buf_init(&rest);
+	for (size_t c = 0; c < d->row->ncols; c++) {
+		const struct ev_cell *was = ev_rowset_cell(old, 0, c),
+		                     *is = ev_rowset_cell(d->row, 0, c);
+		if (cell_same(was, is))
+			continue;
+		const char *name = d->row->cols[c].name;
+		changed[c] = true;
+		if (strcmp(name, def->status_col) == 0 && was->s && is->s)
+			ev_buf_printf(&what, "%s%s %.8s → %.8s %s", what.len ? ", " : "", name,
+			              was->s, is->s, ev_model_status_name(def, atoi(is->s), false));
+		else if (strcmp(name, "version") == 0 && was->s && is->s)
+			ev_buf_printf(&what, "%s%s %.20s → %.20s", what.len ? ", " : "", name,
+			              was->s, is->s);
+		else
+			ev_buf_printf(&rest, "%s%s", rest.len ? ", " : "", name);
+	}
+	if (rest.len > 0)
+		ev_buf_printf(&what, "%s%s", what.len ? ", " : "", rest.data);
+	ev_buf_free(&rest);
+	if (what.len == 0) {
+		free(changed);
+		ev_buf_free(&what);
+		return;
+	}
+	free(d->changed);
+	d->changed = changed;
+	int pc = ev_rowset_col(d->row, "event_payload"),
+	    hc = ev_rowset_col(d->row, "event_headers");
+	d->payload_changed = pc >= 0 && changed[pc];
+	d->headers_changed = hc >= 0 && changed[hc];
+	snprintf(d->changes, sizeof(d->changes), "changed since the read at %s: %.560s",
+	         d->read_at[0] ? d->read_at : "?", what.data);
+	ev_buf_free(&what);
+}
+
+/* The lines above the payload: the title, what changed, every column (NULL shown as such,
+ * the status with its meaning, a time with its age against the server's clock of the read). */
+static void build_head(struct app *a, struct detail_view *d)
+{
+	head_clear(d);
+	const struct ev_table_def *def = ev_model_table(d->table);
+	const char *deleted = ev_rowset_get(d->row, 0, "deleted");
+	char line[1200];
+	char where[96] = "";
+	if (a->nsources > 1)
+		snprintf(where, sizeof(where), " on source %.64s",
+		         app_source_name(a, app_site_index(a, &d->base)));
+	snprintf(line, sizeof(line), "%s event %s%s%s", def->key, d->event_no, where,
+	         deleted && strcmp(deleted, "0") != 0 ? "  [DELETED]" : "");
+	add_head(d, deleted && strcmp(deleted, "0") != 0 ? EV_STYLE_DELETED : EV_STYLE_TITLE, line);
+	if (d->changes[0])
+		add_head(d, EV_STYLE_CHANGED, d->changes);
+	for (size_t c = 0; c < d->row->ncols; c++) {
+		const char *name = d->row->cols[c].name;
+		const struct ev_cell *cell = ev_rowset_cell(d->row, 0, c);
+		int style =
+		        d->changed != NULL && d->changed[c] ? EV_STYLE_CHANGED : EV_STYLE_NORMAL;
+		if (d->row->cols[c].type == EV_CT_JSON)
+			continue;
+		if (cell->s == NULL) {
+			snprintf(line, sizeof(line), "%-18s NULL", name);
+			add_head(d, style == EV_STYLE_NORMAL ? EV_STYLE_NULL_VALUE : style, line);
+		} else if (strcmp(name, def->status_col) == 0) {
+			int st = atoi(cell->s);
+			snprintf(line, sizeof(line), "%-18s %s  %s / %s", name, cell->s,
+			         ev_model_status_name(def, st, false),
+			         ev_model_status_name(def, st, true));
+			add_head(d, style, line);
+		} else if (d->row->cols[c].type == EV_CT_DATETIME) {
+			/* Ages against the server's clock read with the row, never the bastion's.
+			 */
+			char age[48] = "";
+			if (d->read_at[0])
+				ev_format_age(cell->s, d->read_at, age, sizeof(age));
+			if (age[0])
+				snprintf(line, sizeof(line), "%-18s %.40s  (%s)", name, cell->s,
+				         age);
+			else
+				snprintf(line, sizeof(line), "%-18s %.40s", name, cell->s);
+			add_head(d, style, line);
+		} else {
+			/* Whole: a 1000-character fail_reason is up to 4000 bytes, and a cut in
+			 * bytes would split a character and hide its end from the search. */
+			char *safe = ev_text_sanitize(cell->s, cell->len);
+			char *text = ev_xasprintf("%-18s %s", name, safe);
+			add_head(d, style, text);
+			free(text);
+			free(safe);
+		}
+	}
+}
+
 static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 {
 	struct detail_view *d = (struct detail_view *)v;
@@ -247,7 +382,7 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 		return;
 	}
 	if (r->rows == NULL || r->rows->nrows == 0) {
-		if (d->by_no)
+		if (d->by_no && d->row == NULL)
 			snprintf(d->error, sizeof(d->error), "no event %.64s in either table",
 			         d->event_no);
 		else
@@ -255,74 +390,50 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 			         d->event_no, app_table_name(a, app_site_index(a, v), d->table));
 		return;
 	}
+	bool first = d->row == NULL;
 	d->table = r->table;
-	if (r->in_both)
+	if (r->in_both && first)
 		app_message(
 		        a, EV_STYLE_WARNING,
 		        "%.64s is also in the message table (event_no is unique per table only)",
 		        d->event_no);
 	d->error[0] = '\0';
-	detail_clear(d);
+	struct ev_rowset *old = d->row;
 	d->row = r->rows;
 	r->rows = NULL;
-	const struct ev_table_def *def = ev_model_table(d->table);
-	const char *deleted = ev_rowset_get(d->row, 0, "deleted");
-	char line[1200];
-	char where[96] = "";
-	if (a->nsources > 1)
-		snprintf(where, sizeof(where), " on source %.64s",
-		         app_source_name(a, app_site_index(a, v)));
-	snprintf(line, sizeof(line), "%s event %s%s%s", def->key, d->event_no, where,
-	         deleted && strcmp(deleted, "0") != 0 ? "  [DELETED]" : "");
-	add_head(d, deleted && strcmp(deleted, "0") != 0 ? EV_STYLE_DELETED : EV_STYLE_TITLE, line);
-	for (size_t c = 0; c < d->row->ncols; c++) {
-		const char *name = d->row->cols[c].name;
-		const struct ev_cell *cell = ev_rowset_cell(d->row, 0, c);
-		if (d->row->cols[c].type == EV_CT_JSON)
+	if (d->id == 0) {
+		/* Found by event_no: re-read by id from now on, in its table. */
+		const char *id = ev_rowset_get(d->row, 0, "id");
+		d->id = id ? strtoull(id, NULL, 10) : 0;
+	}
+	note_changes(d, old);
+	snprintf(d->read_at, sizeof(d->read_at), "%s", r->now);
+	int old_nhead = d->nhead;
+	build_head(a, d);
+	/* A payload that did not change keeps its folding; one that did is shown anew. */
+	const char *json[] = {"event_payload", "event_headers"};
+	struct ev_jsonview **jv[] = {&d->payload, &d->headers};
+	for (int k = 0; k < 2; k++) {
+		int jc = ev_rowset_col(d->row, json[k]);
+		int oc = old != NULL ? ev_rowset_col(old, json[k]) : -1;
+		const struct ev_cell *cell = jc >= 0 ? ev_rowset_cell(d->row, 0, (size_t)jc) : NULL;
+		if (*jv[k] != NULL && cell != NULL && oc >= 0 &&
+		    cell_same(cell, ev_rowset_cell(old, 0, (size_t)oc)))
 			continue;
-		if (cell->s == NULL) {
-			snprintf(line, sizeof(line), "%-18s NULL", name);
-			add_head(d, EV_STYLE_NULL_VALUE, line);
-		} else if (strcmp(name, def->status_col) == 0) {
-			int st = atoi(cell->s);
-			snprintf(line, sizeof(line), "%-18s %s  %s / %s", name, cell->s,
-			         ev_model_status_name(def, st, false),
-			         ev_model_status_name(def, st, true));
-			add_head(d, EV_STYLE_NORMAL, line);
-		} else if (d->row->cols[c].type == EV_CT_DATETIME && a->server_now[0]) {
-			/* Ages against the server's clock, never the bastion's. */
-			long long age = ev_datetime_diff(cell->s, a->server_now);
-			char dur[32];
-			if (age == LLONG_MIN)
-				snprintf(line, sizeof(line), "%-18s %.40s", name, cell->s);
-			else if (age >= 0)
-				snprintf(line, sizeof(line), "%-18s %.40s  (%s ago)", name, cell->s,
-				         ev_format_duration(age, dur, sizeof(dur)));
-			else
-				snprintf(line, sizeof(line), "%-18s %.40s  (in %s)", name, cell->s,
-				         ev_format_duration(-age, dur, sizeof(dur)));
-			add_head(d, EV_STYLE_NORMAL, line);
-		} else {
-			/* Whole: a 1000-character fail_reason is up to 4000 bytes, and a cut in
-			 * bytes would split a character and hide its end from the search. */
-			char *safe = ev_text_sanitize(cell->s, cell->len);
-			char *text = ev_xasprintf("%-18s %s", name, safe);
-			add_head(d, EV_STYLE_NORMAL, text);
-			free(text);
-			free(safe);
-		}
+		ev_jsonview_free(jv[k]);
+		if (cell != NULL)
+			*jv[k] = ev_jsonview_new(cell->s ? cell->s : "null",
+			                         cell->s ? cell->len : 4, 3);
 	}
-	int pc = ev_rowset_col(d->row, "event_payload");
-	if (pc >= 0) {
-		const struct ev_cell *cell = ev_rowset_cell(d->row, 0, (size_t)pc);
-		d->payload =
-		        ev_jsonview_new(cell->s ? cell->s : "null", cell->s ? cell->len : 4, 3);
-	}
-	int hc = ev_rowset_col(d->row, "event_headers");
-	if (hc >= 0) {
-		const struct ev_cell *cell = ev_rowset_cell(d->row, 0, (size_t)hc);
-		d->headers =
-		        ev_jsonview_new(cell->s ? cell->s : "null", cell->s ? cell->len : 4, 3);
+	ev_rowset_free(&old);
+	/* The lines under the title move with a line added or gone above them: the cursor and
+	 * the scroll stay on what they showed. */
+	int delta = d->nhead - old_nhead;
+	if (!first && delta != 0) {
+		if (d->cursor >= 1)
+			d->cursor = d->cursor + delta > 1 ? d->cursor + delta : 1;
+		if (d->scroll >= 1)
+			d->scroll = d->scroll + delta > 1 ? d->scroll + delta : 1;
 	}
 }
 
@@ -387,12 +498,18 @@ static void detail_draw(struct app *a, struct view *v, int top, int height, int 
 			draw_text(y, 0, cols, sel ? EV_STYLE_SELECTED : d->head_style[line],
 			          d->head[line]);
 		} else if (line == d->nhead) {
-			draw_text_pad(y, 0, cols, sel ? EV_STYLE_SELECTED : EV_STYLE_HEADER,
+			draw_text_pad(y, 0, cols,
+			              sel                  ? EV_STYLE_SELECTED
+			              : d->payload_changed ? EV_STYLE_CHANGED
+			                                   : EV_STYLE_HEADER,
 			              "event_payload");
 		} else if (line < headers_start(d) - 1) {
 			draw_jline(d->payload, (size_t)(line - payload_start(d)), y, cols, sel);
 		} else if (line == headers_start(d) - 1) {
-			draw_text_pad(y, 0, cols, sel ? EV_STYLE_SELECTED : EV_STYLE_HEADER,
+			draw_text_pad(y, 0, cols,
+			              sel                  ? EV_STYLE_SELECTED
+			              : d->headers_changed ? EV_STYLE_CHANGED
+			                                   : EV_STYLE_HEADER,
 			              d->headers ? "event_headers" : "");
 		} else if (d->headers) {
 			draw_jline(d->headers, (size_t)(line - headers_start(d)), y, cols, sel);
@@ -609,6 +726,7 @@ static void detail_free(struct view *v)
 	struct detail_view *d = (struct detail_view *)v;
 	detail_clear(d);
 	found_clear(d);
+	free(d->changed);
 	free(d->found);
 	free(d->why);
 	free(d);
@@ -622,7 +740,7 @@ static const struct view_ops detail_ops = {
         .result = detail_result,
         .load = detail_refresh,
         .free = detail_free,
-        .on_timer = false,
+        .on_timer = true,
         .allows = detail_allows,
 };
 
@@ -634,7 +752,8 @@ struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *ev
 	d->table = t;
 	d->id = id;
 	snprintf(d->event_no, sizeof(d->event_no), "%.64s", event_no ? event_no : "?");
-	/* Loaded once when opened, not by the timer: the operator is reading it. */
+	/* Re-read with the refresh (keeping the cursor, the scroll and the folding), what
+	 * changed marked: a pane left open must not show a state the row has left. */
 	(void)a;
 	return &d->base;
 }
