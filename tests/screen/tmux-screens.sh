@@ -1,7 +1,8 @@
 #!/bin/sh
 # The console's screens on a real pty (tmux), where the terminal keeps what curses does not
 # know about: a resize (160x45 to 80x24, to 1x1 and back) repaints every cell, so the pane
-# equals the same screen redrawn from scratch (C-l).
+# equals the same screen redrawn from scratch (C-l). Then, as a person sees them: at 80x24
+# the dashboard's columns scroll to DRAIN; at 160x45 a list shows a long event_no whole.
 set -u
 evtop=${EVTOP:?}
 cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
@@ -72,6 +73,23 @@ head -n 1 "$dir/1x1-to-80x24.before" | grep -q '^evtop · connected' &&
 	ok "back from 1x1, the status line starts at its first column" ||
 	not_ok "back from 1x1, the status line starts at its first column"
 
-t send-keys -t ev q
+# At 80x24, l goes past EXHST to DRAIN: the columns scroll, the group column stays.
+t send-keys -t ev l l l l l l l l l
+wait_for 'OLDEST  DRAIN »' >/dev/null &&
+	grep -q '^event_type  *« STUCK' "$dir/pane" &&
+	grep -q '^ORDER_CREATED .* ∞' "$dir/pane" &&
+	ok "80x24: l reaches DRAIN, the group column in place, « and » in the header" ||
+	not_ok "80x24: l reaches DRAIN, the group column in place, « and » in the header"
+
+# At 160x45, the pending list shows the longest event_no of the page whole.
+t resize-window -t ev -x 160 -y 45
+t send-keys -t ev h h h h h h h h h g Enter
+wait_for 'pending · event_type=ORDER_CREATED' >/dev/null
+long=$(sql -e "SELECT event_no FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 0 AND event_type = 'ORDER_CREATED' ORDER BY CHAR_LENGTH(event_no) DESC, id LIMIT 1")
+[ ${#long} -gt 24 ] && wait_for "  $long " >/dev/null &&
+	ok "160x45: the event_no $long (${#long} characters) is whole" ||
+	not_ok "160x45: the event_no $long (${#long} characters) is whole"
+
+t send-keys -t ev q q
 wait_for 'evtop-exit=0' && ok "q quits with status 0" || not_ok "q quits with status 0"
 tap_done
