@@ -1,6 +1,7 @@
 #!/bin/sh
 # A few of the screen scripts, for `make check-valgrind` (not part of `make check`): the
-# dashboard, a list, the detail pane, the 1 MB payload, small terminals and the config's keys
+# dashboard, a list, the detail pane (and its re-reads), a list's widths and the protected
+# prompt, the 1 MB payload, small terminals and the config's keys
 # (tests/screen/scripts/), each compared with its expected screens exactly as screens.sh does,
 # with EVTOP running evtop under valgrind. VALGRIND_SCREENS="a b" picks other scripts.
 set -u
@@ -8,7 +9,7 @@ src=${EVTOP_SRCDIR:?}
 dir=${EVTOP_TEST_DIR:?}
 fake=$dir/src
 mkdir -p "$fake/tests/screen/scripts" || exit 99
-for s in ${VALGRIND_SCREENS:-dashboard list detail megabyte small keys}; do
+for s in ${VALGRIND_SCREENS:-dashboard list detail detail-refresh list-widths megabyte small keys}; do
 	ln -s "$src/tests/screen/scripts/$s.keys" "$fake/tests/screen/scripts/" || exit 99
 done
 for conf in "$src"/tests/screen/scripts/*.conf; do
