@@ -477,12 +477,25 @@ static void actions_draw(struct app *a, struct view *v, int top, int height, int
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (av->error[0])
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, av->error);
+	/* The event_no as wide as the widest (at least 24), whole when it fits on the screen:
+	 * the columns after it move right. */
+	int ew = 24;
+	for (long i = 0; i < av->n; i++) {
+		const char *no = av->e[i].event_no ? av->e[i].event_no : "";
+		char *safe = ev_text_sanitize(no, strlen(no));
+		int w = ev_text_width(safe);
+		free(safe);
+		ew = w > ew ? w : ew;
+	}
+	if (ew > cols - 42)
+		ew = cols - 42 > 24 ? cols - 42 : 24;
+	int sh = ew - 24; /* how far the columns after it move */
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
 	draw_text_pad(top + 1, 0, 24, EV_STYLE_HEADER, "TIME (UTC)");
 	draw_text_pad(top + 1, 25, 15, EV_STYLE_HEADER, "ACTION");
-	draw_text_pad(top + 1, 41, 24, EV_STYLE_HEADER, "EVENT_NO");
-	draw_text_pad(top + 1, 66, 8, EV_STYLE_HEADER, "RESULT");
-	draw_text_pad(top + 1, 75, cols - 75, EV_STYLE_HEADER, "REASON / ERROR");
+	draw_text_pad(top + 1, 41, ew, EV_STYLE_HEADER, "EVENT_NO");
+	draw_text_pad(top + 1, 66 + sh, 8, EV_STYLE_HEADER, "RESULT");
+	draw_text_pad(top + 1, 75 + sh, cols - 75 - sh, EV_STYLE_HEADER, "REASON / ERROR");
 	if (av->n == 0)
 		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL, "no action yet in this session");
 	int body = height - 2;
@@ -500,9 +513,9 @@ static void actions_draw(struct app *a, struct view *v, int top, int height, int
 			draw_fill((int)y, 0, cols, style);
 		draw_text_pad((int)y, 0, 24, style, e->time);
 		draw_text_pad((int)y, 25, 15, style, e->action);
-		draw_text_pad((int)y, 41, 24, style, e->event_no);
-		draw_text_pad((int)y, 66, 8, rstyle, e->result);
-		draw_text_pad((int)y, 75, cols - 75, style,
+		draw_text_pad((int)y, 41, ew, style, e->event_no);
+		draw_text_pad((int)y, 66 + sh, 8, rstyle, e->result);
+		draw_text_pad((int)y, 75 + sh, cols - 75 - sh, style,
 		              e->error    ? e->error
 		              : e->reason ? e->reason
 		                          : "");
