@@ -7,6 +7,8 @@
 #include <config.h>
 
 #include "core/config.h"
+
+#include "core/files.h"
 #include "core/model.h"
 #include "core/text.h"
 
@@ -1052,15 +1054,27 @@ int ev_config_load(struct ev_config *cfg, const char *path, bool must_exist, str
 	assert(cfg != NULL && (path != NULL || !must_exist));
 	if (path == NULL)
 		return 0;
-	f = fopen(path, "r");
-	if (f == NULL) {
-		if (errno == ENOENT && !must_exist)
+	/* A regular file of the user's or root's that no one else may write; a FIFO is refused
+	 * without hanging on it. */
+	int fd = ev_file_open_safe("the config file", path, EV_FILE_CONFIG, EV_FILE_READ, err);
+	if (fd < 0) {
+		if (errno == ENOENT && !must_exist) {
+			ev_error_clear(err);
 			return 0;
+		}
+		if (errno == ENOENT || errno == EACCES)
+			return ev_error_set(err, EV_ERR_CONFIG, "cannot read %s: %s", path,
+			                    strerror(errno));
+		return -1;
+	}
+	f = fdopen(fd, "r");
+	if (f == NULL) {
+		close(fd);
 		return ev_error_set(err, EV_ERR_CONFIG, "cannot read %s: %s", path,
 		                    strerror(errno));
 	}
 	ev_buf_init(&buf);
-	/* Read in chunks rather than trusting st_size: the path may be a pipe or /dev/stdin. */
+	/* Read in chunks rather than trusting st_size: the file may grow while it is read. */
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && buf.len <= MAX_FILE_BYTES)
 		ev_buf_add(&buf, chunk, n);
 	if (ferror(f)) {

@@ -766,7 +766,7 @@ START_TEST(load_a_directory_fails_even_if_optional)
 	char *want;
 
 	make_tmpdir();
-	want = ev_xasprintf("cannot read %s: Is a directory", tmpdir);
+	want = ev_xasprintf("the config file %s is a directory, not a regular file", tmpdir);
 	ev_config_init(&cfg);
 	ck_assert_int_eq(ev_config_load(&cfg, tmpdir, false, &err), -1);
 	ck_assert_str_eq(err.msg, want);
