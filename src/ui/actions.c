@@ -89,6 +89,12 @@ static void reason_done(struct app *a, const char *text)
 		pending_clear();
 		return;
 	}
+	struct ev_error err = {0};
+	if (ev_guard_reason_check(P.reason, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "nothing done: %s", err.msg);
+		pending_clear();
+		return;
+	}
 	build_and_confirm(a);
 }
 
