@@ -349,7 +349,7 @@ static void draw_message(struct app *a, int y, int cols)
 	clrtoeol();
 	if (a->prompting) {
 		/* The end of what is typed stays in view, with a block for the cursor. */
-		char line[640];
+		char line[sizeof(a->prompt_label) + sizeof(a->prompt_text)];
 		snprintf(line, sizeof(line), "%s%s", a->prompt_label, a->prompt_text);
 		char *safe = ev_text_sanitize(line, strlen(line));
 		int w = ev_text_width(safe), lead = 0;
