@@ -570,6 +570,12 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 		fputs("evtop: --reason needs a value\n", stderr);
 		goto out;
 	}
+	/* Before anything is read or written: an ESC, a newline or a tab in fail_reason would
+	 * reach every terminal and log that shows the row. */
+	if (ev_guard_reason_check(r.reason, &err) < 0) {
+		fprintf(stderr, "evtop: --reason: %s; nothing was written\n", err.msg);
+		goto out;
+	}
 	if (filter_given(&o.filter) && bulk.list == NULL) {
 		fprintf(stderr,
 		        "evtop: %s acts on the event_nos given; filters are taken only with --list "

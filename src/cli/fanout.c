@@ -3,6 +3,7 @@
 
 #include "cli/fanout.h"
 #include "core/doctor.h"
+#include "core/files.h"
 #include "core/text.h"
 #include "db/conn.h"
 
@@ -90,10 +91,13 @@ int ev_fan_open(struct ev_fan *f, struct ev_opts *o, bool writes, struct ev_erro
 {
 	memset(f, 0, sizeof(*f));
 	if (o->log_sql != NULL) {
-		f->log = fopen(o->log_sql, "a");
-		if (f->log == NULL)
-			return ev_error_set(err, EV_ERR_USAGE, "--log-sql: cannot open %s: %s",
-			                    o->log_sql, strerror(errno));
+		/* It holds the statements' parameters: 0600, never through a link. */
+		f->log = ev_file_stream("the --log-sql file", o->log_sql, EV_FILE_PRIVATE,
+		                        EV_FILE_APPEND, err);
+		if (f->log == NULL) {
+			err->code = EV_ERR_USAGE;
+			return -1;
+		}
 		ev_db_set_sql_log(f->log);
 	}
 	f->n = o->nchosen;

@@ -3,6 +3,7 @@
 
 #include "cli/session.h"
 #include "cli/cli.h"
+#include "core/files.h"
 #include "core/text.h"
 
 #include <errno.h>
@@ -22,10 +23,13 @@ int ev_session_open(struct ev_session *s, struct ev_opts *o, struct ev_error *er
 	memset(s, 0, sizeof(*s));
 	s->o = o;
 	if (o->log_sql != NULL) {
-		s->log = fopen(o->log_sql, "a");
-		if (s->log == NULL)
-			return ev_error_set(err, EV_ERR_USAGE, "--log-sql: cannot open %s: %s",
-			                    o->log_sql, strerror(errno));
+		/* It holds the statements' parameters: 0600, never through a link. */
+		s->log = ev_file_stream("the --log-sql file", o->log_sql, EV_FILE_PRIVATE,
+		                        EV_FILE_APPEND, err);
+		if (s->log == NULL) {
+			err->code = EV_ERR_USAGE;
+			return -1;
+		}
 		ev_db_set_sql_log(s->log);
 	}
 	s->conn = ev_conn_new(o->src, &o->cfg);

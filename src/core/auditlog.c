@@ -3,6 +3,8 @@
 
 #include "core/auditlog.h"
 
+#include "core/files.h"
+
 #include <jansson.h>
 
 #include <errno.h>
@@ -35,41 +37,8 @@ char *ev_audit_log_default_path(void)
 	return home ? ev_xasprintf("%s/.local/state/evtop/audit.jsonl", home) : NULL;
 }
 
-/* mkdir -p of path's directory, each new directory 0700. */
-static int make_parents(const char *path, struct ev_error *err)
-{
-	char *dir = ev_xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	int rc = 0;
-
-	if (slash == NULL || slash == dir) {
-		free(dir);
-		return 0;
-	}
-	*slash = '\0';
-	for (char *p = dir + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char saved = *p;
-		*p = '\0';
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			rc = ev_error_set(err, EV_ERR_GENERIC,
-			                  "cannot create the audit directory %s: %s", dir,
-			                  strerror(errno));
-			break;
-		}
-		*p = saved;
-		if (saved == '\0')
-			break;
-	}
-	free(dir);
-	return rc;
-}
-
 int ev_audit_log_open(struct ev_audit_log *log, const char *path, struct ev_error *err)
 {
-	struct stat st;
-
 	log->fd = -1;
 	log->path = NULL;
 	if (path == NULL || path[0] == '\0')
@@ -77,17 +46,12 @@ int ev_audit_log_open(struct ev_audit_log *log, const char *path, struct ev_erro
 		        err, EV_ERR_GENERIC,
 		        "no place for the audit file: neither XDG_STATE_HOME nor a home "
 		        "directory is known");
-	if (make_parents(path, err) < 0)
+	if (ev_file_make_parents(path, "the audit directory", err) < 0)
 		return -1;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	/* Never through a symbolic link, never a FIFO; the user's own, 0600. */
+	int fd = ev_file_open_safe("the audit file", path, EV_FILE_PRIVATE, EV_FILE_APPEND, err);
 	if (fd < 0)
-		return ev_error_set(err, EV_ERR_GENERIC, "cannot open the audit file %s: %s", path,
-		                    strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return ev_error_set(err, EV_ERR_GENERIC, "the audit file %s is not a regular file",
-		                    path);
-	}
+		return -1;
 	log->fd = fd;
 	log->path = ev_xstrdup(path);
 	return 0;
@@ -183,12 +147,20 @@ static char *json_str_or_null(json_t *o, const char *key)
 long ev_audit_log_read(const char *path, const char *since, struct ev_audit_entry **out,
                        struct ev_error *err)
 {
-	FILE *f = fopen(path, "r");
 	*out = NULL;
-	if (f == NULL)
-		return errno == ENOENT ? 0
-		                       : ev_error_set(err, EV_ERR_GENERIC, "cannot read %s: %s",
-		                                      path, strerror(errno));
+	int fd = ev_file_open_safe("the audit file", path, EV_FILE_PRIVATE, EV_FILE_READ, err);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			return -1;
+		ev_error_clear(err);
+		return 0;
+	}
+	FILE *f = fdopen(fd, "r");
+	if (f == NULL) {
+		close(fd);
+		return ev_error_set(err, EV_ERR_GENERIC, "cannot read %s: %s", path,
+		                    strerror(errno));
+	}
 	/* Bounded: the tail of a file that may have grown for years. */
 	if (fseek(f, 0, SEEK_END) == 0) {
 		long size = ftell(f);

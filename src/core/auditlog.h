@@ -18,7 +18,9 @@ struct ev_audit_log {
  * when no home directory is known. Main thread (getpwuid). */
 char *ev_audit_log_default_path(void);
 /* Create the missing directories of path (0700) and open the file for appending (created
- * 0600). Returns -1 with err saying why (the action must then be refused). */
+ * 0600) through ev_file_open_safe: a symbolic link, a FIFO or anything but a regular file
+ * of the user's with mode 0600 is refused. Returns -1 with err saying why and how to fix it
+ * (the action must then be refused). */
 int ev_audit_log_open(struct ev_audit_log *log, const char *path, struct ev_error *err);
 /* Append one line (it ends with '\n') with a single write, then fsync. Returns -1 with err
  * set if the line is not safely on disk. */
@@ -46,7 +48,8 @@ struct ev_audit_entry {
 
 /* The result lines (not the intent lines) written at or after `since` (an ISO time as
  * ev_audit_time_now writes it; NULL: all), read from the last 4 MB of the file at most, in
- * file order. A missing file is no entries. Returns the count (-1 with err if unreadable);
+ * file order. A missing file is no entries; one ev_audit_log_open would refuse is an error.
+ * Returns the count (-1 with err if unreadable);
  * free with ev_audit_entries_free. */
 long ev_audit_log_read(const char *path, const char *since, struct ev_audit_entry **out,
                        struct ev_error *err);

@@ -311,9 +311,8 @@ static int check_run(const struct ev_bulk_snapshot *s, struct ev_error *err)
 		        err, EV_GUARD_REFUSED_REASON,
 		        "cancel needs a reason: it is written into fail_reason after the "
 		        "model's text");
-	if (s->reason != NULL && !ev_guard_utf8_valid(s->reason))
-		return ev_error_set(err, EV_GUARD_REFUSED_REASON,
-		                    "the reason is not valid UTF-8: the database would refuse it");
+	if (ev_guard_reason_check(s->reason, err) < 0)
+		return -1;
 	return 0;
 }
 

@@ -7,6 +7,8 @@
 #include <config.h>
 
 #include "core/config.h"
+
+#include "core/files.h"
 #include "core/model.h"
 #include "core/text.h"
 
@@ -37,6 +39,7 @@ enum kind {
 	K_TZ,      /* char *, a time zone (ev_time_zone_valid) */
 	K_GROUP,   /* char *, an option-file group name */
 	K_THEME,   /* char *, one of the themes */
+	K_DIR,     /* char *, an absolute directory path */
 	K_TOKENS,  /* char **, protected-type tokens */
 	K_TABLES,  /* unsigned, a set of tables: "outbox", "message", "outbox, message" */
 };
@@ -79,6 +82,7 @@ static const struct setting settings[] = {
         G("recover_message", K_BOOL, recover_message, 0, 0),
         G("operator", K_STRING, operator_id, 0, 0),
         G("theme", K_THEME, theme, 0, 0),
+        G("export_dir", K_DIR, export_dir, 0, 0),
         G("protected_types", K_TOKENS, protected_types, 0, 0),
         S("defaults_file", K_STRING, defaults_file, 0, 0),
         S("defaults_group", K_GROUP, defaults_group, 0, 0),
@@ -524,6 +528,8 @@ void ev_config_free(struct ev_config *cfg)
 	cfg->operator_id = NULL;
 	free(cfg->theme);
 	cfg->theme = NULL;
+	free(cfg->export_dir);
+	cfg->export_dir = NULL;
 	ev_strv_free(&cfg->protected_types);
 	for (int i = 0; i < cfg->nkeys; i++) {
 		free(cfg->keys[i].view);
@@ -763,6 +769,8 @@ static const char *expected(const struct setting *set)
 		return "an option-file group name of letters, digits, '_', '.' or '-'";
 	case K_THEME:
 		return "default or mono";
+	case K_DIR:
+		return "an absolute directory path (starting with /)";
 	case K_TOKENS:
 		return "a comma-separated list of words of letters and digits, like PAY, REFUND";
 	case K_TABLES:
@@ -826,6 +834,11 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 			            set->key, shown);
 		return 0;
 	case K_STRING:
+		set_str(field, value);
+		return 0;
+	case K_DIR:
+		if (value[0] != '/')
+			break;
 		set_str(field, value);
 		return 0;
 	case K_IDENT:
@@ -1052,15 +1065,27 @@ int ev_config_load(struct ev_config *cfg, const char *path, bool must_exist, str
 	assert(cfg != NULL && (path != NULL || !must_exist));
 	if (path == NULL)
 		return 0;
-	f = fopen(path, "r");
-	if (f == NULL) {
-		if (errno == ENOENT && !must_exist)
+	/* A regular file of the user's or root's that no one else may write; a FIFO is refused
+	 * without hanging on it. */
+	int fd = ev_file_open_safe("the config file", path, EV_FILE_CONFIG, EV_FILE_READ, err);
+	if (fd < 0) {
+		if (errno == ENOENT && !must_exist) {
+			ev_error_clear(err);
 			return 0;
+		}
+		if (errno == ENOENT || errno == EACCES)
+			return ev_error_set(err, EV_ERR_CONFIG, "cannot read %s: %s", path,
+			                    strerror(errno));
+		return -1;
+	}
+	f = fdopen(fd, "r");
+	if (f == NULL) {
+		close(fd);
 		return ev_error_set(err, EV_ERR_CONFIG, "cannot read %s: %s", path,
 		                    strerror(errno));
 	}
 	ev_buf_init(&buf);
-	/* Read in chunks rather than trusting st_size: the path may be a pipe or /dev/stdin. */
+	/* Read in chunks rather than trusting st_size: the file may grow while it is read. */
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && buf.len <= MAX_FILE_BYTES)
 		ev_buf_add(&buf, chunk, n);
 	if (ferror(f)) {

@@ -69,6 +69,7 @@ struct ev_config {
 	bool recover_message;     /* allow "recover stuck" on the message table; default false */
 	char *operator_id;        /* operator or ticket id for the audit; NULL = ask */
 	char *theme;              /* "default", "mono"; NULL = default */
+	char *export_dir;         /* where the console's exports go; NULL = the state dir's */
 	char **protected_types;   /* NULL-terminated; default PAY, REFUND, STOCK, INVENTORY */
 	struct ev_keybind *keys;  /* [keys]: in file order, a later one winning */
 	int nkeys;

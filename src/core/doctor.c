@@ -6,6 +6,7 @@
 
 #include "core/doctor.h"
 #include "core/dashboard.h"
+#include "core/query.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -405,19 +406,32 @@ long long ev_doctor_replica_lag(const struct ev_rowset *rs, char *note, size_t s
  */
 
 /* "a,b,c" -> "(a, b, c)". malloc'd. */
-static char *cols_pretty(const char *cols)
+/* "a,b" as "(a, b)" for a message, or "(`a`, `b`)" for a statement (quoted). */
+static char *cols_list(const char *cols, bool quoted)
 {
 	struct ev_buf b;
 	ev_buf_init(&b);
 	ev_buf_addc(&b, '(');
-	for (const char *s = cols; *s; s++) {
-		if (*s == ',')
+	for (const char *s = cols; *s;) {
+		size_t n = strcspn(s, ",");
+		char *one = ev_xstrndup(s, n);
+		char *q = quoted ? ev_query_quote_ident(one) : NULL;
+		ev_buf_adds(&b, q ? q : one);
+		free(q);
+		free(one);
+		s += n;
+		if (*s == ',') {
 			ev_buf_adds(&b, ", ");
-		else
-			ev_buf_addc(&b, *s);
+			s++;
+		}
 	}
 	ev_buf_addc(&b, ')');
 	return ev_buf_steal(&b);
+}
+
+static char *cols_pretty(const char *cols)
+{
+	return cols_list(cols, false);
 }
 
 static const struct ev_doc_column *schema_column(const struct ev_doc_schema *s, const char *name)
@@ -449,16 +463,22 @@ static bool has_index_named(const struct ev_table_info *ti, const char *name)
 static char *add_key_stmt(const char *table, const struct ev_table_info *ti, const char *name,
                           const char *cols, bool unique)
 {
-	char *pretty = cols_pretty(cols);
+	char *pretty = cols_list(cols, true);
+	char *qt = ev_query_quote_ident(table);
 	char *stmt;
 
 	if (strcmp(name, "PRIMARY") == 0) {
-		stmt = ev_xasprintf("ALTER TABLE `%s` ADD PRIMARY KEY %s", table, pretty);
+		stmt = ev_xasprintf("ALTER TABLE %s ADD PRIMARY KEY %s", qt, pretty);
 	} else {
 		bool taken = ti != NULL && has_index_named(ti, name);
-		stmt = ev_xasprintf("ALTER TABLE `%s` ADD %sKEY `%s%s` %s", table,
-		                    unique ? "UNIQUE " : "", name, taken ? "_evtop" : "", pretty);
+		char *key = ev_xasprintf("%s%s", name, taken ? "_evtop" : "");
+		char *qk = ev_query_quote_ident(key);
+		stmt = ev_xasprintf("ALTER TABLE %s ADD %sKEY %s %s", qt, unique ? "UNIQUE " : "",
+		                    qk, pretty);
+		free(qk);
+		free(key);
 	}
+	free(qt);
 	free(pretty);
 	return stmt;
 }
@@ -930,20 +950,27 @@ static char *create_table_stmt(enum ev_table_kind t, enum ev_flavour f, const ch
 	struct ev_buf b;
 
 	ev_buf_init(&b);
-	ev_buf_printf(&b, "CREATE TABLE `%s` (\n", name);
+	char *qn = ev_query_quote_ident(name);
+	ev_buf_printf(&b, "CREATE TABLE %s (\n", qn);
+	free(qn);
 	for (size_t i = 0; i < s->ncolumns; i++) {
 		char *ddl = ev_doctor_column_ddl(&s->columns[i]);
-		ev_buf_printf(&b, "    %s %s,\n", s->columns[i].name, ddl);
+		char *qc = ev_query_quote_ident(s->columns[i].name);
+		ev_buf_printf(&b, "    %s %s,\n", qc, ddl);
+		free(qc);
 		free(ddl);
 	}
 	for (size_t i = 0; i < s->nindexes; i++) {
 		const struct ev_doc_index *x = &s->indexes[i];
-		char *pretty = cols_pretty(x->columns);
-		if (strcmp(x->name, "PRIMARY") == 0)
+		char *pretty = cols_list(x->columns, true);
+		if (strcmp(x->name, "PRIMARY") == 0) {
 			ev_buf_printf(&b, "    PRIMARY KEY %s", pretty);
-		else
-			ev_buf_printf(&b, "    %sKEY %s %s", x->unique ? "UNIQUE " : "", x->name,
+		} else {
+			char *qx = ev_query_quote_ident(x->name);
+			ev_buf_printf(&b, "    %sKEY %s %s", x->unique ? "UNIQUE " : "", qx,
 			              pretty);
+			free(qx);
+		}
 		ev_buf_adds(&b, i + 1 < s->nindexes ? ",\n" : "\n");
 		free(pretty);
 	}
@@ -953,6 +980,17 @@ static char *create_table_stmt(enum ev_table_kind t, enum ev_flavour f, const ch
 	              ev_doctor_collation(f), s->comment,
 	              f == EV_FLAVOUR_MARIADB ? "mariadb" : "mysql8");
 	return ev_buf_steal(&b);
+}
+
+/* "ALTER TABLE `t` ADD COLUMN `c` DDL" (verb ADD or MODIFY), then `tail`. */
+static char *alter_column(const char *verb, const char *table, const char *column, const char *ddl,
+                          const char *tail)
+{
+	char *qt = ev_query_quote_ident(table), *qc = ev_query_quote_ident(column);
+	char *fix = ev_xasprintf("ALTER TABLE %s %s COLUMN %s %s%s", qt, verb, qc, ddl, tail);
+	free(qt);
+	free(qc);
+	return fix;
 }
 
 static void check_columns(struct ev_doc_report *r, const char *group, enum ev_table_kind t,
@@ -966,8 +1004,7 @@ static void check_columns(struct ev_doc_report *r, const char *group, enum ev_ta
 		const struct ev_doc_column_fact *f = fact_column(tf, c->name);
 		char *ddl = ev_doctor_column_ddl(c);
 		if (f == NULL) {
-			char *fix = ev_xasprintf("ALTER TABLE `%s` ADD COLUMN `%s` %s", tf->name,
-			                         c->name, ddl);
+			char *fix = alter_column("ADD", tf->name, c->name, ddl, "");
 			ev_doc_add(
 			        r, EV_DOC_FAIL, group, "column", c->name,
 			        "evtop refuses the table: its lists, dashboard and show read every "
@@ -982,9 +1019,8 @@ static void check_columns(struct ev_doc_report *r, const char *group, enum ev_ta
 			if (lvl == EV_DOC_OK) {
 				good++;
 			} else {
-				char *fix = ev_xasprintf("ALTER TABLE `%s` MODIFY COLUMN `%s` %s "
-				                         "-- check the existing values first",
-				                         tf->name, c->name, ddl);
+				char *fix = alter_column("MODIFY", tf->name, c->name, ddl,
+				                         " -- check the existing values first");
 				ev_doc_add(r, lvl, group, "column", c->name, column_impact(c, f),
 				           fix, "column %s: %s", c->name, why);
 				free(fix);
@@ -1190,9 +1226,11 @@ void ev_doctor_check_table(struct ev_doc_report *r, enum ev_table_kind t, enum e
 	check_indexes(r, group, t, tf);
 
 	enum ev_doc_level cl = ev_doctor_judge_collation(tf->collation);
-	char *fix = ev_xasprintf("ALTER TABLE `%s` CONVERT TO CHARACTER SET utf8mb4 COLLATE %s "
+	char *qt = ev_query_quote_ident(tf->name);
+	char *fix = ev_xasprintf("ALTER TABLE %s CONVERT TO CHARACTER SET utf8mb4 COLLATE %s "
 	                         "-- rebuilds the table: plan it",
-	                         tf->name, ev_doctor_collation(f));
+	                         qt, ev_doctor_collation(f));
+	free(qt);
 	if (cl == EV_DOC_OK)
 		ev_doc_add(r, EV_DOC_OK, group, "collation", tf->collation, NULL, NULL,
 		           "collation %s%s", tf->collation,
@@ -1435,10 +1473,12 @@ void ev_doctor_check_access(struct ev_doc_report *r, enum ev_table_kind t,
 {
 	const struct ev_doc_schema *s = ev_doctor_schema(t);
 	char *who = ev_doctor_grantee(a->user);
-	const char *db = a->database ? a->database : "DB";
+	/* Without a database, a placeholder a person replaces. */
+	char *db = ev_query_quote_ident(a->database ? a->database : "DB");
+	char *qt = ev_query_quote_ident(a->table_name);
 
 	if (a->select_denied != NULL) {
-		char *fix = ev_xasprintf("GRANT SELECT ON `%s`.`%s` TO %s", db, a->table_name, who);
+		char *fix = ev_xasprintf("GRANT SELECT ON %s.%s TO %s", db, qt, who);
 		ev_doc_add(r, EV_DOC_FAIL, "privileges", "select", a->table_name,
 		           "evtop cannot read the table: no dashboard, list, show or check for it",
 		           fix, "watch: the account %s may not SELECT from %s: %s", a->user,
@@ -1451,15 +1491,21 @@ void ev_doctor_check_access(struct ev_doc_report *r, enum ev_table_kind t,
 
 	struct ev_buf cols;
 	ev_buf_init(&cols);
-	for (size_t i = 0; i < s->naction_columns; i++)
+	struct ev_buf qcols;
+	ev_buf_init(&qcols);
+	for (size_t i = 0; i < s->naction_columns; i++) {
+		char *qc = ev_query_quote_ident(s->action_columns[i]);
 		ev_buf_printf(&cols, "%s%s", i ? ", " : "", s->action_columns[i]);
+		ev_buf_printf(&qcols, "%s%s", i ? ", " : "", qc);
+		free(qc);
+	}
 	if (!a->update_checked) {
 		ev_doc_add(r, EV_DOC_INFO, "privileges", "update", a->table_name, NULL, NULL,
 		           "compensate: not checked on %s: %s", a->table_name,
 		           a->update_error ? a->update_error : "the probe could not be prepared");
 	} else if (a->update_denied != NULL) {
-		char *fix = ev_xasprintf("GRANT UPDATE (%s) ON `%s`.`%s` TO %s", cols.data, db,
-		                         a->table_name, who);
+		char *fix =
+		        ev_xasprintf("GRANT UPDATE (%s) ON %s.%s TO %s", qcols.data, db, qt, who);
 		ev_doc_add(
 		        r, EV_DOC_WARN, "privileges", "update", a->table_name,
 		        "evtop stays read-only on this table: retry, cancel and recover are "
@@ -1475,13 +1521,16 @@ void ev_doctor_check_access(struct ev_doc_report *r, enum ev_table_kind t,
 		           cols.data);
 	}
 	ev_buf_free(&cols);
+	ev_buf_free(&qcols);
+	free(qt);
+	free(db);
 	free(who);
 }
 
 void ev_doctor_check_audit(struct ev_doc_report *r, const struct ev_doc_access *a)
 {
 	char *who = ev_doctor_grantee(a->user);
-	const char *db = a->database ? a->database : "DB";
+	char *db = ev_query_quote_ident(a->database ? a->database : "DB");
 
 	if (a->audit < 0) {
 		ev_doc_add(r, EV_DOC_INFO, "privileges", "audit", "evtop_audit", NULL, NULL,
@@ -1489,7 +1538,7 @@ void ev_doctor_check_audit(struct ev_doc_report *r, const struct ev_doc_access *
 	} else if (a->audit == 0) {
 		char *fix = ev_xasprintf(
 		        "create it with sql/%s/audit.sql (CREATE TABLE evtop_audit "
-		        "...), then GRANT SELECT, INSERT ON `%s`.`evtop_audit` TO %s",
+		        "...), then GRANT SELECT, INSERT ON %s.`evtop_audit` TO %s",
 		        a->flavour == EV_FLAVOUR_MARIADB ? "mariadb" : "mysql8", db, who);
 		ev_doc_add(r, EV_DOC_INFO, "privileges", "audit", "evtop_audit",
 		           "operator actions are recorded in the local audit file only", fix,
@@ -1501,8 +1550,7 @@ void ev_doctor_check_audit(struct ev_doc_report *r, const struct ev_doc_access *
 		           "sql/*/audit.sql?)",
 		           a->audit_error);
 	} else if (a->audit_denied != NULL) {
-		char *fix =
-		        ev_xasprintf("GRANT SELECT, INSERT ON `%s`.`evtop_audit` TO %s", db, who);
+		char *fix = ev_xasprintf("GRANT SELECT, INSERT ON %s.`evtop_audit` TO %s", db, who);
 		ev_doc_add(
 		        r, EV_DOC_WARN, "privileges", "audit", "evtop_audit",
 		        "every action is refused: no change without its audit row", fix,
@@ -1513,6 +1561,7 @@ void ev_doctor_check_audit(struct ev_doc_report *r, const struct ev_doc_access *
 		ev_doc_add(r, EV_DOC_OK, "privileges", "audit", "evtop_audit", NULL, NULL,
 		           "audit: INSERT into evtop_audit");
 	}
+	free(db);
 	free(who);
 }
 

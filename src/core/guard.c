@@ -58,6 +58,50 @@ bool ev_guard_utf8_valid(const char *s)
 	return true;
 }
 
+static const char *control_name(uint32_t cp)
+{
+	switch (cp) {
+	case 0x07:
+		return "BEL";
+	case 0x08:
+		return "backspace";
+	case 0x09:
+		return "a tab";
+	case 0x0A:
+		return "a newline";
+	case 0x0D:
+		return "a carriage return";
+	case 0x1B:
+		return "ESC";
+	case 0x7F:
+		return "DEL";
+	}
+	return "a control character";
+}
+
+int ev_guard_reason_check(const char *reason, struct ev_error *err)
+{
+	if (reason == NULL || reason[0] == '\0')
+		return 0;
+	if (!ev_guard_utf8_valid(reason))
+		return ev_error_set(err, EV_GUARD_REFUSED_REASON,
+		                    "the reason is not valid UTF-8: the database would refuse it");
+	size_t len = strlen(reason), off = 0, chars = 0;
+	while (off < len) {
+		uint32_t cp;
+		off += ev_utf8_decode(reason + off, len - off, &cp);
+		chars++;
+		if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+			return ev_error_set(
+			        err, EV_GUARD_REFUSED_REASON,
+			        "the reason holds %s (U+%04X, character %zu): a reason is one line "
+			        "of printable text, written into fail_reason and the audit as "
+			        "typed",
+			        control_name(cp), (unsigned)cp, chars);
+	}
+	return 0;
+}
+
 char *ev_guard_cut_chars(const char *s, size_t max)
 {
 	size_t len = strlen(s), off = 0, chars = 0;
@@ -240,9 +284,8 @@ static int check_request(const struct ev_guard_req *req, struct ev_error *err)
 		                    "cannot cancel event %s without a reason: it is written into "
 		                    "fail_reason after the model's text",
 		                    no);
-	if (req->reason != NULL && !ev_guard_utf8_valid(req->reason))
-		return ev_error_set(err, EV_GUARD_REFUSED_REASON,
-		                    "the reason is not valid UTF-8: the database would refuse it");
+	if (ev_guard_reason_check(req->reason, err) < 0)
+		return -1;
 	if (req->action == EV_ACTION_RETRY_SCHEDULE &&
 	    (req->schedule_delay_s < 0 || req->schedule_delay_s > 30 * 86400))
 		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST,

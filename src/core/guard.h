@@ -108,6 +108,11 @@ char *ev_guard_compose_reason(const char *text, const char *reason);
 char *ev_guard_cut_chars(const char *s, size_t max);
 /* Is s valid UTF-8 (no overlong forms, no surrogates)? */
 bool ev_guard_utf8_valid(const char *s);
+/* Whether an operator's reason may be written (into fail_reason and the audit): NULL or ""
+ * is none and fine; otherwise valid UTF-8 without a control character (C0 such as tab,
+ * newline, BEL and ESC, DEL, or C1 U+0080..U+009F). Returns 0, or -1 with err
+ * (EV_GUARD_REFUSED_REASON) naming the character and where it is. */
+int ev_guard_reason_check(const char *reason, struct ev_error *err);
 
 /* --- the row ----------------------------------------------------------------------------- */
 

@@ -1255,3 +1255,18 @@ char *ev_sql_kill_query(unsigned long thread_id)
 {
 	return ev_xasprintf("/* evtop */ KILL QUERY %lu", thread_id);
 }
+
+char *ev_query_quote_ident(const char *name)
+{
+	struct ev_buf b;
+
+	ev_buf_init(&b);
+	ev_buf_addc(&b, '`');
+	for (const char *p = name; *p; p++) {
+		if (*p == '`')
+			ev_buf_addc(&b, '`');
+		ev_buf_addc(&b, *p);
+	}
+	ev_buf_addc(&b, '`');
+	return ev_buf_steal(&b);
+}

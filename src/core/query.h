@@ -279,4 +279,8 @@ extern const struct ev_query_def ev_query_defs[];
 /* The entry for a query name and table, or NULL. */
 const struct ev_query_def *ev_query_def_find(const char *name, enum ev_table_kind t);
 
+/* name as a quoted identifier for SQL a person pastes or evtop runs: in backticks, each
+ * backtick in it doubled (`ev``x`). malloc'd. */
+char *ev_query_quote_ident(const char *name);
+
 #endif

@@ -89,6 +89,12 @@ static void reason_done(struct app *a, const char *text)
 		pending_clear();
 		return;
 	}
+	struct ev_error err = {0};
+	if (ev_guard_reason_check(P.reason, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "nothing done: %s", err.msg);
+		pending_clear();
+		return;
+	}
 	build_and_confirm(a);
 }
 
@@ -343,14 +349,12 @@ bool ui_action_result(struct app *a, struct view *v, struct ev_job *job)
 
 /* --- the confirmation ------------------------------------------------------------------------ */
 
-static void export_statement_done(struct app *a, const char *path)
+static void write_statement(struct app *a, FILE *f, const char *path, void *ctx)
 {
-	FILE *f = fopen(path, "w");
 	char *sql = P.g.update ? ev_query_render(P.g.update) : NULL;
-	if (f == NULL || sql == NULL) {
-		if (f)
-			fclose(f);
-		free(sql);
+	(void)ctx;
+	if (sql == NULL) {
+		fclose(f);
 		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
 		return;
 	}
@@ -363,6 +367,11 @@ static void export_statement_done(struct app *a, const char *path)
 	else
 		app_message(a, EV_STYLE_NORMAL,
 		            "wrote the statement to %s (y applies, any key: No)", path);
+}
+
+static void export_statement_done(struct app *a, const char *name)
+{
+	ui_export(a, name, write_statement, NULL, NULL);
 }
 
 static bool confirm_action(struct app *a, struct view *v, enum ev_ui_action act)

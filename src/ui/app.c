@@ -6,6 +6,7 @@
 
 #include "ui/app.h"
 #include "core/doctor.h"
+#include "core/files.h"
 #include "core/text.h"
 #include "ui/term.h"
 
@@ -348,7 +349,7 @@ static void draw_message(struct app *a, int y, int cols)
 	clrtoeol();
 	if (a->prompting) {
 		/* The end of what is typed stays in view, with a block for the cursor. */
-		char line[800];
+		char line[sizeof(a->prompt_label) + sizeof(a->prompt_text)];
 		snprintf(line, sizeof(line), "%s%s", a->prompt_label, a->prompt_text);
 		char *safe = ev_text_sanitize(line, strlen(line));
 		int w = ev_text_width(safe), lead = 0;
@@ -1166,10 +1167,11 @@ int ev_console_run(const struct ev_console_args *args)
 		}
 	}
 	if (args->log_sql != NULL) {
-		log = fopen(args->log_sql, "a");
+		/* It holds the statements' parameters: 0600, never through a link. */
+		log = ev_file_stream("the --log-sql file", args->log_sql, EV_FILE_PRIVATE,
+		                     EV_FILE_APPEND, &err);
 		if (log == NULL) {
-			ev_say_error("--log-sql: cannot open %s: %s", args->log_sql,
-			             strerror(errno));
+			ev_say_error("%s", err.msg);
 			if (script)
 				fclose(script);
 			ev_keymap_reset();

@@ -11,6 +11,7 @@
 #include "ui/keys.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct app;
 struct view;
@@ -121,7 +122,8 @@ struct app {
 	int msg_style;
 	/* A prompt on the message line. */
 	bool prompting;
-	char prompt_label[256]; /* room for a whole event_no (64) and its type */
+	char prompt_label[480]; /* room for a full path ("… exists: replace it?") or a whole
+	                         * event_no (64) and its type */
 	char prompt_text[512];
 	size_t prompt_len;
 	void (*on_prompt)(struct app *a, const char *text);
@@ -178,6 +180,15 @@ struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_l
                                   const struct ev_filter *filter, const char *filter_text);
 /* The outcome of writing a list's event_nos to a file; false if job is not one. */
 bool ui_list_export_result(struct app *a, struct ev_job *job);
+/* An export: `write` gets the new file (created 0600, never through a link) open for writing,
+ * its full path and ctx, and owns both the stream (it closes it) and ctx from then on. `name`
+ * without a leading / goes into the export folder (export_dir, else the state directory's
+ * exports/). An existing regular file is replaced only after a y to "replace it? (y/N)";
+ * anything else there is refused. On refusal or error the message line says why and ctx is
+ * freed with free_ctx (NULL: nothing to free); nothing is written. */
+typedef void (*ui_export_fn)(struct app *a, FILE *f, const char *path, void *ctx);
+void ui_export(struct app *a, const char *name, ui_export_fn write, void *ctx,
+               void (*free_ctx)(void *));
 /* The breakdown of a list by fail_reason or locked_by; Enter opens the list of one group. */
 struct view *view_group_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                             const struct ev_filter *filter, const char *filter_text,

@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include "core/bulk.h"
+#include "core/guard.h"
 #include "core/text.h"
 #include "db/bulk.h"
 #include "ui/app.h"
@@ -181,6 +182,12 @@ static void reason_done(struct app *a, const char *text)
 	snprintf(B.reason, sizeof(B.reason), "%s", text);
 	if (B.action == EV_ACTION_CANCEL && B.reason[0] == '\0') {
 		app_message(a, EV_STYLE_WARNING, "cancel needs a reason: nothing done");
+		bulk_clear();
+		return;
+	}
+	struct ev_error err = {0};
+	if (ev_guard_reason_check(B.reason, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "nothing done: %s", err.msg);
 		bulk_clear();
 		return;
 	}

@@ -568,24 +568,10 @@ static void search_done(struct app *a, const char *text)
 
 /* Write the row (JSON, ids as strings, the payload as stored), the payload as stored, or the
  * event_no to a file the operator names (for a change ticket). */
-static void export_done(struct app *a, const char *text)
+static void write_export(struct app *a, FILE *f, const char *path, void *ctx)
 {
 	struct detail_view *d = (struct detail_view *)app_top(a);
-	char what[16], path[400];
-	if (sscanf(text, "%15s %399[^\n]", what, path) != 2) {
-		app_message(a, EV_STYLE_ERROR, "export: say what and where, e.g. row evtop.json");
-		return;
-	}
-	while (strlen(path) > 0 && path[strlen(path) - 1] == ' ')
-		path[strlen(path) - 1] = '\0';
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (f == NULL) {
-		if (fd >= 0)
-			close(fd);
-		app_message(a, EV_STYLE_ERROR, "export: cannot write %s", path);
-		return;
-	}
+	const char *what = ctx;
 	int rc = 0;
 	if (strcmp(what, "row") == 0) {
 		rc = ev_format_write(f, d->row, EV_FMT_JSON, 0);
@@ -595,17 +581,30 @@ static void export_done(struct app *a, const char *text)
 		if (cell != NULL && cell->s != NULL)
 			fwrite(cell->s, 1, cell->len, f);
 		fputc('\n', f);
-	} else if (strcmp(what, "event_no") == 0) {
-		fprintf(f, "%s\n", d->event_no);
 	} else {
-		rc = -1;
+		fprintf(f, "%s\n", d->event_no);
 	}
-	if (fclose(f) != 0 || rc < 0) {
-		app_message(a, EV_STYLE_ERROR, "export: %s to %s failed (row, payload or event_no)",
-		            what, path);
+	if (fclose(f) != 0 || rc < 0)
+		app_message(a, EV_STYLE_ERROR, "export: %s to %s failed", what, path);
+	else
+		app_message(a, EV_STYLE_NORMAL, "wrote the %s to %s", what, path);
+	free(ctx);
+}
+
+static void export_done(struct app *a, const char *text)
+{
+	char what[16], path[400];
+	if (sscanf(text, "%15s %399[^\n]", what, path) != 2 ||
+	    (strcmp(what, "row") != 0 && strcmp(what, "payload") != 0 &&
+	     strcmp(what, "event_no") != 0)) {
+		app_message(a, EV_STYLE_ERROR,
+		            "export: say what (row, payload or event_no) and where, e.g. row "
+		            "evtop.json");
 		return;
 	}
-	app_message(a, EV_STYLE_NORMAL, "wrote the %s to %s", what, path);
+	while (strlen(path) > 0 && path[strlen(path) - 1] == ' ')
+		path[strlen(path) - 1] = '\0';
+	ui_export(a, path, write_export, ev_xstrdup(what), free);
 }
 
 static bool detail_allows(struct app *a, struct view *v, enum ev_ui_action act)

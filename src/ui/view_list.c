@@ -971,14 +971,10 @@ static void toggle_mark(struct app *a, struct list_view *l, size_t r, int on)
 	}
 }
 
-static void export_marks_done(struct app *a, const char *path)
+static void write_marks(struct app *a, FILE *f, const char *path, void *ctx)
 {
 	struct list_view *l = (struct list_view *)app_top(a);
-	FILE *f = fopen(path, "w");
-	if (f == NULL) {
-		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
-		return;
-	}
+	(void)ctx;
 	for (size_t i = 0; i < l->nmarks; i++)
 		fprintf(f, "%s\n", l->marks[i].event_no);
 	if (fclose(f) != 0) {
@@ -988,6 +984,11 @@ static void export_marks_done(struct app *a, const char *path)
 	app_message(a, EV_STYLE_NORMAL, "wrote %zu event_nos to %s", l->nmarks, path);
 }
 
+static void export_marks_done(struct app *a, const char *name)
+{
+	ui_export(a, name, write_marks, NULL, NULL);
+}
+
 /* --- the export of a whole list ------------------------------------------------------------ */
 
 #define EXPORT_MAX 100000 /* rows: past it the file says so, and the message too */
@@ -995,7 +996,8 @@ static void export_marks_done(struct app *a, const char *path)
 
 struct export_arg {
 	struct list_arg *list;
-	char *path;
+	char *path; /* in full */
+	FILE *f;    /* opened by the UI thread (ui_export); the job writes and closes it */
 };
 
 struct export_result {
@@ -1008,6 +1010,8 @@ static void free_export_arg(void *p)
 	struct export_arg *x = p;
 	free_arg(x->list);
 	free(x->path);
+	if (x->f != NULL)
+		fclose(x->f);
 	free(x);
 }
 
@@ -1018,10 +1022,8 @@ static int export_job(struct ev_conn *c, struct ev_job *job, struct ev_error *er
 	struct export_result *r = ev_xcalloc(1, sizeof(*r));
 	job->result = r;
 	job->free_result = free;
-	FILE *f = fopen(x->path, "w");
-	if (f == NULL)
-		return ev_error_set(err, EV_ERR_GENERIC, "cannot write %s: %s", x->path,
-		                    strerror(errno));
+	FILE *f = x->f;
+	x->f = NULL;
 	struct ev_list_req *req = &x->list->req;
 	req->limit = EV_PAGE_MAX;
 	int rc = 0;
@@ -1070,7 +1072,19 @@ bool ui_list_export_result(struct app *a, struct ev_job *job)
 	return true;
 }
 
-static void export_list_done(struct app *a, const char *path)
+/* The file is open (ui_export): the list's pages are read and written by its worker. */
+static void write_list(struct app *a, FILE *f, const char *path, void *ctx)
+{
+	struct list_view *l = (struct list_view *)app_top(a);
+	struct export_arg *x = ctx;
+	x->f = f;
+	x->path = ev_xstrdup(path);
+	app_message(a, EV_STYLE_NORMAL, "writing the list's event_nos to %s…", path);
+	ev_worker_submit(app_site(a, &l->base)->wlist,
+	                 ev_job_new(EXPORT_TAG, 0, export_job, x, free_export_arg));
+}
+
+static void export_list_done(struct app *a, const char *name)
 {
 	struct list_view *l = (struct list_view *)app_top(a);
 	int site = app_site_index(a, &l->base);
@@ -1080,16 +1094,13 @@ static void export_list_done(struct app *a, const char *path)
 	}
 	struct export_arg *x = ev_xcalloc(1, sizeof(*x));
 	x->list = new_arg(a, l, site, NULL);
-	x->path = ev_xstrdup(path);
 	if (!x->list->info.exists) {
 		app_message(a, EV_STYLE_ERROR, "%s: no such table in this database",
 		            x->list->table_name);
 		free_export_arg(x);
 		return;
 	}
-	app_message(a, EV_STYLE_NORMAL, "writing the list's event_nos to %s…", path);
-	ev_worker_submit(app_site(a, &l->base)->wlist,
-	                 ev_job_new(EXPORT_TAG, 0, export_job, x, free_export_arg));
+	ui_export(a, name, write_list, x, free_export_arg);
 }
 
 static bool list_allows(struct app *a, struct view *v, enum ev_ui_action act)

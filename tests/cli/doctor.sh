@@ -79,7 +79,7 @@ has "root may read the replica status" "OK    replica lag readable (this server 
 has "a recommendation with what it speeds up" "INFO  recommended index (event_status, update_time): the high-retry list, read in index order without a sort"
 has "... the queries that would use it, from the query table" "impact: without it, slower, through another index and a bounded sort: the high-retry list (through \`idx_status_retry_time\`)"
 has "... and its size estimate" "bytes per row (an estimate:"
-has "... and its statement" "fix:    ALTER TABLE \`biz_outbox_event\` ADD KEY \`idx_evtop_status_topic\` (publish_status, topic)"
+has "... and its statement" "fix:    ALTER TABLE \`biz_outbox_event\` ADD KEY \`idx_evtop_status_topic\` (\`publish_status\`, \`topic\`)"
 has "an empty table cannot tell the time zone" "INFO  time zone not checked on biz_outbox_event: the table has no rows"
 doctor --statement-timeout=3s
 has "the time limit doctor reports is the one evtop set" "max_statement_time = 3000 ms"
@@ -102,7 +102,7 @@ doctor
 expect 1 "an index dropped is a warning"
 has "... named by its columns and the model's name" "WARN  no index on (publish_status, lock_until) (the model's idx_status_lock_until)"
 has "... with the lists that will not run" "impact: will not run (n/a: evtop never scans): the stuck list, the processing list"
-has "... and its fix" "fix:    ALTER TABLE \`biz_outbox_event\` ADD KEY \`idx_status_lock_until\` (publish_status, lock_until)"
+has "... and its fix" "fix:    ALTER TABLE \`biz_outbox_event\` ADD KEY \`idx_status_lock_until\` (\`publish_status\`, \`lock_until\`)"
 apply_fix "no index on (publish_status, lock_until)"
 doctor
 expect 0 "after its fix, all good"
@@ -198,8 +198,8 @@ expect 1 "a SELECT-only account can watch: warnings"
 has "watch: SELECT" "OK    watch: SELECT on biz_outbox_event"
 has "compensate is refused, with the server's words" "WARN  compensate: the account ${ro}@localhost may not UPDATE the columns the actions write on biz_outbox_event: UPDATE command denied"
 has "... and what that means" "impact: evtop stays read-only on this table: retry, cancel and recover are refused"
-has "... with the GRANT of sql/grants.sql" "fix:    GRANT UPDATE (publish_status, retry_count, max_retry_count, next_retry_time, fail_reason, locked_by, lock_until, version, update_time) ON \`$db\`.\`biz_outbox_event\` TO '${ro}'@'localhost'"
-has "the message table's columns" "fix:    GRANT UPDATE (event_status, retry_count, max_retry_count, next_retry_time, fail_reason, version, update_time) ON \`$db\`.\`biz_message_event\` TO '${ro}'@'localhost'"
+has "... with the GRANT of sql/grants.sql" "fix:    GRANT UPDATE (\`publish_status\`, \`retry_count\`, \`max_retry_count\`, \`next_retry_time\`, \`fail_reason\`, \`locked_by\`, \`lock_until\`, \`version\`, \`update_time\`) ON \`$db\`.\`biz_outbox_event\` TO '${ro}'@'localhost'"
+has "the message table's columns" "fix:    GRANT UPDATE (\`event_status\`, \`retry_count\`, \`max_retry_count\`, \`next_retry_time\`, \`fail_reason\`, \`version\`, \`update_time\`) ON \`$db\`.\`biz_message_event\` TO '${ro}'@'localhost'"
 has "no INSERT into evtop_audit" "WARN  audit: evtop_audit exists but the account ${ro}@localhost may not INSERT into it"
 has "replica lag unreadable" "WARN  replica lag not readable"
 has "... with its GRANT" "fix:    GRANT REPLICA MONITOR ON *.* TO '${ro}'@'localhost'"
@@ -223,6 +223,35 @@ doctor_ro
 expect 2 "no privilege at all on a table is unusable"
 has "... the table is invisible to the account" "FAIL  table biz_message_event is not visible to this account (no privilege on it, or it does not exist): SELECT command denied"
 sql -e "DROP USER '${ro}'@'localhost'"
+
+# --- a database whose name holds a backtick: every statement doctor prints pastes and runs ------
+db="${pfx}_q\`x"
+qdb=$(printf '%s' "$db" | sed 's/`/``/g')
+rq="evt_rq_$$"
+sql -e "DROP DATABASE IF EXISTS \`$qdb\`; CREATE DATABASE \`$qdb\`" &&
+	sql -D "$db" <"$src/sql/mariadb/schema.sql" && sql -D "$db" <"$src/sql/mariadb/audit.sql" &&
+	sql -e "DROP USER IF EXISTS '${rq}'@'localhost'; CREATE USER '${rq}'@'localhost' IDENTIFIED BY 'rq-pw';
+	GRANT SELECT ON \`$qdb\`.biz_outbox_event TO '${rq}'@'localhost';
+	GRANT SELECT ON \`$qdb\`.biz_message_event TO '${rq}'@'localhost';
+	GRANT SELECT ON \`$qdb\`.evtop_audit TO '${rq}'@'localhost'" ||
+	not_ok "cannot set up the database named with a backtick"
+sed "s/^user=.*/user=$rq/; s/^password=.*/password=rq-pw/" "$dir/ro.cnf" >"$dir/rq.cnf"
+doctor_rq() {
+	"$evtop" --defaults-file="$dir/rq.cnf" -D "$db" doctor "$@" >"$dir/out" 2>"$dir/err"
+	code=$?
+}
+doctor_rq
+expect 1 "a database named with a backtick: a SELECT-only account is warned"
+has "... the GRANT quotes the database, the backtick doubled" "ON \`$qdb\`.\`biz_outbox_event\` TO '${rq}'@'localhost'"
+for f in "WARN  compensate: the account ${rq}@localhost may not UPDATE the columns the actions write on biz_outbox_event" \
+	"WARN  compensate: the account ${rq}@localhost may not UPDATE the columns the actions write on biz_message_event" \
+	"WARN  audit: evtop_audit exists"; do
+	apply_fix "$f"
+done
+doctor_rq
+hasnt "after the GRANTs pasted, the account may compensate" "WARN  compensate"
+hasnt "... and write the audit" "WARN  audit"
+sql -e "DROP USER '${rq}'@'localhost'; DROP DATABASE \`$qdb\`"
 
 # --- the time zone: rows written at +08:00, read at +00:00 -----------------------------------------
 fresh ${pfx}_tz
@@ -281,7 +310,7 @@ check "the json is valid" [ "$(json_sql 'JSON_VALID(j)')" = 1 ]
 check "... with the exit code and status" [ "$(json_sql "CONCAT(JSON_EXTRACT(j, '\$.exit'), JSON_UNQUOTE(JSON_EXTRACT(j, '\$.status')))")" = "1WARN" ]
 check "... counts by level" [ "$(json_sql "JSON_EXTRACT(j, '\$.counts.warn')")" = 1 ]
 has "... and each finding with its level, check, impact and fix" '"level": "WARN"'
-has "... the fix" '"fix": "ALTER TABLE `biz_outbox_event` ADD KEY `idx_status_lock_until` (publish_status, lock_until)"'
+has "... the fix" '"fix": "ALTER TABLE `biz_outbox_event` ADD KEY `idx_status_lock_until` (`publish_status`, `lock_until`)"'
 
 # --- a server that cannot be reached ---------------------------------------------------------------
 "$evtop" --no-defaults -S /nonexistent.sock doctor >"$dir/out" 2>&1

@@ -89,6 +89,7 @@ START_TEST(init_sets_defaults)
 	ck_assert(!cfg.recover_message);
 	ck_assert_ptr_null(cfg.operator_id);
 	ck_assert_ptr_null(cfg.theme);
+	ck_assert_ptr_null(cfg.export_dir);
 	ck_assert_uint_eq(strv_len(cfg.protected_types), 4);
 	ck_assert_str_eq(cfg.protected_types[0], "PAY");
 	ck_assert_str_eq(cfg.protected_types[1], "REFUND");
@@ -165,10 +166,11 @@ START_TEST(every_global_setting)
 	ck_assert_str_eq(cfg.sources[0].name, "default");
 	/* Later settings win, and the booleans go back. */
 	parse_ok(&cfg, "read_only = false\nrecover_message = 0\ntheme = default\nrefresh = 3\n"
-	               "refresh = 4s\n");
+	               "refresh = 4s\nexport_dir = /srv/ops/evtop exports\n");
 	ck_assert(!cfg.read_only);
 	ck_assert(!cfg.recover_message);
 	ck_assert_str_eq(cfg.theme, "default");
+	ck_assert_str_eq(cfg.export_dir, "/srv/ops/evtop exports");
 	ck_assert_int_eq(cfg.refresh_ms, 4000);
 	ev_config_free(&cfg);
 }
@@ -542,6 +544,10 @@ static const struct {
                                                "+08:00, SYSTEM or Asia/Shanghai, got ''; x'"},
         {"theme = dark\n", "t.conf:1: theme: expected default or mono, got 'dark'"},
         {"theme = Mono\n", "t.conf:1: theme: expected default or mono, got 'Mono'"},
+        {"export_dir = exports\n", "t.conf:1: export_dir: expected an absolute directory path "
+                                   "(starting with /), got 'exports'"},
+        {"export_dir = ~/x\n", "t.conf:1: export_dir: expected an absolute directory path "
+                               "(starting with /), got '~/x'"},
         {"protected_types = PAY,,REFUND\n", "t.conf:1: protected_types: expected a comma-separated "
                                             "list of words of letters and digits, "
                                             "like PAY, REFUND, got 'PAY,,REFUND'"},
@@ -766,7 +772,7 @@ START_TEST(load_a_directory_fails_even_if_optional)
 	char *want;
 
 	make_tmpdir();
-	want = ev_xasprintf("cannot read %s: Is a directory", tmpdir);
+	want = ev_xasprintf("the config file %s is a directory, not a regular file", tmpdir);
 	ev_config_init(&cfg);
 	ck_assert_int_eq(ev_config_load(&cfg, tmpdir, false, &err), -1);
 	ck_assert_str_eq(err.msg, want);

@@ -6,6 +6,7 @@
 
 #include "core/doctor.h"
 #include "core/guard.h"
+#include "core/query.h"
 
 #include <check.h>
 #include <ctype.h>
@@ -515,6 +516,47 @@ START_TEST(grantee)
 }
 END_TEST
 
+/* Every identifier in a printed statement is quoted, a backtick in it doubled: a database
+ * named ev`x gives GRANTs that run when pasted. */
+START_TEST(statements_quote_identifiers)
+{
+	struct ev_doc_report r = {0};
+	struct ev_doc_access a = {
+	        .table_name = "biz_outbox_event",
+	        .database = "ev`x",
+	        .user = "ops@%",
+	        .select_denied = "denied",
+	        .update_checked = true,
+	        .update_denied = "denied",
+	        .audit = 1,
+	        .audit_denied = "denied",
+	        .flavour = EV_FLAVOUR_MARIADB,
+	};
+	ev_doctor_check_access(&r, EV_TABLE_OUTBOX, &a);
+	ev_doctor_check_audit(&r, &a);
+	const struct ev_doc_finding *f = find(&r, "select");
+	ck_assert_str_eq(f->fix, "GRANT SELECT ON `ev``x`.`biz_outbox_event` TO 'ops'@'%'");
+	f = find(&r, "update");
+	ck_assert_str_eq(f->fix, "GRANT UPDATE (`publish_status`, `retry_count`, "
+	                         "`max_retry_count`, `next_retry_time`, `fail_reason`, "
+	                         "`locked_by`, `lock_until`, `version`, `update_time`) ON "
+	                         "`ev``x`.`biz_outbox_event` TO 'ops'@'%'");
+	f = find(&r, "audit");
+	ck_assert_str_eq(f->fix, "GRANT SELECT, INSERT ON `ev``x`.`evtop_audit` TO 'ops'@'%'");
+	ev_doc_report_clear(&r);
+
+	char *q = ev_query_quote_ident("a`b``c");
+	ck_assert_str_eq(q, "`a``b````c`");
+	free(q);
+	q = ev_query_quote_ident("");
+	ck_assert_str_eq(q, "``");
+	free(q);
+	q = ev_query_quote_ident("订单");
+	ck_assert_str_eq(q, "`订单`");
+	free(q);
+}
+END_TEST
+
 /* Every statement doctor reads with is bounded, named, and never a write it executes. */
 START_TEST(queries_bounded)
 {
@@ -627,8 +669,9 @@ START_TEST(table_as_the_model)
 	ck_assert_int_eq(f->level, EV_DOC_FAIL);
 	ck_assert_ptr_nonnull(strstr(f->fix, "CREATE TABLE `biz_message_event` (\n"));
 	ck_assert_ptr_nonnull(strstr(f->fix, "COLLATE=utf8mb4_0900_ai_ci"));
-	ck_assert_ptr_nonnull(strstr(f->fix, "KEY idx_status_retry_time (event_status, "
-	                                     "next_retry_time, retry_count)"));
+	ck_assert_ptr_nonnull(strstr(f->fix, "KEY `idx_status_retry_time` (`event_status`, "
+	                                     "`next_retry_time`, `retry_count`)"));
+	ck_assert_ptr_nonnull(strstr(f->fix, "\n    `event_no` VARCHAR(64) NOT NULL,\n"));
 	ev_doc_report_clear(&r);
 	tf.name = NULL;
 	ev_doc_table_facts_clear(&tf);
@@ -652,6 +695,7 @@ int main(void)
 	tcase_add_test(tc, index_size);
 	tcase_add_test(tc, exit_codes);
 	tcase_add_test(tc, grantee);
+	tcase_add_test(tc, statements_quote_identifiers);
 	tcase_add_test(tc, queries_bounded);
 	tcase_add_test(tc, table_as_the_model);
 	suite_add_tcase(s, tc);

@@ -366,6 +366,17 @@ START_TEST(refusals_say_why)
 	req.reason = "bad \xff byte";
 	ck_assert_int_eq(build_refused(&req, &err), EV_GUARD_REFUSED_REASON);
 	ck_assert_ptr_nonnull(strstr(err.msg, "UTF-8"));
+	/* ... and one line of printable text: no C0, DEL or C1 control, for any action. */
+	req.reason = "dup\x1b[31m";
+	ck_assert_int_eq(build_refused(&req, &err), EV_GUARD_REFUSED_REASON);
+	ck_assert_str_eq(err.msg,
+	                 "the reason holds ESC (U+001B, character 4): a reason is one line "
+	                 "of printable text, written into fail_reason and the audit as "
+	                 "typed");
+	req = request(EV_TABLE_OUTBOX, EV_ACTION_RETRY_NOW, &row);
+	req.reason = "a\tb";
+	ck_assert_int_eq(build_refused(&req, &err), EV_GUARD_REFUSED_REASON);
+	ck_assert_ptr_nonnull(strstr(err.msg, "a tab (U+0009, character 2)"));
 
 	/* Not an operator action; a table name that is not an identifier. */
 	req = request(EV_TABLE_OUTBOX, EV_ACTION_CLAIM, &row);
@@ -475,6 +486,34 @@ START_TEST(fail_reason_composed_and_cut_to_1000_characters)
 	ck_assert(!ev_guard_utf8_valid("\xC0\xAF"));     /* overlong */
 	ck_assert(!ev_guard_utf8_valid("\xED\xA0\x80")); /* surrogate */
 	ck_assert(!ev_guard_utf8_valid("abc\xE4\xB8"));  /* truncated */
+
+	/* A reason: printable UTF-8, or nothing. */
+	struct ev_error rerr = {0};
+	ck_assert_int_eq(ev_guard_reason_check(NULL, &rerr), 0);
+	ck_assert_int_eq(ev_guard_reason_check("", &rerr), 0);
+	ck_assert_int_eq(ev_guard_reason_check("客户取消 (INC-7) 😀 \xEF\xBF\xBD ~", &rerr), 0);
+	static const struct {
+		const char *s, *what;
+	} bad[] = {
+	        {"a\x1b", "ESC (U+001B, character 2)"},
+	        {"\x07", "BEL (U+0007, character 1)"},
+	        {"two\nlines", "a newline (U+000A, character 4)"},
+	        {"a\tb", "a tab (U+0009, character 2)"},
+	        {"cr\r", "a carriage return (U+000D, character 3)"},
+	        {"\x7f", "DEL (U+007F, character 1)"},
+	        {"中\x01", "a control character (U+0001, character 2)"},
+	        {"8-bit CSI \xC2\x9B", "a control character (U+009B, character 11)"},
+	        {"\xC2\x80", "a control character (U+0080, character 1)"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ev_error_clear(&rerr);
+		ck_assert_int_eq(ev_guard_reason_check(bad[i].s, &rerr), -1);
+		ck_assert_int_eq(rerr.code, EV_GUARD_REFUSED_REASON);
+		ck_assert_msg(strstr(rerr.msg, bad[i].what) != NULL, "%zu: %s", i, rerr.msg);
+	}
+	ck_assert_int_eq(ev_guard_reason_check("\xC2\xA0 nbsp is text", &rerr), 0);
+	ck_assert_int_eq(ev_guard_reason_check("bad \xff", &rerr), -1);
+	ck_assert_ptr_nonnull(strstr(rerr.msg, "UTF-8"));
 
 	/* Retries carry the operator's reason to the audit only, also cut. */
 	struct ev_guard_row row = failed_row();
@@ -681,8 +720,10 @@ START_TEST(audit_json_line)
 {
 	struct ev_guard_row row = failed_row();
 	row.retry_count = 5;
+	/* A newline from the database (reasons refuse one) stays escaped: one line. */
+	row.event_no = S("OB-1\n");
 	struct ev_guard_req req = request(EV_TABLE_OUTBOX, EV_ACTION_CANCEL, &row);
-	req.reason = "订单关闭 \"quoted\"\n";
+	req.reason = "订单关闭 \"quoted\" \\";
 	struct ev_guard g;
 	build_ok(&req, &g);
 	struct ev_audit_rec rec = {.time = "2026-06-01T12:00:00.000Z",
@@ -707,7 +748,7 @@ START_TEST(audit_json_line)
 	ck_assert_str_eq(json_string_value(json_object_get(j, "db_user")), "evtop_ops@%");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "table")), "biz_outbox_event");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), "18446744073709551615");
-	ck_assert_str_eq(json_string_value(json_object_get(j, "event_no")), "OB-1");
+	ck_assert_str_eq(json_string_value(json_object_get(j, "event_no")), "OB-1\n");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "action")), "cancel");
 	json_t *b = json_object_get(j, "before");
 	ck_assert_int_eq(json_integer_value(json_object_get(b, "status")), 3);
@@ -718,7 +759,7 @@ START_TEST(audit_json_line)
 	ck_assert_int_eq(json_integer_value(json_object_get(b, "version")), 7);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "after_status")), 4);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "reason")),
-	                 "业务已关闭，取消事件发布：订单关闭 \"quoted\"\n");
+	                 "业务已关闭，取消事件发布：订单关闭 \"quoted\" \\");
 	ck_assert_str_eq(json_string_value(json_object_get(j, "result")), "applied");
 	ck_assert(json_is_null(json_object_get(j, "error")));
 	ck_assert_uint_eq(json_object_size(j), 16);
