@@ -284,7 +284,11 @@ static void print_plan(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_sna
 	if (s->notice != NULL)
 		say(stdout, "  note:       %s", s->notice);
 	if (c->o->dry_run && c->access_checked && !c->access->writable)
-		say(stdout, "  read-only:  %s", c->access->why);
+		say(stdout, "  %s %s",
+		    c->access->clock_suspect ? "refused:   " : "read-only: ", c->access->why);
+	else if (c->access_checked && c->access->clock_suspect)
+		say(stdout, "  clock:      suspect, written anyway (--clock-ok): %s",
+		    c->access->clock_why);
 	if (s->statement != NULL) {
 		say(stdout, "  statement:  %s; (one per event: its id and the version counted)",
 		    s->statement);
@@ -352,6 +356,8 @@ static json_t *plan_json(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 	jset(o, "note", jstr(s->notice));
 	if (c->access_checked && !c->access->writable)
 		jset(o, "read_only", jstr(c->access->why));
+	if (c->access_checked && c->access->clock_suspect)
+		jset(o, "clock_suspect", jstr(c->access->clock_why));
 	return o;
 }
 
@@ -597,13 +603,18 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 			print_json(plan_json(c, s));
 		} else {
 			print_plan(c, s, "would");
-			say(stdout, "dry-run: nothing was written");
+			if (!writable)
+				say(stdout, "dry-run: nothing was written; the real run would be "
+				            "refused (0 would be applied)");
+			else
+				say(stdout, "dry-run: nothing was written");
 		}
 		rc = writable ? EV_EXIT_OK : EV_EXIT_FAILURE;
 		goto out;
 	}
 	if (!writable) {
-		say(stderr, "evtop: refused: read-only: %s",
+		say(stderr, "evtop: refused: %s%s",
+		    c->access_checked && c->access->clock_suspect ? "" : "read-only: ",
 		    c->access_checked ? c->access->why : "the write access was not checked");
 		goto out;
 	}

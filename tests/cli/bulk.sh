@@ -25,7 +25,8 @@ ev() { "$evtop" --defaults-file="$pinned" "$@"; }
 
 # Outbox: 30 failed rows due since 11:00 (ids 10, 20, 30 are PAY_SUCCESS: protected), two stuck
 # behind an expired lock, one whose lock still holds. Message table: 3 exhausted failures, 2
-# with retries left, one stuck for 20 minutes.
+# with retries left, one stuck for 20 minutes. Each table's newest row is less than an hour
+# old at the pinned NOW(), or a time zone mismatch would be suspected and every write refused.
 values=""
 i=1
 while [ $i -le 30 ]; do
@@ -45,7 +46,7 @@ VALUES $values,
  (41, 'OB-41', 'ORDER', 'A41', 'ORDER_CREATED', 'svc', 'MQ', '{}', 1, 0, 5, NULL,
   'publisher-01', '2026-06-01 11:59:00', NULL, 2, '2026-06-01 10:00:00', '2026-06-01 11:57:00'),
  (42, 'OB-42', 'ORDER', 'A42', 'ORDER_CREATED', 'svc', 'MQ', '{}', 1, 0, 5, NULL,
-  'publisher-02', '2026-06-01 12:05:00', NULL, 2, '2026-06-01 10:00:00', '2026-06-01 11:59:00');
+  'publisher-02', '2026-06-01 12:05:00', NULL, 2, '2026-06-01 11:59:00', '2026-06-01 11:59:00');
 INSERT INTO biz_message_event (id, event_no, event_type, biz_type, biz_id, event_source,
   event_payload, event_status, retry_count, max_retry_count, next_retry_time,
   last_handle_time, fail_reason, version, create_time, update_time)
@@ -55,7 +56,7 @@ VALUES
  (3, 'M-3', 'REFUND_DONE', 'REFUND', 'B3', 'svc', '{}', 3, 3, 3, '2026-06-01 11:30:00', NULL, 'x', 4, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
  (4, 'M-4', 'ORDER_CREATED', 'ORDER', 'B4', 'svc', '{}', 3, 1, 3, '2026-06-01 11:40:00', NULL, 'x', 2, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
  (5, 'M-5', 'ORDER_CREATED', 'ORDER', 'B5', 'svc', '{}', 3, 1, 3, '2026-06-01 11:50:00', NULL, 'x', 2, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
- (6, 'M-6', 'ORDER_CREATED', 'ORDER', 'B6', 'svc', '{}', 1, 0, 3, NULL, '2026-06-01 11:40:00', NULL, 1, '2026-06-01 10:00:00', '2026-06-01 11:40:00');
+ (6, 'M-6', 'ORDER_CREATED', 'ORDER', 'B6', 'svc', '{}', 1, 0, 3, NULL, '2026-06-01 11:40:00', NULL, 1, '2026-06-01 11:40:00', '2026-06-01 11:40:00');
 SQL
 state() { sql -e "SELECT GROUP_CONCAT(CONCAT(id, ':', publish_status, ':', version) ORDER BY id) FROM biz_outbox_event; SELECT GROUP_CONCAT(CONCAT(id, ':', event_status, ':', version) ORDER BY id) FROM biz_message_event; SELECT COUNT(*) FROM evtop_audit"; }
 initial=$(state)
