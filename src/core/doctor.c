@@ -1283,8 +1283,13 @@ void ev_doctor_check_server(struct ev_doc_report *r, const struct ev_doc_server 
 		ev_doc_add(
 		        r, EV_DOC_OK, "server", "session zone", s->time_zone, NULL, NULL,
 		        "session time_zone = %s (UTC%s now), from --time-zone / time_zone in the "
-		        "config; the tables' check of recent rows follows",
-		        s->time_zone, off);
+		        "config%s%s%s; the tables' check of their newest rows follows",
+		        s->time_zone, off,
+		        s->system_time_zone ? "; the server's system zone is " : "",
+		        s->system_time_zone ? s->system_time_zone : "",
+		        s->system_time_zone ? " (a hint only: applications set their own session "
+		                              "zone)"
+		                            : "");
 	else
 		ev_doc_add(r, EV_DOC_INFO, "server", "session zone", s->time_zone,
 		           "evtop compares the applications' DATETIMEs with NOW() in this zone",

@@ -595,30 +595,8 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 /* :clock-ok REASON: the operator says the session's time zone is right although the newest
  * rows suggest a mismatch. Audited (action "clock-ok", the reason, what was suspected) before
  * writes are let through; the figures stay marked suspect. */
-static void clock_ok_done(struct app *a, const char *reason)
+int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err)
 {
-	struct ev_error err = {0};
-	bool ctl = false;
-	size_t chars = 0;
-	for (const char *p = reason; *p; p++) {
-		ctl = ctl || (unsigned char)*p < 0x20 || *p == 0x7f;
-		chars += ((unsigned char)*p & 0xC0) != 0x80;
-	}
-	while (*reason == ' ')
-		reason++;
-	if (*reason == '\0' || ctl || chars > EV_GUARD_REASON_MAX || !ev_guard_utf8_valid(reason)) {
-		app_message(a, EV_STYLE_ERROR,
-		            "clock-ok: give a reason (1..%d characters, no control characters); "
-		            "nothing changed",
-		            EV_GUARD_REASON_MAX);
-		return;
-	}
-	if (a->cfg->read_only) {
-		app_message(a, EV_STYLE_WARNING,
-		            "read-only (--read-only or the config): there are "
-		            "no writes to allow");
-		return;
-	}
 	struct ev_buf tables, why;
 	ev_buf_init(&tables);
 	ev_buf_init(&why);
@@ -644,15 +622,44 @@ static void clock_ok_done(struct app *a, const char *reason)
 	ev_audit_time_now(now);
 	char *line = ev_audit_clock_ok_line(now, &who, tables.len ? tables.data : NULL, reason,
 	                                    why.len ? why.data : NULL);
-	int rc = a->audit_path == NULL ? ev_error_set(&err, EV_ERR_GENERIC, "no home directory")
-	         : ev_audit_log_open(&log, a->audit_path, &err) < 0
+	int rc = a->audit_path == NULL ? ev_error_set(err, EV_ERR_GENERIC, "no home directory")
+	         : ev_audit_log_open(&log, a->audit_path, err) < 0
 	                 ? -1
-	                 : ev_audit_log_append(&log, line, &err);
+	                 : ev_audit_log_append(&log, line, err);
 	ev_audit_log_close(&log);
 	free(line);
 	ev_buf_free(&tables);
 	ev_buf_free(&why);
-	if (rc < 0) {
+	return rc;
+}
+
+static void clock_ok_done(struct app *a, const char *reason)
+{
+	struct ev_error err = {0};
+	bool ctl = false;
+	size_t chars = 0;
+	for (const unsigned char *p = (const unsigned char *)reason; *p; p++) {
+		/* C0, DEL, and C1 (U+0080..U+009F: 0xC2 0x80..0x9F) */
+		ctl = ctl || *p < 0x20 || *p == 0x7f ||
+		      (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F);
+		chars += (*p & 0xC0) != 0x80;
+	}
+	while (*reason == ' ')
+		reason++;
+	if (*reason == '\0' || ctl || chars > EV_GUARD_REASON_MAX || !ev_guard_utf8_valid(reason)) {
+		app_message(a, EV_STYLE_ERROR,
+		            "clock-ok: give a reason (1..%d characters, no control characters); "
+		            "nothing changed",
+		            EV_GUARD_REASON_MAX);
+		return;
+	}
+	if (a->cfg->read_only) {
+		app_message(a, EV_STYLE_WARNING,
+		            "read-only (--read-only or the config): there are "
+		            "no writes to allow");
+		return;
+	}
+	if (app_clock_ok_audit(a, reason, &err) < 0) {
 		app_message(a, EV_STYLE_ERROR,
 		            "clock-ok refused: the audit file cannot be written (%.200s)", err.msg);
 		return;

@@ -137,6 +137,7 @@ struct app {
 	 * zone is right (--clock-ok, :clock-ok: audited), which lets writes through. */
 	bool clock_suspect[EV_TABLE_COUNT];
 	bool clock_ok;
+	bool clock_ok_audited; /* --clock-ok's audit line is written (once, when first needed) */
 	unsigned long long highlight_id; /* the row an action just touched */
 };
 
@@ -216,6 +217,9 @@ struct view *view_bulk_confirm_new(struct app *a);
  * the operator has not said the zone is right: said on the message line, true (refused).
  * The write endpoint checks again when it applies (ev_action_check_access_clock). */
 bool ui_clock_refuses(struct app *a, int site, enum ev_table_kind t);
+/* Append the clock-ok audit line (the operator's reason, the suspect tables and why) to the
+ * local audit file. Returns -1 with err set when it cannot be written. */
+int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err);
 /* The dashboard's reasons for a suspected time zone mismatch, appended to out ("; "
  * between); nothing when v is not the dashboard or nothing is suspected. */
 void ui_dash_clock_why(struct view *v, struct ev_buf *out);

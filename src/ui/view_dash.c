@@ -595,6 +595,17 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 		if (ts->sel_row > (int)ts->cur->nrows)
 			ts->sel_row = (int)ts->cur->nrows;
 	}
+	/* --clock-ok on the command line: audited when a mismatch is first suspected. */
+	bool suspect = false;
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		suspect = suspect || a->clock_suspect[t];
+	if (suspect && a->args->clock_ok && !a->clock_ok_audited && !a->cfg->read_only) {
+		struct ev_error err = {0};
+		a->clock_ok_audited = true;
+		if (app_clock_ok_audit(a, "--clock-ok", &err) < 0)
+			app_message(a, EV_STYLE_ERROR, "the audit file cannot be written (%.200s)",
+			            err.msg);
+	}
 }
 
 /* --- drawing ---------------------------------------------------------------------------------- */

@@ -244,6 +244,7 @@ has "... a zone offset" "a zone offset of about 8h00m"
 has "... what it breaks" "impact: every comparison with NOW() is off by that much: processing rows look stuck"
 has "... and the zone to set" "fix:    --time-zone=+08:00 (time_zone = +08:00 in the config's source)"
 has "the session zone is reported" "OK    session time_zone = +00:00"
+has "... with the server's system zone as a hint, not evidence" "the server's system zone is "
 doctor --time-zone=+13:00
 expect 2 "data five hours behind the session's zone is a suspected mismatch too (the same judgement as the writes)"
 has "... behind NOW()" "is 5h00m behind NOW()"
