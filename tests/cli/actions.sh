@@ -246,6 +246,13 @@ tz8 check --critical 'outbox.stuck > 0' >"$dir/out" 2>&1
 rc=$?
 check "... evtop check answers UNKNOWN (exit $rc): $(head -c 300 "$dir/out")" [ $rc -eq 3 ]
 check "... with the reason in the plugin line" grep -qF "EVTOP UNKNOWN - clock suspect: $why_behind" "$dir/out"
+tz8 check --critical 'outbox.stuck > 0' --format json >"$dir/out" 2>&1
+check "... its JSON says UNKNOWN and why" grep -qF "{\"status\":\"UNKNOWN\",\"code\":3," "$dir/out"
+check "... with clock_suspect" grep -qF "\"clock_suspect\":\"$why_behind" "$dir/out"
+tz8 check --critical 'outbox.stuck > 0' --clock-ok >"$dir/out" 2>&1
+rc=$?
+check "... --clock-ok: the expressions are judged again (exit $rc): $(head -c 200 "$dir/out")" [ $rc -eq 2 ]
+check "... and the line says the clock was taken as right" grep -qF '(clock suspect, taken as right: --clock-ok)' "$dir/out"
 tz8 dashboard --format json >"$dir/out" 2>"$dir/err"
 check "... the dashboard's JSON marks the clock-dependent figures suspect" grep -qF "\"clock_suspect\":{\"reason\":\"$why_behind" "$dir/out"
 check "... and the table form says so" sh -c "tz() { \"$evtop\" --defaults-file=\"$pinned\" --time-zone=+08:00 \"\$@\"; }; tz dashboard --table outbox 2>&1 >/dev/null | grep -qF 'CLOCK SUSPECT: stuck, failed_due'"
