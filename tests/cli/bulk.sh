@@ -73,10 +73,12 @@ check "... prints the statement with its placeholders" grep -qF 'statement:  /* 
 check "... and the first one with its parameters" grep -qF 'first:      /* evtop:action.retry_schedule */ UPDATE `biz_outbox_event` SET next_retry_time = NOW() + INTERVAL 0 SECOND, max_retry_count = GREATEST(max_retry_count, retry_count + 1), version = version + 1, update_time = NOW() WHERE id = 1 AND deleted = 0 AND version = 1 AND publish_status = 3;' "$dir/out"
 check "... and what it changes" grep -qF 'change:     publish_status stays 3 (failed), next_retry_time 2026-06-01 11:00:01 -> NOW() + 0 s' "$dir/out"
 check "... says nothing was written" grep -qF 'dry-run: nothing was written' "$dir/out"
+check "... its verdict is each row's guarded WHERE, counted on the server" grep -qF 'verdict:    27 would be applied, 0 would be skipped (each row'"'"'s guarded WHERE, counted on the server now)' "$dir/out"
 check "... writes nothing to the tables" [ "$(state)" = "$initial" ]
 check "... writes no audit file" [ ! -e "$audit" ]
 ev retry --list failed-due --table outbox --dry-run --format json >"$dir/out" 2>&1
 check "--dry-run --format json" sh -c 'grep -q "\"counted\": 30" "$1" && grep -q "\"protected\": 3" "$1" && grep -q "\"to_act_on\": 27" "$1" && grep -q "\"dry_run\": true" "$1"' _ "$dir/out"
+check "... with the server's verdict" sh -c 'grep -q "\"would_apply\": 27" "$1" && grep -q "\"would_skip\": 0" "$1"' _ "$dir/out"
 
 # The filters of evtop list.
 ev retry --list failed --table outbox --event-type PAY_SUCCESS --dry-run >"$dir/out" 2>&1
@@ -127,7 +129,10 @@ check "... the JSON tally" sh -c 'grep -q "\"applied\": 2," "$1" && grep -q "\"p
 check "... the rows cancelled with the model's text and the reason" [ "$(sql -e "SELECT GROUP_CONCAT(id ORDER BY id) FROM biz_message_event WHERE event_status = 4 AND fail_reason = '业务已关闭，取消事件处理：超时关闭'")" = "1,2" ]
 check "... the protected refund untouched" [ "$(sql -e "SELECT event_status FROM biz_message_event WHERE id = 3")" = 3 ]
 
-# Recover: the expired locks, not the one still held (not in the stuck list).
+# Recover: the expired locks, not the one still held (not in the stuck list). The dry run says
+# what the run then does.
+ev recover --list stuck --table outbox --dry-run </dev/null >"$dir/out" 2>&1
+check "recover --list stuck --dry-run: 2 would be applied" grep -qF 'verdict:    2 would be applied, 0 would be skipped' "$dir/out"
 ev recover --list stuck --table outbox --yes </dev/null >"$dir/out" 2>&1
 check "recover --list stuck exits 0" [ $? -eq 0 ]
 check "... applied 2" grep -q 'recover on biz_outbox_event: applied 2, skipped 0' "$dir/out"
