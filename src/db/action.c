@@ -2,8 +2,6 @@
 #include <config.h>
 
 #include "db/action.h"
-#include "core/dashboard.h"
-#include "core/doctor.h"
 #include "db/fetch.h"
 
 #include <stdarg.h>
