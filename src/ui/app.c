@@ -1150,6 +1150,8 @@ static void stop_workers(struct app *a)
 		}
 		st->have_info = false;
 	}
+	/* Another source's clock: judged again at its first refresh. */
+	memset(a->clock_suspect, 0, sizeof(a->clock_suspect));
 	close_all(a); /* only the dashboard's jobs used them, and its worker has ended */
 }
 
