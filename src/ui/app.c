@@ -1179,6 +1179,9 @@ static void use_source(struct app *a, int index, bool read_primary)
 	a->state = CONN_CONNECTING;
 	a->server[0] = a->server_now[0] = a->stale_since[0] = a->last_error[0] = '\0';
 	a->last_refresh_ms = 0;
+	/* :clock-ok was said of the source left (--clock-ok holds for every source). */
+	if (index != a->cur_source || (index < 0) != a->all_mode)
+		a->clock_ok = a->args->clock_ok;
 	a->all_mode = index < 0;
 	if (index >= 0) {
 		a->cur_source = index;
