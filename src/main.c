@@ -86,6 +86,7 @@ static int run_console(int argc, char **argv)
 	        .cols = o.screen_cols,
 	        .rows = o.screen_rows,
 	        .mono = o.mono,
+	        .clock_ok = o.clock_ok,
 	};
 	int rc = ev_console_run(&args);
 	ev_opts_free(&o);

@@ -45,6 +45,9 @@ static void usage_common(FILE *out)
 	      "      --operator=ID          operator or ticket id for the audit\n"
 	      "      --read-only            refuse every write\n"
 	      "      --enable-message-recover  allow recover on the message table\n"
+	      "      --clock-ok             write although a time zone mismatch is suspected\n"
+	      "                             (the newest rows dated ahead of NOW() or a whole\n"
+	      "                             or half hour behind it): the zone is right\n"
 	      "Every write is audited to $XDG_STATE_HOME/evtop/audit.jsonl (else\n"
 	      "~/.local/state/evtop/audit.jsonl) and, when it exists, the evtop_audit table.\n"
 	      "Exit status: 0 all applied, 1 any skipped, failed or refused, 2 usage, 3 cannot\n"
@@ -252,7 +255,12 @@ static void print_block(const struct run *r, const struct ev_guard *g,
 		say(stdout, "  protected: a %s event (confirmed with --include-protected)",
 		    g->protected_token);
 	if (r->o->dry_run && r->access_checked[g->table] && !r->access[g->table].writable)
-		say(stdout, "  read-only: %s", r->access[g->table].why);
+		say(stdout, "  %s %s",
+		    r->access[g->table].clock_suspect ? "refused:  " : "read-only:",
+		    r->access[g->table].why);
+	else if (r->access_checked[g->table] && r->access[g->table].clock_suspect)
+		say(stdout, "  clock:     suspect, written anyway (--clock-ok): %s",
+		    r->access[g->table].clock_why);
 	say(stdout, "  statement: %s;", stmt);
 	free(stmt);
 	free(desc);
@@ -291,6 +299,51 @@ static void apply_one(struct run *r, const struct ev_guard *g, const struct ev_g
 	ev_action_apply(&ctx, g, row, &out);
 	report_outcome(r, g, row, &out);
 	ev_action_outcome_clear(&out);
+}
+
+/* What the real run would do, asked of the server: the refusal it would meet (read-only, a
+ * suspected zone mismatch), else the UPDATE's own WHERE counted by primary key with the
+ * server's NOW() (g->match), so that --dry-run and the write cannot disagree. */
+static void dry_verdict(struct run *r, const struct ev_guard *g, const struct ev_guard_row *row)
+{
+	const struct ev_access *a = &r->access[g->table];
+	struct ev_error err = {0};
+	struct ev_rowset *rs = NULL;
+
+	if (r->access_checked[g->table] && !a->writable) {
+		say(stdout, "  verdict:   would be refused%s",
+		    a->clock_suspect ? " (clock)" : " (read-only)");
+		r->not_applied++;
+		return;
+	}
+	if (ev_conn_run(r->s.conn, g->match, &rs, &err) < 0) {
+		say(stdout, "  verdict:   unknown: the guard could not be evaluated: %s", err.msg);
+		r->not_applied++;
+		return;
+	}
+	const char *n = rs->nrows > 0 ? ev_rowset_cell(rs, 0, 0)->s : NULL;
+	bool match = n != NULL && strtoll(n, NULL, 10) == 1;
+	ev_rowset_free(&rs);
+	if (match) {
+		say(stdout, "  verdict:   would be applied (its WHERE matches the row now)");
+		r->applied++;
+		return;
+	}
+	/* The row as it is now explains why the guard does not hold. */
+	struct ev_guard_row now = {0};
+	bool have_now = false;
+	struct ev_query *q = ev_guard_query_row(g->table, g->table_name, row->id);
+	if (ev_conn_run(r->s.conn, q, &rs, &err) == 0) {
+		have_now = rs->nrows == 1 &&
+		           ev_guard_row_from_rowset(rs, 0, g->table, &now, &err) == 0;
+		ev_rowset_free(&rs);
+	}
+	ev_query_free(&q);
+	char *why = ev_guard_explain_skip(g, row, have_now ? &now : NULL);
+	say(stdout, "  verdict:   would be skipped: its WHERE matches no row now: %s", why);
+	free(why);
+	ev_guard_row_clear(&now);
+	r->not_applied++;
 }
 
 static void do_event(struct run *r, const char *event_no)
@@ -353,16 +406,13 @@ static void do_event(struct run *r, const char *event_no)
 	}
 	if (r->o->dry_run) {
 		print_block(r, &g, &row, "would");
-		/* A read-only connection would refuse it: say so in the count and the status. */
-		if (r->access_checked[kind] && !r->access[kind].writable)
-			r->not_applied++;
-		else
-			r->applied++;
+		dry_verdict(r, &g, &row);
 		goto done;
 	}
 	if (!r->access[kind].writable) {
-		say(stdout, "refused  %s %s id=%llu %s: read-only: %s", ev_model_table(kind)->key,
-		    event_no, row.id, ev_action_name(r->action), r->access[kind].why);
+		say(stdout, "refused  %s %s id=%llu %s: %s%s", ev_model_table(kind)->key, event_no,
+		    row.id, ev_action_name(r->action),
+		    r->access[kind].clock_suspect ? "" : "read-only: ", r->access[kind].why);
 		r->not_applied++;
 		goto done;
 	}
@@ -380,6 +430,22 @@ done:
 	fflush(stdout);
 	ev_guard_clear(&g);
 	ev_guard_row_clear(&row);
+}
+
+/* --clock-ok lifted a suspected zone mismatch: the audit file records it before any write. */
+static int audit_clock_ok(struct run *r, enum ev_table_kind t)
+{
+	struct ev_error err = {0};
+	char now[32];
+	ev_audit_time_now(now);
+	char *line = ev_audit_clock_ok_line(now, &r->who, ev_opts_table_name(r->o, t), "--clock-ok",
+	                                    r->access[t].clock_why);
+	int rc = ev_audit_log_append(&r->log, line, &err);
+	free(line);
+	if (rc < 0)
+		fprintf(stderr, "evtop: refused: %s (every write is audited there first)\n",
+		        err.msg);
+	return rc;
 }
 
 /* Connect, check the tables and what may be written; 0, or an exit code. */
@@ -414,13 +480,16 @@ static int prepare(struct run *r)
 			r->access_checked[t] = true;
 			continue;
 		}
-		if (ev_action_check_access(r->s.conn, t, ev_opts_table_name(r->o, t), &r->access[t],
-		                           &err) < 0 &&
+		if (ev_action_check_access_clock(r->s.conn, t, ev_opts_table_name(r->o, t),
+		                                 r->o->clock_ok, &r->access[t], &err) < 0 &&
 		    !r->o->dry_run) {
 			ev_session_report(&err);
 			return EV_EXIT_UNKNOWN;
 		}
 		r->access_checked[t] = true;
+		if (r->o->clock_ok && r->access[t].clock_suspect && !r->o->dry_run &&
+		    audit_clock_ok(r, t) < 0)
+			return EV_EXIT_FAILURE;
 	}
 	if (usable == 0) {
 		fputs("evtop: neither event table exists in this database\n", stderr);

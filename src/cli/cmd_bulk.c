@@ -241,6 +241,64 @@ static char *describe_target(const char *list, const struct ev_filter *f)
 	return ev_buf_steal(&b);
 }
 
+/* --dry-run's verdict on the rows to act on: each row's own guarded WHERE (built as the run
+ * builds it, core's g->match) counted by primary key on the server, so that the dry run says
+ * what the run would do now. At most DRY_CHECK_MAX rows are asked, one statement each. */
+#define DRY_CHECK_MAX 1000
+struct dry {
+	bool done;
+	size_t checked, would, wouldnt;
+	char error[512];
+};
+
+static void dry_match(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s,
+                      struct dry *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->done = true;
+	for (size_t i = 0; i < s->n && d->checked < DRY_CHECK_MAX; i++) {
+		const struct ev_bulk_item *it = &s->items[i];
+		if (it->state != EV_BULK_PENDING)
+			continue;
+		struct ev_guard g;
+		struct ev_error err = {0};
+		struct ev_rowset *rs = NULL;
+		if (ev_bulk_item_guard(s, it, &g, &err) < 0) {
+			d->wouldnt++;
+			d->checked++;
+			continue;
+		}
+		int rc = ev_conn_run(c->s->conn, g.match, &rs, &err);
+		ev_guard_clear(&g);
+		if (rc < 0) {
+			snprintf(d->error, sizeof(d->error), "%s", err.msg);
+			return;
+		}
+		const char *n = rs->nrows > 0 ? ev_rowset_cell(rs, 0, 0)->s : NULL;
+		if (n != NULL && strtoll(n, NULL, 10) == 1)
+			d->would++;
+		else
+			d->wouldnt++;
+		d->checked++;
+		ev_rowset_free(&rs);
+	}
+}
+
+static void print_dry(const struct ev_bulk_snapshot *s, const struct dry *d)
+{
+	if (!d->done)
+		return;
+	if (d->error[0]) {
+		say(stdout, "  verdict:    unknown: the guards could not be evaluated: %s",
+		    d->error);
+		return;
+	}
+	say(stdout,
+	    "  verdict:    %zu would be applied, %zu would be skipped (each row's guarded WHERE, "
+	    "counted on the server now%s)",
+	    d->would, d->wouldnt, d->checked < s->n_pending ? "; the first rows only" : "");
+}
+
 static void print_plan(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s,
                        const char *head)
 {
@@ -284,7 +342,11 @@ static void print_plan(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_sna
 	if (s->notice != NULL)
 		say(stdout, "  note:       %s", s->notice);
 	if (c->o->dry_run && c->access_checked && !c->access->writable)
-		say(stdout, "  read-only:  %s", c->access->why);
+		say(stdout, "  %s %s",
+		    c->access->clock_suspect ? "refused:   " : "read-only: ", c->access->why);
+	else if (c->access_checked && c->access->clock_suspect)
+		say(stdout, "  clock:      suspect, written anyway (--clock-ok): %s",
+		    c->access->clock_why);
 	if (s->statement != NULL) {
 		say(stdout, "  statement:  %s; (one per event: its id and the version counted)",
 		    s->statement);
@@ -319,7 +381,8 @@ static void jset(json_t *o, const char *key, json_t *v)
 		ev_fatal("out of memory (jansson)");
 }
 
-static json_t *plan_json(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s)
+static json_t *plan_json(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s,
+                         const struct dry *d)
 {
 	json_t *o = json_object();
 	if (o == NULL)
@@ -352,6 +415,13 @@ static json_t *plan_json(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 	jset(o, "note", jstr(s->notice));
 	if (c->access_checked && !c->access->writable)
 		jset(o, "read_only", jstr(c->access->why));
+	if (c->access_checked && c->access->clock_suspect)
+		jset(o, "clock_suspect", jstr(c->access->clock_why));
+	if (d != NULL && d->done && d->error[0] == '\0') {
+		jset(o, "would_apply", json_integer((json_int_t)d->would));
+		jset(o, "would_skip", json_integer((json_int_t)d->wouldnt));
+		jset(o, "guards_checked", json_integer((json_int_t)d->checked));
+	}
 	return o;
 }
 
@@ -376,7 +446,7 @@ static void print_result(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 	const struct ev_bulk_tally *t = &s->tally;
 
 	if (c->o->format == EV_FMT_JSON) {
-		json_t *o = plan_json(c, s), *rows = json_array();
+		json_t *o = plan_json(c, s, NULL), *rows = json_array();
 		if (rows == NULL)
 			ev_fatal("out of memory (jansson)");
 		jset(o, "bulk", jstr(s->run_id));
@@ -593,17 +663,26 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 	bool writable = c->access_checked && c->access->writable;
 
 	if (o->dry_run) {
+		struct dry d = {0};
+		if (writable)
+			dry_match(c, s, &d);
 		if (o->format == EV_FMT_JSON) {
-			print_json(plan_json(c, s));
+			print_json(plan_json(c, s, &d));
 		} else {
 			print_plan(c, s, "would");
-			say(stdout, "dry-run: nothing was written");
+			print_dry(s, &d);
+			if (!writable)
+				say(stdout, "dry-run: nothing was written; the real run would be "
+				            "refused (0 would be applied)");
+			else
+				say(stdout, "dry-run: nothing was written");
 		}
 		rc = writable ? EV_EXIT_OK : EV_EXIT_FAILURE;
 		goto out;
 	}
 	if (!writable) {
-		say(stderr, "evtop: refused: read-only: %s",
+		say(stderr, "evtop: refused: %s%s",
+		    c->access_checked && c->access->clock_suspect ? "" : "read-only: ",
 		    c->access_checked ? c->access->why : "the write access was not checked");
 		goto out;
 	}

@@ -24,7 +24,9 @@ static void usage(FILE *out)
 	      "1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN: evtop cannot tell, e.g. the server is\n"
 	      "unreachable). Expressions: 'stuck > 0 or exhausted > 10', 'oldest_pending_age >\n"
 	      "10m', 'outbox.failed[ORDER_CREATED] > 0' (groups of --by, default event_type);\n"
-	      "doc/check.md has the grammar and every figure.\n\n",
+	      "doc/check.md has the grammar and every figure. A suspected time zone mismatch\n"
+	      "(the newest rows dated ahead of NOW() or a whole or half hour behind it) is\n"
+	      "UNKNOWN, unless --clock-ok.\n\n",
 	      out);
 	ev_opts_usage(out);
 }
@@ -234,6 +236,17 @@ int ev_cmd_check(int argc, char **argv)
 		ev_buf_adds(&why, " ");
 	enum ev_tristate c = crit ? ev_checkexpr_eval(crit, figure, &lk, &why) : EV_FALSE;
 	enum ev_check_status st = ev_checkexpr_status(w, c);
+	/* A suspected time zone mismatch: stuck, due, the ages and the drain are off by the zones'
+	 * difference, so no threshold can be judged (UNKNOWN), unless --clock-ok says the zone
+	 * is right. */
+	struct ev_buf clock;
+	ev_buf_init(&clock);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		if (lk.covered[t] && lk.dash[t] != NULL && lk.dash[t]->clock_suspect != NULL)
+			ev_buf_printf(&clock, "%s%s", clock.len ? "; " : "",
+			              lk.dash[t]->clock_suspect);
+	if (clock.len > 0 && !o.clock_ok)
+		st = EV_CHECK_UNKNOWN;
 	const char *which = st == EV_CHECK_CRITICAL  ? "critical"
 	                    : st == EV_CHECK_WARNING ? "warning"
 	                    : st == EV_CHECK_UNKNOWN ? "cannot tell"
@@ -253,6 +266,12 @@ int ev_cmd_check(int argc, char **argv)
 			fputs("null", stdout);
 		printf(",\"critical_result\":%s,\"figures\":", crit ? tri[c] : "null");
 		ev_session_json_string(stdout, why.data ? why.data : "");
+		fputs(",\"clock_suspect\":", stdout);
+		if (clock.len > 0)
+			ev_session_json_string(stdout, clock.data);
+		else
+			fputs("null", stdout);
+		printf(",\"clock_ok\":%s", o.clock_ok ? "true" : "false");
 		fputs(",\"no_answer\":[", stdout);
 		for (int i = 0, k = 0; i < s.n; i++)
 			if (!s.v[i].up) {
@@ -262,7 +281,15 @@ int ev_cmd_check(int argc, char **argv)
 		fputs("]}\n", stdout);
 	} else {
 		char *safe = ev_text_sanitize(why.data ? why.data : "", why.len);
-		printf("EVTOP %s - %s: %s", ev_checkexpr_status_name(st), which, safe);
+		if (clock.len > 0 && !o.clock_ok) {
+			char *cs = ev_text_sanitize(clock.data, clock.len);
+			printf("EVTOP %s - clock suspect: %s (the expressions read: %s)",
+			       ev_checkexpr_status_name(st), cs, safe);
+			free(cs);
+		} else {
+			printf("EVTOP %s - %s: %s%s", ev_checkexpr_status_name(st), which, safe,
+			       clock.len > 0 ? " (clock suspect, taken as right: --clock-ok)" : "");
+		}
 		free(safe);
 		/* The figures are lower bounds without a source: say which. */
 		for (int i = 0, k = 0; i < s.n; i++)
@@ -278,6 +305,7 @@ int ev_cmd_check(int argc, char **argv)
 		putchar('\n');
 	}
 	ev_buf_free(&why);
+	ev_buf_free(&clock);
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		ev_dash_free(&lk.dash[t]);
 	ev_fan_close(&s);

@@ -39,6 +39,16 @@ static void say(FILE *msgs, const char *table, const char *msg)
 	free(safe);
 }
 
+/* The clock-dependent figures are suspect: said with the messages, as the notes are. */
+static void say_clock(FILE *msgs, const char *table, const char *why)
+{
+	char *line = ev_xasprintf("CLOCK SUSPECT: stuck, failed_due, failed_waiting, the ages "
+	                          "and the drain compare with NOW() and are off: %s",
+	                          why);
+	say(msgs, table, line);
+	free(line);
+}
+
 static const enum ev_dash_figure shown[] = {
         EV_DASH_PENDING,
         EV_DASH_PROCESSING,
@@ -241,6 +251,17 @@ static void write_json(FILE *out, struct ev_dash *const *dash, int n, const stru
 			ev_session_json_string(out, d->notes);
 		else
 			fputs("null", out);
+		/* A suspected time zone mismatch: the figures that compare with NOW() are off. */
+		fputs(",\"clock_suspect\":", out);
+		if (d->clock_suspect) {
+			fputs("{\"reason\":", out);
+			ev_session_json_string(out, d->clock_suspect);
+			fputs(",\"figures\":[\"stuck\",\"failed_due\",\"failed_waiting\","
+			      "\"oldest_pending_age\",\"longest_retry_wait\",\"drain_time\"]}",
+			      out);
+		} else {
+			fputs("null", out);
+		}
 		if (with_sources)
 			json_sources(out, f, per, t, d->window_s);
 		fputs(",\"total\":", out);
@@ -306,6 +327,8 @@ static int collect(struct ev_session *s, const struct ev_opts *o, struct ev_dash
 		}
 		if (dash[t]->notes != NULL && msgs)
 			say(msgs, ev_model_table(t)->key, dash[t]->notes);
+		if (dash[t]->clock_suspect != NULL && msgs)
+			say_clock(msgs, ev_model_table(t)->key, dash[t]->clock_suspect);
 	}
 	return rc;
 }

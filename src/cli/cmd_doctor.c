@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/doctor.h"
+#include "core/zone.h"
 #include "core/guard.h"
 #include "core/text.h"
 
@@ -258,28 +259,33 @@ static void check_recent(struct ev_session *s, enum ev_table_kind t,
 	struct ev_error err = {0};
 	struct ev_rowset *rs = NULL;
 	const char *index = ev_index_find(&tf->info, "create_time");
+	struct ev_zone_newest zn = {0};
 
 	rc.utc_offset = srv->utc_offset_s;
 	rc.zone = srv->time_zone;
-	if (!column_is_time(tf, "update_time") || !column_is_time(tf, "create_time")) {
-		rc.why_not = "update_time or create_time is missing or not a DATETIME";
+	if (!column_is_time(tf, "create_time")) {
+		rc.why_not = "create_time is missing or not a DATETIME";
 	} else if (index == NULL && ev_index_find(&tf->info, "id") == NULL) {
-		rc.why_not = "no index on create_time nor on id to read the newest rows by";
+		rc.why_not = "no index on create_time nor on id to read the newest row by";
 	} else {
-		rs = run(s, ev_doctor_query_recent(tf->name, index), &err);
-		if (rs == NULL || rs->nrows < 1) {
+		/* The same query and judgement as the writes' check (core/zone.h). */
+		rs = run(s, ev_zone_query_newest(tf->name, index), &err);
+		if (rs == NULL) {
+			rc.why_not = err.msg;
+		} else if (ev_zone_from_rowset(rs, &zn, &err) < 0) {
 			rc.why_not = err.msg;
 		} else {
 			rc.checked = true;
-			const char *n = ev_rowset_cell(rs, 0, 0)->s;
-			const char *a = ev_rowset_cell(rs, 0, 1)->s;
-			rc.rows = n ? atoll(n) : 0;
-			rc.ahead_s = a ? atoll(a) : 0;
-			rc.newest = ev_rowset_cell(rs, 0, 2)->s;
-			rc.now = ev_rowset_cell(rs, 0, 3)->s;
+			rc.rows = zn.found ? 1 : 0;
+			rc.ahead_s = zn.ahead_s;
+			rc.newest = zn.create_time;
+			rc.now = zn.now;
+			rc.event_no = zn.event_no;
+			rc.id = zn.id;
 		}
 	}
 	ev_doctor_check_zone(rep, t, tf->name, &rc);
+	ev_zone_newest_clear(&zn);
 	ev_rowset_free(&rs);
 }
 

@@ -67,6 +67,7 @@ enum {
 	OPT_OPERATOR,
 	OPT_ENABLE_MESSAGE_RECOVER,
 	OPT_PRIMARY,
+	OPT_CLOCK_OK,
 };
 
 static const struct option long_opts[] = {
@@ -132,6 +133,7 @@ static const struct option long_opts[] = {
         {"include-protected", no_argument, NULL, OPT_INCLUDE_PROTECTED},
         {"operator", required_argument, NULL, OPT_OPERATOR},
         {"enable-message-recover", no_argument, NULL, OPT_ENABLE_MESSAGE_RECOVER},
+        {"clock-ok", no_argument, NULL, OPT_CLOCK_OK},
         {NULL, 0, NULL, 0},
 };
 
@@ -177,6 +179,8 @@ void ev_opts_usage(FILE *out)
 	      "Dashboard and check:\n"
 	      "      --by=event_type|topic|source|biz_type|channel  --window=DUR (default 1h)\n"
 	      "      --warning=EXPR --critical=EXPR (doc/check.md)\n"
+	      "      --clock-ok             the session's time zone is right although the newest\n"
+	      "                             rows suggest a mismatch (writes, check; audited)\n"
 	      "Console:\n"
 	      "      --read-only            no writes     --mono   no colours (also NO_COLOR)\n"
 	      "      --script=FILE --screen=COLSxROWS   a scripted run in a virtual terminal\n",
@@ -568,6 +572,9 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 		}
 		case OPT_ENABLE_MESSAGE_RECOVER:
 			o->cfg.recover_message = true;
+			break;
+		case OPT_CLOCK_OK:
+			o->clock_ok = true;
 			break;
 		case '?':
 			if (optopt == 0 && strcmp(argv[optind - 1], "--help") == 0) {

@@ -41,6 +41,7 @@ struct ev_opts {
 	bool dry_run;           /* --dry-run: print the statements, write nothing */
 	bool yes;               /* --yes: apply without asking */
 	bool include_protected; /* --include-protected: act on protected types too */
+	bool clock_ok; /* --clock-ok: the session zone is right although a mismatch is suspected */
 	bool help;
 	/* Positional arguments after the options. */
 	int nargs;

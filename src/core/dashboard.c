@@ -397,6 +397,8 @@ void ev_dash_free(struct ev_dash **dp)
 	free(d->rows);
 	free(d->slots);
 	free(d->notes);
+	free(d->clock_suspect);
+	free(d->clock_summary);
 	free(d);
 	*dp = NULL;
 }
@@ -537,6 +539,21 @@ struct ev_dash *ev_dash_merged(struct ev_dash *const *parts, const char *const *
 			free(d->notes);
 			d->notes = notes;
 		}
+		if (p->clock_suspect != NULL) {
+			char *why =
+			        ev_xasprintf("%s%s%s%s%s", d->clock_suspect ? d->clock_suspect : "",
+			                     d->clock_suspect ? "; " : "", names ? names[i] : "",
+			                     names ? ": " : "", p->clock_suspect);
+			free(d->clock_suspect);
+			d->clock_suspect = why;
+			char *sum = ev_xasprintf(
+			        "%s%s%s%s%s", d->clock_summary ? d->clock_summary : "",
+			        d->clock_summary ? "; " : "", names ? names[i] : "",
+			        names ? ": " : "",
+			        p->clock_summary ? p->clock_summary : p->clock_suspect);
+			free(d->clock_summary);
+			d->clock_summary = sum;
+		}
 		if (p->server_ms > d->server_ms)
 			d->server_ms = p->server_ms; /* the sources are read in parallel */
 	}
@@ -586,6 +603,10 @@ struct ev_dash *ev_dash_by_source(struct ev_dash *const *parts, const char *cons
 	d->total = m->total;
 	d->notes = m->notes;
 	m->notes = NULL;
+	d->clock_suspect = m->clock_suspect;
+	m->clock_suspect = NULL;
+	d->clock_summary = m->clock_summary;
+	m->clock_summary = NULL;
 	d->server_ms = m->server_ms;
 	ev_dash_free(&m);
 	return d;

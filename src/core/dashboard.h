@@ -59,8 +59,12 @@ struct ev_dash {
 	struct ev_dash_row total;
 	/* Why figures are unknown, e.g. "success: n/a — needs an index on (create_time)". */
 	char *notes;
-	double server_ms; /* wall time of the queries that built it */
-	unsigned skipped; /* bit (1 << ev_dash_query) per query not run this time */
+	/* Why the clock-dependent figures (stuck, failed due / waiting, the ages, the drain) are
+	 * suspect: a time zone mismatch suspected on the table (core/zone.h), or NULL. */
+	char *clock_suspect;
+	char *clock_summary; /* the same, short (ev_zone_summary), for a screen line */
+	double server_ms;    /* wall time of the queries that built it */
+	unsigned skipped;    /* bit (1 << ev_dash_query) per query not run this time */
 	/* Private to core/dashboard.c: the room in rows, and an open-addressing hash of the
 	 * groups (slot = row index + 1, 0 = empty) so that adding and finding a group takes
 	 * constant time with thousands of groups. */

@@ -7,6 +7,8 @@
 #include "core/doctor.h"
 #include "core/dashboard.h"
 #include "core/query.h"
+#include "core/text.h"
+#include "core/zone.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -349,28 +351,6 @@ struct ev_query *ev_doctor_query_audit_exists(void)
 	                             "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
 	                             "AND TABLE_NAME = 'evtop_audit' LIMIT 1"),
 	                  N(names), names, 1);
-}
-
-struct ev_query *ev_doctor_query_recent(const char *table_name, const char *index)
-{
-	static const char *const names[] = {"rows", "ahead_s", "newest", "now"};
-	char *sql;
-
-	if (index != NULL)
-		sql = ev_xasprintf(
-		        "/* evtop:doctor.recent */ SELECT COUNT(*), TIMESTAMPDIFF(SECOND, NOW(), "
-		        "GREATEST(MAX(update_time), MAX(create_time))), GREATEST(MAX(update_time), "
-		        "MAX(create_time)), NOW() FROM (SELECT update_time, create_time FROM `%s` "
-		        "FORCE INDEX (`%s`) ORDER BY create_time DESC LIMIT 100) AS recent LIMIT 1",
-		        table_name, index);
-	else
-		sql = ev_xasprintf(
-		        "/* evtop:doctor.recent */ SELECT COUNT(*), TIMESTAMPDIFF(SECOND, NOW(), "
-		        "GREATEST(MAX(update_time), MAX(create_time))), GREATEST(MAX(update_time), "
-		        "MAX(create_time)), NOW() FROM (SELECT update_time, create_time FROM `%s` "
-		        "FORCE INDEX (PRIMARY) ORDER BY id DESC LIMIT 100) AS recent LIMIT 1",
-		        table_name);
-	return text_query("doctor.recent", sql, N(names), names, 1);
 }
 
 struct ev_query *ev_doctor_query_replica(const struct ev_server_version *v)
@@ -1341,8 +1321,13 @@ void ev_doctor_check_server(struct ev_doc_report *r, const struct ev_doc_server 
 		ev_doc_add(
 		        r, EV_DOC_OK, "server", "session zone", s->time_zone, NULL, NULL,
 		        "session time_zone = %s (UTC%s now), from --time-zone / time_zone in the "
-		        "config; the tables' check of recent rows follows",
-		        s->time_zone, off);
+		        "config%s%s%s; the tables' check of their newest rows follows",
+		        s->time_zone, off,
+		        s->system_time_zone ? "; the server's system zone is " : "",
+		        s->system_time_zone ? s->system_time_zone : "",
+		        s->system_time_zone ? " (a hint only: applications set their own session "
+		                              "zone)"
+		                            : "");
 	else
 		ev_doc_add(r, EV_DOC_INFO, "server", "session zone", s->time_zone,
 		           "evtop compares the applications' DATETIMEs with NOW() in this zone",
@@ -1358,26 +1343,8 @@ void ev_doctor_check_server(struct ev_doc_report *r, const struct ev_doc_server 
 
 bool ev_doctor_zone_mismatch(long long ahead_s, long long *shift_s)
 {
-	const long long max = 14 * 3600 + 15 * 60;
-
-	*shift_s = 0;
-	if (ahead_s > 300) {
-		if (ahead_s > max)
-			return false;
-		/* The newest write is at most a few minutes old: round up to a quarter hour. */
-		*shift_s = (ahead_s + 899) / 900 * 900;
-		return true;
-	}
-	if (ahead_s < -300) {
-		long long back = -ahead_s;
-		long long halves = (back + 900) / 1800;
-		long long off = back - halves * 1800;
-		if (halves >= 2 && back <= max && off >= -120 && off <= 120) {
-			*shift_s = -halves * 1800;
-			return true;
-		}
-	}
-	return false;
+	/* The judgement the writes, the dashboard and check use: one rule everywhere. */
+	return ev_zone_judge(ahead_s, shift_s) != EV_ZONE_OK;
 }
 
 void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const char *table_name,
@@ -1406,19 +1373,25 @@ void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const c
 		format_offset(rc->utc_offset + shift, zone, sizeof(zone));
 		format_offset(rc->utc_offset, now_off, sizeof(now_off));
 		char *fix = ev_xasprintf("--time-zone=%s (time_zone = %s in the config's source), "
-		                         "if the applications write %s wall-clock time",
+		                         "if the applications write %s wall-clock time; --clock-ok "
+		                         "on a write if the zone is right and the table only quiet",
 		                         zone, zone, zone);
-		ev_doc_add(r, EV_DOC_FAIL, group, "time zone", table_name,
-		           "every comparison with NOW() is off by that much: processing rows look "
-		           "stuck (or none do), due retries and ages are wrong; writes must wait "
-		           "until the zone is right",
-		           fix,
-		           "suspected time zone mismatch: the newest write in %s (%s, the max of "
-		           "update_time/create_time over the newest %lld rows) is %s %s NOW() (%s) "
-		           "in the session zone %s (UTC%s): a zone offset of about %s",
-		           table_name, rc->newest, rc->rows, dur,
-		           rc->ahead_s > 0 ? "ahead of" : "behind", rc->now,
-		           rc->zone ? rc->zone : "?", now_off, shift_dur);
+		char *no = ev_text_sanitize(rc->event_no ? rc->event_no : "NULL",
+		                            strlen(rc->event_no ? rc->event_no : "NULL"));
+		ev_doc_add(
+		        r, EV_DOC_FAIL, group, "time zone", table_name,
+		        "every comparison with NOW() is off by that much: processing rows look "
+		        "stuck (or none do), due retries and ages are wrong; evtop refuses writes, "
+		        "marks those figures suspect and check answers UNKNOWN until the zone is "
+		        "right",
+		        fix,
+		        "suspected time zone mismatch: the newest row of %s (event_no %s, id %llu, "
+		        "create_time %s, read through its create_time index) is %s %s NOW() (%s) "
+		        "in the session zone %s (UTC%s): a zone offset of about %s",
+		        table_name, no, rc->id, rc->newest, dur,
+		        rc->ahead_s > 0 ? "ahead of" : "behind", rc->now, rc->zone ? rc->zone : "?",
+		        now_off, shift_dur);
+		free(no);
 		free(fix);
 		return;
 	}
@@ -1436,11 +1409,11 @@ void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const c
 		           "session zone %s: consistent",
 		           table_name, rc->newest, dur, rc->now, rc->zone ? rc->zone : "?");
 	else
-		ev_doc_add(
-		        r, EV_DOC_OK, group, "time zone", table_name, NULL, NULL,
-		        "time zone: the newest write in %s (%s) is %s old, not a whole number of "
-		        "hours: no sign of a zone mismatch (a quiet table cannot prove more)",
-		        table_name, rc->newest, dur);
+		ev_doc_add(r, EV_DOC_OK, group, "time zone", table_name, NULL, NULL,
+		           "time zone: the newest write in %s (%s) is %s old, not near a whole or "
+		           "half "
+		           "hour: no sign of a zone mismatch (a quiet table cannot prove more)",
+		           table_name, rc->newest, dur);
 }
 
 /* --- privileges ------------------------------------------------------------------------------ */

@@ -126,10 +126,6 @@ struct ev_query *ev_doctor_query_select_probe(const char *table_name, const char
 struct ev_query *ev_doctor_query_audit_probe(void);
 /* One row: does evtop_audit exist in the current database (a count). */
 struct ev_query *ev_doctor_query_audit_exists(void);
-/* One row over the newest 100 rows by `index` (on create_time; NULL = the primary key, by id):
- * their count, GREATEST(MAX(update_time), MAX(create_time)) - NOW() in seconds, that newest
- * time, and NOW(). */
-struct ev_query *ev_doctor_query_recent(const char *table_name, const char *index);
 /* The replica status (SHOW REPLICA STATUS where the server knows it, else SHOW SLAVE STATUS):
  * at most one row per replication channel; an account that may not read it gets error 1227. */
 struct ev_query *ev_doctor_query_replica(const struct ev_server_version *v);
@@ -197,10 +193,9 @@ char *ev_doctor_index_impact(enum ev_table_kind t, const char *table_name,
  * 70% full. An estimate, and said so wherever it is shown. */
 long long ev_doctor_index_size(enum ev_table_kind t, const char *columns, long long rows);
 
-/* A suspected time zone mismatch from the newest write's distance to NOW() (ahead_s > 0: in
- * the future). Writes in the future by more than 5 minutes, or in the past by a whole number
- * of hours (or half hours, within 2 minutes, up to 14 h), are a mismatch: returns true with
- * *shift_s the offset to add to the session zone (a quarter-hour multiple). */
+/* A suspected time zone mismatch from the newest row's distance to NOW() (ahead_s > 0: in
+ * the future): ev_zone_judge (core/zone.h) is not EV_ZONE_OK; *shift_s the offset to add to
+ * the session zone. */
 bool ev_doctor_zone_mismatch(long long ahead_s, long long *shift_s);
 
 /* The server's facts. */
@@ -225,13 +220,15 @@ struct ev_doc_server {
  * time zone (group "server"). */
 void ev_doctor_check_server(struct ev_doc_report *r, const struct ev_doc_server *s);
 
-/* The newest rows of a table, for the time zone check. */
+/* The newest row of a table (core/zone.h's query), for the time zone check. */
 struct ev_doc_recent {
 	bool checked;         /* the query ran */
 	const char *why_not;  /* when not checked: why */
-	long long rows;       /* rows read (at most 100) */
-	long long ahead_s;    /* newest write - NOW(), seconds */
-	const char *newest;   /* 'YYYY-MM-DD hh:mm:ss' */
+	long long rows;       /* rows read (0 or 1) */
+	long long ahead_s;    /* newest create_time - NOW(), seconds */
+	const char *newest;   /* its create_time, 'YYYY-MM-DD hh:mm:ss' */
+	const char *event_no; /* the newest row's event_no and id */
+	unsigned long long id;
 	const char *now;      /* NOW() in the session zone */
 	long long utc_offset; /* the session zone's offset from UTC, seconds */
 	const char *zone;     /* the session zone's name (@@time_zone) */

@@ -402,8 +402,9 @@ static void build_update(const struct ev_guard_req *req, struct ev_guard *g)
 	ev_buf_printf(&chg, ", version %lld -> %lld, update_time -> NOW()", row->version,
 	              row->version + 1);
 
-	ev_buf_adds(&sql, ", version = version + 1, update_time = NOW() WHERE id = ? AND deleted = "
-	                  "0 AND version = ? AND ");
+	ev_buf_adds(&sql, ", version = version + 1, update_time = NOW() WHERE ");
+	size_t where_at = sql.len, where_param = q->nparams;
+	ev_buf_adds(&sql, "id = ? AND deleted = 0 AND version = ? AND ");
 	ev_query_add_uint(q, row->id);
 	ev_query_add_int(q, row->version);
 	switch (req->action) {
@@ -425,6 +426,29 @@ static void build_update(const struct ev_guard_req *req, struct ev_guard *g)
 		}
 		break;
 	}
+	/* The same WHERE, counted: what --dry-run asks the server (the UPDATE's own guard, with
+	 * its NOW(), by primary key). */
+	struct ev_query *m = ev_xcalloc(1, sizeof(*m));
+	m->name = "action.match";
+	m->sql = ev_xasprintf("/* evtop:action.match */ SELECT COUNT(*) FROM `%s` WHERE %s",
+	                      g->table_name, sql.data + where_at);
+	for (size_t i = where_param; i < q->nparams; i++) {
+		const struct ev_param *p = &q->params[i];
+		if (p->type == EV_P_TEXT)
+			ev_query_add_text(m, p->s);
+		else if (p->type == EV_P_UINT)
+			ev_query_add_uint(m, p->u);
+		else
+			ev_query_add_int(m, p->i);
+	}
+	m->ncols = 1;
+	m->col_names = ev_xcalloc(1, sizeof(*m->col_names));
+	m->col_types = ev_xcalloc(1, sizeof(*m->col_types));
+	m->col_names[0] = "n";
+	m->col_types[0] = EV_CT_INT;
+	m->limit = 1;
+	g->match = m;
+
 	q->sql = ev_buf_steal(&sql);
 	q->limit = 1;
 	g->update = q;
@@ -480,6 +504,7 @@ int ev_guard_build(const struct ev_guard_req *req, struct ev_guard *g, struct ev
 void ev_guard_clear(struct ev_guard *g)
 {
 	ev_query_free(&g->update);
+	ev_query_free(&g->match);
 	free(g->table_name);
 	free(g->fail_reason);
 	free(g->audit_reason);
@@ -888,6 +913,37 @@ char *ev_audit_json_line(const struct ev_audit_rec *r)
 
 /* A text parameter cut to the audit column's width (in characters); "" for NULL, which the
  * statement's NULLIF(?, '') turns back into NULL. */
+char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *w, const char *table_name,
+                             const char *reason, const char *suspect)
+{
+	json_t *o = json_object();
+
+	if (o == NULL)
+		ev_fatal("out of memory (jansson)");
+	jset(o, "time", jstr(time));
+	jset(o, "source", jstr(w->source));
+	jset(o, "os_user", jstr(w->os_user));
+	jset(o, "sudo_user", jstr(w->sudo_user));
+	jset(o, "ssh_connection", jstr(w->ssh_connection));
+	jset(o, "operator", jstr(w->operator_id));
+	jset(o, "db_user", jstr(w->db_user));
+	jset(o, "table", jstr(table_name));
+	jset(o, "id", json_null());
+	jset(o, "event_no", json_null());
+	jset(o, "action", jstr("clock-ok"));
+	jset(o, "reason", jstr(reason));
+	jset(o, "result", jstr("allowed"));
+	jset(o, "error", json_null());
+	jset(o, "clock_suspect", jstr(suspect));
+	char *text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (text == NULL)
+		ev_fatal("out of memory (json_dumps)");
+	char *line = ev_xasprintf("%s\n", text);
+	free(text);
+	return line;
+}
+
 static void add_text_cut(struct ev_query *q, const char *s, size_t max)
 {
 	if (s == NULL) {

@@ -69,6 +69,8 @@ struct ev_guard {
 	enum ev_action action;
 	char *table_name;
 	struct ev_query *update; /* the guarded UPDATE: SQL with '?' and its bound parameters */
+	struct ev_query *match;  /* SELECT COUNT(*) with the UPDATE's exact WHERE and parameters:
+	                            1 when the UPDATE would change the row now (--dry-run) */
 	int from_status;         /* the row's status as seen */
 	int to_status;           /* the status the UPDATE sets (the same for a scheduled retry) */
 	char *fail_reason;       /* what the UPDATE writes into fail_reason, or NULL */
@@ -189,6 +191,12 @@ struct ev_audit_rec {
  * retry_count, max_retry_count, next_retry_time, version}, after_status (null unless applied),
  * reason, result, error. malloc'd. */
 char *ev_audit_json_line(const struct ev_audit_rec *r);
+/* The audit line of an operator's word that the clock is right while a time zone mismatch
+ * is suspected (the console's clock-ok, --clock-ok): action "clock-ok", the operator's reason,
+ * the table and the suspicion it lifts (clock_suspect), result "allowed"; id and event_no
+ * null. time as in ev_audit_rec. malloc'd, ending in a newline. */
+char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *who,
+                             const char *table_name, const char *reason, const char *suspect);
 /* The INSERT into evtop_audit of every column of sql/.../audit.sql (audit_time = NOW(3), in
  * the same transaction as the UPDATE). Nullable values are bound as text and turned into NULL
  * by NULLIF(?, '') (after_status: NULLIF(?, -1)). */

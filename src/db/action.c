@@ -2,8 +2,7 @@
 #include <config.h>
 
 #include "db/action.h"
-#include "core/dashboard.h"
-#include "core/doctor.h"
+#include "db/fetch.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,43 +79,28 @@ static int run_scalar(struct ev_conn *c, struct ev_query *q, long long *vals, si
 	return 0;
 }
 
-/* Whether the newest writes of the table look dated in the future by a time zone's offset
- * (evtop doctor's check): then this session's zone is not the applications', every
- * comparison with NOW() is off (processing rows look stuck, retries due too early or late),
- * and writes wait until it is right. A check that cannot run (no such column, no index) says
- * nothing. */
+/* Whether a time zone mismatch is suspected on the table (core/zone.h): then every
+ * comparison with NOW() is off (processing rows look stuck, retries due too early or late).
+ * A check that cannot run (no such table, the query failed) says nothing. */
 static bool zone_suspected(struct ev_conn *c, const char *name, char *why, size_t size)
 {
 	struct ev_table_info ti = {0};
 	struct ev_error e = {0};
-	struct ev_rowset *rs = NULL;
+	struct ev_zone_newest zn;
 	bool suspected = false;
 	if (ev_conn_table_info(c, name, &ti, &e) < 0 || !ti.exists) {
 		ev_table_info_clear(&ti);
 		return false;
 	}
-	struct ev_query *q = ev_doctor_query_recent(name, ev_index_find(&ti, "create_time"));
+	int rc = ev_zone_fetch(c, name, &ti, &zn, &e);
 	ev_table_info_clear(&ti);
-	int rc = ev_conn_run(c, q, &rs, &e);
-	ev_query_free(&q);
-	const char *ahead =
-	        rc == 0 && rs->nrows > 0 && rs->ncols >= 4 ? ev_rowset_cell(rs, 0, 1)->s : NULL;
-	long long shift = 0;
-	if (ahead != NULL && ev_doctor_zone_mismatch(strtoll(ahead, NULL, 10), &shift) &&
-	    shift > 0) {
-		char dur[32];
-		ev_format_duration(strtoll(ahead, NULL, 10), dur, sizeof(dur));
-		msgf(why, size,
-		     "a time zone mismatch is suspected: the newest write in %s (%s) is %s ahead "
-		     "of "
-		     "NOW() (%s) in this session's zone, so every comparison with NOW() is off; "
-		     "writes wait until the zone is right (time_zone of the source, --time-zone; "
-		     "evtop doctor)",
-		     name, ev_rowset_cell(rs, 0, 2)->s ? ev_rowset_cell(rs, 0, 2)->s : "?", dur,
-		     ev_rowset_cell(rs, 0, 3)->s ? ev_rowset_cell(rs, 0, 3)->s : "?");
+	char *reason = rc == 0 ? ev_zone_reason(name, &zn) : NULL;
+	if (reason != NULL) {
+		msgf(why, size, "%s", reason);
 		suspected = true;
 	}
-	ev_rowset_free(&rs);
+	free(reason);
+	ev_zone_newest_clear(&zn);
 	return suspected;
 }
 
@@ -128,6 +112,12 @@ static bool is_denied(int code)
 int ev_action_check_access(struct ev_conn *c, enum ev_table_kind t, const char *table_name,
                            struct ev_access *a, struct ev_error *err)
 {
+	return ev_action_check_access_clock(c, t, table_name, false, a, err);
+}
+
+int ev_action_check_access_clock(struct ev_conn *c, enum ev_table_kind t, const char *table_name,
+                                 bool clock_ok, struct ev_access *a, struct ev_error *err)
+{
 	const struct ev_server_version *v = ev_conn_server(c);
 	const char *name = table_name ? table_name : ev_model_table(t)->default_name;
 	struct ev_error e = {0};
@@ -138,6 +128,7 @@ int ev_action_check_access(struct ev_conn *c, enum ev_table_kind t, const char *
 
 	memset(a, 0, sizeof(*a));
 	a->writable = false;
+	a->clock_ok = clock_ok;
 	msgf(a->why, sizeof(a->why), "not checked");
 	if (run_scalar(c, ev_guard_query_server_read_only(v->flavour), ro, nro, err) < 0) {
 		msgf(a->why, sizeof(a->why), "cannot tell whether the server is read-only: %s",
@@ -203,8 +194,11 @@ int ev_action_check_access(struct ev_conn *c, enum ev_table_kind t, const char *
 			return 0;
 		}
 	}
-	if (zone_suspected(c, name, a->why, sizeof(a->why)))
+	a->clock_suspect = zone_suspected(c, name, a->clock_why, sizeof(a->clock_why));
+	if (a->clock_suspect && !clock_ok) {
+		msgf(a->why, sizeof(a->why), "%s", a->clock_why);
 		return 0;
+	}
 	a->writable = true;
 	a->why[0] = '\0';
 	return 0;

@@ -18,6 +18,12 @@ struct ev_access {
 	bool writable;
 	char why[512];    /* when not writable: why, in the operator's words */
 	bool audit_table; /* evtop_audit exists: every applied action adds its row there */
+	/* A time zone mismatch is suspected on the table (core/zone.h): every comparison with
+	 * NOW() is off, so writes are refused (writable false, why says so) unless the operator
+	 * said the clock is right (clock_ok). */
+	bool clock_suspect;
+	bool clock_ok;
+	char clock_why[512];
 };
 
 /* Check whether c may write table t: the server's read-only switches (@@read_only,
@@ -28,6 +34,13 @@ struct ev_access {
  * or -1 with err set when the checks themselves failed (then treat the table as read-only). */
 int ev_action_check_access(struct ev_conn *c, enum ev_table_kind t, const char *table_name,
                            struct ev_access *a, struct ev_error *err);
+/* The same, and last the time zone check (the table's newest row through its create_time
+ * index, judged by core/zone.h): a suspected mismatch refuses writes (why: the row, the offset,
+ * the --time-zone that fixes it), unless clock_ok (--clock-ok, the console's clock-ok: the
+ * operator knows the zone is right), which lets them through with a->clock_suspect still set.
+ * ev_action_check_access is this with clock_ok false. */
+int ev_action_check_access_clock(struct ev_conn *c, enum ev_table_kind t, const char *table_name,
+                                 bool clock_ok, struct ev_access *a, struct ev_error *err);
 
 enum ev_action_result {
 	EV_RESULT_APPLIED, /* the row changed (and its audit row is committed with it) */

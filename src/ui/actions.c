@@ -176,6 +176,8 @@ void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_ac
 		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
 		return;
 	}
+	if (ui_clock_refuses(a, site, t))
+		return;
 	pending_clear();
 	if (ev_guard_row_from_rowset(rs, row, t, &P.seen, &err) < 0) {
 		app_message(a, EV_STYLE_ERROR, "%s", err.msg);
@@ -203,12 +205,15 @@ struct apply_arg {
 	struct ev_guard g;
 	struct ev_guard_row seen;
 	char *source, *os_user, *sudo_user, *ssh, *operator_id, *log_path;
+	bool clock_ok; /* the operator said the zone is right (--clock-ok, :clock-ok) */
 };
 
 struct apply_result {
 	struct ev_action_outcome out;
 	enum ev_action_result result;
 	bool not_writable;
+	bool clock; /* refused for a suspected time zone mismatch (not cached: :clock-ok lifts it)
+	             */
 	char why[512];
 	unsigned long long id;
 };
@@ -243,10 +248,12 @@ static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	job->result = r;
 	job->free_result = free_apply_result;
 	r->id = x->seen.id;
-	if (ev_action_check_access(c, x->g.table, x->g.table_name, &access, err) < 0)
+	if (ev_action_check_access_clock(c, x->g.table, x->g.table_name, x->clock_ok, &access,
+	                                 err) < 0)
 		return -1;
 	if (!access.writable) {
 		r->not_writable = true;
+		r->clock = access.clock_suspect;
 		snprintf(r->why, sizeof(r->why), "%s", access.why);
 		r->result = EV_RESULT_REFUSED;
 		return 0;
@@ -290,6 +297,7 @@ static void confirm_yes(struct app *a, struct view *v)
 	                         ? ev_xstrdup(a->cfg->operator_id)
 	                         : NULL;
 	x->log_path = dup0(a->audit_path);
+	x->clock_ok = a->clock_ok;
 	struct view *origin = NULL;
 	for (int i = 0; i < a->nviews; i++)
 		if (a->views[i]->tag == P.origin_tag)
@@ -315,6 +323,8 @@ bool ui_action_result(struct app *a, struct view *v, struct ev_job *job)
 	if (job->rc < 0 || r == NULL) {
 		app_message(a, EV_STYLE_ERROR, "failed: %s (the row was not changed)",
 		            job->err.msg);
+	} else if (r->not_writable && r->clock) {
+		app_message(a, EV_STYLE_WARNING, "refused: %s", r->why);
 	} else if (r->not_writable) {
 		struct site *st = app_site_at(a, P.site);
 		snprintf(st->not_writable[t], sizeof(st->not_writable[t]), "%s", r->why);

@@ -267,6 +267,16 @@ static void draw_status(struct app *a, int cols)
 	char offset[48] = "";
 	if (a->have_offset && !a->scripted && (a->server_offset_s > 1 || a->server_offset_s < -1))
 		snprintf(offset, sizeof(offset), " (%+llds)", a->server_offset_s);
+	/* A suspected time zone mismatch: the figures that compare with NOW() are off. */
+	char clock[48] = "";
+	bool suspect = false;
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		suspect = suspect || a->clock_suspect[t];
+	if (suspect)
+		snprintf(clock, sizeof(clock), " · CLOCK SUSPECT%s",
+		         a->clock_ok ? " (clock-ok)" : "");
+	if (suspect && a->state == CONN_OK)
+		style = EV_STYLE_WARNING;
 	char marked[32] = "";
 	if (a->marked > 0)
 		snprintf(marked, sizeof(marked), " · %d marked", a->marked);
@@ -303,8 +313,8 @@ static void draw_status(struct app *a, int cols)
 	    (a->lag_s < 0 || a->lag_s >= a->cfg->lag_warning_s) && a->state == CONN_OK)
 		style = EV_STYLE_WARNING;
 	/* What matters in an incident first: is the data live, then where it comes from. */
-	snprintf(line, sizeof(line), "evtop · %s%s%s · %s%s · %s%s · tz %s · %s%s · %s%s", state,
-	         stale, lag, source, a->server[0] ? a->server : "…",
+	snprintf(line, sizeof(line), "evtop · %s%s%s%s · %s%s · %s%s · tz %s · %s%s · %s%s", state,
+	         stale, clock, lag, source, a->server[0] ? a->server : "…",
 	         a->server_now[0] ? a->server_now : "-", offset,
 	         a->src->time_zone ? a->src->time_zone : "SYSTEM", refresh, took,
 	         a->cfg->read_only ? "READ-ONLY" : "rw", marked);
@@ -585,6 +595,84 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 	global_action(a, act);
 }
 
+/* :clock-ok REASON: the operator says the session's time zone is right although the newest
+ * rows suggest a mismatch. Audited (action "clock-ok", the reason, what was suspected) before
+ * writes are let through; the figures stay marked suspect. */
+int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err)
+{
+	struct ev_buf tables, why;
+	ev_buf_init(&tables);
+	ev_buf_init(&why);
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		if (!a->clock_suspect[t])
+			continue;
+		ev_buf_printf(&tables, "%s%s", tables.len ? "," : "",
+		              app_table_name(a, a->cur_source, (enum ev_table_kind)t));
+	}
+	struct view *dash = a->nviews > 0 ? a->views[0] : NULL;
+	ui_dash_clock_why(dash, &why);
+	struct ev_audit_log log = {.fd = -1};
+	struct ev_audit_who who = {
+	        .source = app_source_name(a, a->cur_source),
+	        .os_user = a->ident.os_user,
+	        .sudo_user = a->ident.sudo_user,
+	        .ssh_connection = a->ident.ssh_connection,
+	        .operator_id = a->cfg->operator_id && strcmp(a->cfg->operator_id, "-") != 0
+	                               ? a->cfg->operator_id
+	                               : NULL,
+	};
+	char now[32];
+	ev_audit_time_now(now);
+	char *line = ev_audit_clock_ok_line(now, &who, tables.len ? tables.data : NULL, reason,
+	                                    why.len ? why.data : NULL);
+	int rc = a->audit_path == NULL ? ev_error_set(err, EV_ERR_GENERIC, "no home directory")
+	         : ev_audit_log_open(&log, a->audit_path, err) < 0
+	                 ? -1
+	                 : ev_audit_log_append(&log, line, err);
+	ev_audit_log_close(&log);
+	free(line);
+	ev_buf_free(&tables);
+	ev_buf_free(&why);
+	return rc;
+}
+
+static void clock_ok_done(struct app *a, const char *reason)
+{
+	struct ev_error err = {0};
+	bool ctl = false;
+	size_t chars = 0;
+	for (const unsigned char *p = (const unsigned char *)reason; *p; p++) {
+		/* C0, DEL, and C1 (U+0080..U+009F: 0xC2 0x80..0x9F) */
+		ctl = ctl || *p < 0x20 || *p == 0x7f ||
+		      (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F);
+		chars += (*p & 0xC0) != 0x80;
+	}
+	while (*reason == ' ')
+		reason++;
+	if (*reason == '\0' || ctl || chars > EV_GUARD_REASON_MAX || !ev_guard_utf8_valid(reason)) {
+		app_message(a, EV_STYLE_ERROR,
+		            "clock-ok: give a reason (1..%d characters, no control characters); "
+		            "nothing changed",
+		            EV_GUARD_REASON_MAX);
+		return;
+	}
+	if (a->cfg->read_only) {
+		app_message(a, EV_STYLE_WARNING,
+		            "read-only (--read-only or the config): there are "
+		            "no writes to allow");
+		return;
+	}
+	if (app_clock_ok_audit(a, reason, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR,
+		            "clock-ok refused: the audit file cannot be written (%.200s)", err.msg);
+		return;
+	}
+	a->clock_ok = true;
+	app_message(a, EV_STYLE_WARNING,
+	            "clock-ok (audited): writes proceed although a time zone mismatch is "
+	            "suspected; the figures stay marked suspect");
+}
+
 /* ":" commands (keys.h's table): what has no key, and every action by name. */
 static void command_done(struct app *a, const char *text)
 {
@@ -647,6 +735,13 @@ static void command_done(struct app *a, const char *text)
 		            "source: no source '%.64s' in the config (all: every "
 		            "source at once)",
 		            arg);
+		return;
+	case EV_UC_CLOCK_OK:
+		if (*arg == '\0')
+			app_prompt(a, "clock-ok: why is the session's time zone right? ", "",
+			           clock_ok_done);
+		else
+			clock_ok_done(a, arg);
 		return;
 	case EV_UC_TRACE:
 		if (*arg == '\0') {
@@ -1069,6 +1164,8 @@ static void stop_workers(struct app *a)
 		}
 		st->have_info = false;
 	}
+	/* Another source's clock: judged again at its first refresh. */
+	memset(a->clock_suspect, 0, sizeof(a->clock_suspect));
 	close_all(a); /* only the dashboard's jobs used them, and its worker has ended */
 }
 
@@ -1096,6 +1193,9 @@ static void use_source(struct app *a, int index, bool read_primary)
 	a->state = CONN_CONNECTING;
 	a->server[0] = a->server_now[0] = a->stale_since[0] = a->last_error[0] = '\0';
 	a->last_refresh_ms = 0;
+	/* :clock-ok was said of the source left (--clock-ok holds for every source). */
+	if (index != a->cur_source || (index < 0) != a->all_mode)
+		a->clock_ok = a->args->clock_ok;
 	a->all_mode = index < 0;
 	if (index >= 0) {
 		a->cur_source = index;
@@ -1135,6 +1235,7 @@ int ev_console_run(const struct ev_console_args *args)
 	memset(a, 0, sizeof(*a));
 	a->args = args;
 	a->cfg = args->cfg;
+	a->clock_ok = args->clock_ok;
 	a->src = args->src;
 	a->sources = args->sources;
 	a->nsources = args->nsources;

@@ -133,7 +133,13 @@ struct app {
 	char *audit_path;            /* the local audit file */
 	bool operator_asked;         /* asked once per session */
 	bool applying;
-	char session_start[32];          /* the audit file's time of this session's start */
+	char session_start[32]; /* the audit file's time of this session's start */
+	/* A time zone mismatch suspected on a table at the last refresh (core/zone.h): its
+	 * clock-dependent figures are marked and writes refused, unless the operator said the
+	 * zone is right (--clock-ok, :clock-ok: audited), which lets writes through. */
+	bool clock_suspect[EV_TABLE_COUNT];
+	bool clock_ok;
+	bool clock_ok_audited; /* --clock-ok's audit line is written (once, when first needed) */
 	unsigned long long highlight_id; /* the row an action just touched */
 };
 
@@ -221,6 +227,16 @@ bool ui_bulk_progress_line(char *buf, size_t size, int width);
 void ui_bulk_stop(struct app *a);
 void ui_bulk_end(void);
 struct view *view_bulk_confirm_new(struct app *a);
+/* A write on table t of source site while the dashboard suspects a time zone mismatch and
+ * the operator has not said the zone is right: said on the message line, true (refused).
+ * The write endpoint checks again when it applies (ev_action_check_access_clock). */
+bool ui_clock_refuses(struct app *a, int site, enum ev_table_kind t);
+/* Append the clock-ok audit line (the operator's reason, the suspect tables and why) to the
+ * local audit file. Returns -1 with err set when it cannot be written. */
+int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err);
+/* The dashboard's reasons for a suspected time zone mismatch, appended to out ("; "
+ * between); nothing when v is not the dashboard or nothing is suspected. */
+void ui_dash_clock_why(struct view *v, struct ev_buf *out);
 /* This session's actions, from the local audit file. */
 struct view *view_actions_new(struct app *a);
 void ui_actions_end(void);

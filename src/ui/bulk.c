@@ -208,6 +208,8 @@ void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_acti
 		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
 		return;
 	}
+	if (ui_clock_refuses(a, site, t))
+		return;
 	bulk_clear();
 	B.active = true;
 	B.action = action_of(act, true);
@@ -263,6 +265,7 @@ static int apply_tag = -3;
 struct apply_arg {
 	struct ev_bulk_snapshot *snap;
 	char *source, *os_user, *sudo_user, *ssh, *operator_id, *log_path;
+	bool clock_ok; /* the operator said the zone is right (--clock-ok, :clock-ok) */
 };
 
 static void free_apply_arg(void *p)
@@ -292,10 +295,12 @@ static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	struct apply_arg *x = job->arg;
 	struct ev_access access;
 	struct ev_audit_log log = {.fd = -1};
-	if (ev_action_check_access(c, x->snap->table, x->snap->table_name, &access, err) < 0)
+	if (ev_action_check_access_clock(c, x->snap->table, x->snap->table_name, x->clock_ok,
+	                                 &access, err) < 0)
 		return -1;
 	if (!access.writable)
-		return ev_error_set(err, EV_ERR_GENERIC, "read-only: %s", access.why);
+		return ev_error_set(err, EV_ERR_GENERIC, "%s%s",
+		                    access.clock_suspect ? "refused: " : "read-only: ", access.why);
 	if (ev_audit_log_open(&log, x->log_path, err) < 0)
 		return -1;
 	struct ev_audit_who who = {
@@ -331,6 +336,7 @@ static void confirm_yes(struct app *a)
 	                         ? ev_xstrdup(a->cfg->operator_id)
 	                         : NULL;
 	x->log_path = a->audit_path ? ev_xstrdup(a->audit_path) : NULL;
+	x->clock_ok = a->clock_ok;
 	pthread_mutex_lock(&shared.lock);
 	memset(&shared.p, 0, sizeof(shared.p));
 	shared.p.total = x->snap->n_pending;

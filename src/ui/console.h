@@ -18,6 +18,7 @@ struct ev_console_args {
 	const char *script;
 	int cols, rows;
 	bool mono;
+	bool clock_ok; /* --clock-ok: writes proceed while a time zone mismatch is suspected */
 };
 
 /* Run the console until the operator quits. Returns the process exit code. */

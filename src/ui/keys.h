@@ -84,6 +84,8 @@ enum ev_ui_action {
 	X(ALL, "all", "ACTION", "retry, schedule, cancel or recover the whole list on screen")     \
 	X(SOURCE, "source", "NAME", "watch another source; :source all, every source at once")     \
 	X(REFRESH, "refresh", "DUR", "the refresh interval, e.g. 5s or 500ms")                     \
+	X(CLOCK_OK, "clock-ok", "REASON",                                                          \
+	  "allow writes although a time zone mismatch is suspected (audited)")                     \
 	X(QUIT, "quit", "", "quit (also :q)")
 
 enum ev_ui_command {

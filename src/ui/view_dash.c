@@ -601,6 +601,7 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 		}
 		ts->stale_since[0] = ts->gone_since[0] = '\0';
 		snprintf(ts->as_of, sizeof(ts->as_of), "%s", r->now);
+		a->clock_suspect[t] = r->dash[t]->clock_suspect != NULL;
 		ev_dash_free(&ts->prev);
 		ts->prev = ts->cur;
 		ts->cur = r->dash[t];
@@ -630,6 +631,17 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 		spark_push(ts, "\001TOTAL", backlog(&ts->cur->total));
 		if (ts->sel_row > (int)ts->cur->nrows)
 			ts->sel_row = (int)ts->cur->nrows;
+	}
+	/* --clock-ok on the command line: audited when a mismatch is first suspected. */
+	bool suspect = false;
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		suspect = suspect || a->clock_suspect[t];
+	if (suspect && a->args->clock_ok && !a->clock_ok_audited && !a->cfg->read_only) {
+		struct ev_error err = {0};
+		a->clock_ok_audited = true;
+		if (app_clock_ok_audit(a, "--clock-ok", &err) < 0)
+			app_message(a, EV_STYLE_ERROR, "the audit file cannot be written (%.200s)",
+			            err.msg);
 	}
 }
 
@@ -760,11 +772,21 @@ int ui_dash_legend(int i, const char **head, const char **help)
 	return 0;
 }
 
+/* The columns that compare with NOW(): off by the zones' difference when the session's zone
+ * is not the applications'. */
+static bool clock_column(int fig)
+{
+	return fig == EV_DASH_STUCK || fig == EV_DASH_FAILED_DUE || fig == EV_DASH_FAILED_WAITING ||
+	       fig == EV_DASH_OLDEST_PENDING_AGE || fig == EV_DASH_LONGEST_RETRY_WAIT ||
+	       fig == RATE_DRAIN;
+}
+
 static void draw_row(int y, int cols, const struct table_state *ts, const struct ev_dash_row *row,
                      const char *label, bool warn, bool selected, int sel_col, int first, int ncols,
                      bool total)
 {
 	bool stale = ts->stale_since[0] != '\0';
+	bool suspect = ts->cur != NULL && ts->cur->clock_suspect != NULL;
 	int gw = group_width(cols, first, ncols);
 	int x = 0;
 	draw_text_pad(y, x, gw,
@@ -783,7 +805,8 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 			draw_text_right(y, x + 1, columns[c].width - 1,
 			                selected && c == sel_col ? EV_STYLE_SELECTED
 			                : stale                  ? EV_STYLE_STALE
-			                                         : EV_STYLE_NORMAL,
+			                : suspect && clock_column(columns[c].fig) ? EV_STYLE_WARNING
+			                                                          : EV_STYLE_NORMAL,
 			                buf);
 			x += columns[c].width;
 			continue;
@@ -803,6 +826,8 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 		    columns[c].fig != EV_DASH_OLDEST_PENDING_AGE &&
 		    columns[c].fig != EV_DASH_LONGEST_RETRY_WAIT)
 			style = EV_STYLE_CHANGED;
+		if (suspect && clock_column(columns[c].fig))
+			style = EV_STYLE_WARNING;
 		if (stale)
 			style = EV_STYLE_STALE;
 		if (selected && c == sel_col)
@@ -827,13 +852,15 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	char stale[64] = "";
 	if (ts->stale_since[0] != '\0')
 		snprintf(stale, sizeof(stale), " · STALE since %s", ts->stale_since);
-	/* The stale mark goes first: a narrow terminal cuts the title from the right. */
+	bool suspect = ts->cur != NULL && ts->cur->clock_suspect != NULL;
+	/* The stale and clock marks go first: a narrow terminal cuts the title from the right. */
 	snprintf(title, sizeof(title),
-	         "%s %s (%s)%s · by %s · rates and CANC over the last %s (create_time)",
+	         "%s %s (%s)%s%s · by %s · rates and CANC over the last %s (create_time)",
 	         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-	         dim_key(d, t), win);
+	         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win);
 	draw_text_pad(top, 0, cols,
 	              stale[0]  ? EV_STYLE_STALE
+	              : suspect ? EV_STYLE_WARNING
 	              : focused ? EV_STYLE_TITLE
 	                        : EV_STYLE_NORMAL,
 	              title);
@@ -876,6 +903,8 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	int body = height - 3;
 	if (ts->note[0] && body > 1)
 		body--;
+	if (suspect && body > 1)
+		body--;
 	if (body < 0)
 		body = 0;
 	int n = (int)ts->cur->nrows;
@@ -913,8 +942,43 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 		snprintf(total, sizeof(total), "TOTAL (%d groups)", n);
 	draw_row(y, cols, ts, &ts->cur->total, total, false, focused && ts->sel_row == n,
 	         d->sel_col, first, ncols, true);
+	if (suspect && y + 1 < top + height) {
+		/* What is off, why, and what lifts the block on writes. */
+		char *line = ev_xasprintf(
+		        "clock suspect: %s · %s · STUCK DUE WAIT OLDEST RWAIT DRAIN off",
+		        ts->cur->clock_summary ? ts->cur->clock_summary : ts->cur->clock_suspect,
+		        a->clock_ok ? "writes allowed (clock-ok)"
+		                    : "writes refused (:clock-ok if the zone is right)");
+		draw_text(++y, 2, cols - 2, EV_STYLE_WARNING, line);
+		free(line);
+	}
 	if (ts->note[0] && y + 1 < top + height)
 		draw_text(y + 1, 2, cols - 2, EV_STYLE_WARNING, ts->note);
+}
+
+bool ui_clock_refuses(struct app *a, int site, enum ev_table_kind t)
+{
+	struct view *v = a->nviews > 0 ? a->views[0] : NULL;
+	if (a->clock_ok || !a->clock_suspect[t] || a->all_mode || site != a->cur_source ||
+	    v == NULL || v->ops->ctx != EV_CTX_DASHBOARD)
+		return false;
+	const struct ev_dash *cur = ((struct dash_view *)v)->t[t].cur;
+	app_message(a, EV_STYLE_WARNING,
+	            "refused: a time zone mismatch is suspected: %s (:clock-ok if the zone is "
+	            "right)",
+	            cur != NULL && cur->clock_summary ? cur->clock_summary : "see the dashboard");
+	return true;
+}
+
+void ui_dash_clock_why(struct view *v, struct ev_buf *out)
+{
+	if (v == NULL || v->ops->ctx != EV_CTX_DASHBOARD)
+		return;
+	struct dash_view *d = (struct dash_view *)v;
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		if (d->t[t].cur != NULL && d->t[t].cur->clock_suspect != NULL)
+			ev_buf_printf(out, "%s%s", out->len ? "; " : "",
+			              d->t[t].cur->clock_suspect);
 }
 
 static void dash_draw(struct app *a, struct view *v, int top, int height, int cols)

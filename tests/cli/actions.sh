@@ -22,6 +22,8 @@ audit=$XDG_STATE_HOME/evtop/audit.jsonl
 ev() { "$evtop" --defaults-file="$pinned" "$@"; }
 row() { sql -e "SELECT CONCAT_WS(' ', $2) FROM $1 WHERE event_no = '$3'"; }
 
+# Each table's newest row is less than an hour old at the pinned NOW(): no time zone mismatch
+# is suspected (the newest rows a whole hour behind would be; see the end).
 sql <<'SQL'
 INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type,
   event_source, publish_channel, event_payload, publish_status, retry_count, max_retry_count,
@@ -36,7 +38,7 @@ VALUES
  (4, 'OB-STUCK', 'ORDER', 'O4', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 1, 0, 5,
   NULL, 'publisher-01', '2026-06-01 11:58:00', NULL, 3, '2026-06-01 10:00:00', '2026-06-01 11:56:00'),
  (5, 'OB-LOCKED', 'ORDER', 'O5', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 1, 0, 5,
-  NULL, 'publisher-02', '2026-06-01 12:05:00', NULL, 3, '2026-06-01 10:00:00', '2026-06-01 11:59:00'),
+  NULL, 'publisher-02', '2026-06-01 12:05:00', NULL, 3, '2026-06-01 11:59:00', '2026-06-01 11:59:00'),
  (6, 'OB-CANC', 'ORDER', 'O6', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 4, 0, 5,
   NULL, NULL, NULL, 'closed', 1, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
  (7, 'OB-PEND', 'ORDER', 'O7', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 0, 0, 5,
@@ -48,7 +50,7 @@ VALUES
  (1, 'BOTH-1', 'ORDER_CREATED', 'ORDER', 'O2', 'order-service', '{}', 3, 1, 3, NULL,
   '2026-06-01 11:00:00', 0, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
  (2, 'MS-STUCK', 'ORDER_CREATED', 'ORDER', 'O9', 'order-service', '{}', 1, 0, 3, NULL,
-  '2026-06-01 11:40:00', 1, '2026-06-01 10:00:00', '2026-06-01 11:40:00');
+  '2026-06-01 11:40:00', 1, '2026-06-01 11:40:00', '2026-06-01 11:40:00');
 SQL
 state() { sql -e "SELECT GROUP_CONCAT(CONCAT(id, ':', publish_status, ':', version) ORDER BY id) FROM biz_outbox_event; SELECT GROUP_CONCAT(CONCAT(id, ':', event_status, ':', version) ORDER BY id) FROM biz_message_event; SELECT COUNT(*) FROM evtop_audit"; }
 initial=$(state)
@@ -199,12 +201,83 @@ before=$(state)
 ev retry OB-TZ --now --yes >"$dir/out" 2>&1
 rc=$?
 check "a suspected zone mismatch refuses the write (exit $rc)" [ $rc -ne 0 ]
-check "... and says why: $(head -c 300 "$dir/out")" grep -q "time zone mismatch is suspected: the newest write in biz_outbox_event (2026-06-01 15:00:00) is 3h.* ahead of NOW()" "$dir/out"
+check "... and says why: $(head -c 300 "$dir/out")" grep -qF "time zone mismatch suspected on biz_outbox_event: its newest row (event_no OB-TZ, id 90, create_time 2026-06-01 14:55:00) is 2h55m ahead of NOW() (2026-06-01 12:00:00, session zone UTC+00:00); the applications seem to write UTC+03:00 time: --time-zone=+03:00" "$dir/out"
 check "... nothing written" [ "$(state)" = "$before" ]
 ev --time-zone=+03:00 retry OB-TZ --now --yes >"$dir/out" 2>&1
 rc=$?
 check "in the applications' zone the write applies (exit $rc): $(head -c 300 "$dir/out")" \
 	[ $rc -eq 0 -a "$(row biz_outbox_event 'publish_status, version' OB-TZ)" = "0 1" ]
 sql -e "DELETE FROM biz_outbox_event WHERE id = 90; DELETE FROM evtop_audit WHERE event_id = 90"
+
+# The other direction (#25 item 1): the applications write UTC, the session reads at +08:00,
+# so their newest rows are 8 h behind NOW() and every live lock looks expired. Nothing is
+# written, in any form, until the zone is right or the operator says --clock-ok.
+sql <<'SQL'
+INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type,
+  event_source, publish_channel, event_payload, publish_status, retry_count, max_retry_count,
+  next_retry_time, locked_by, lock_until, fail_reason, version, create_time, update_time)
+VALUES
+ (91, 'OB-LIVE', 'ORDER', 'O91', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 1, 0, 5,
+  NULL, 'publisher-03', '2026-06-01 12:05:00', NULL, 1, '2026-06-01 11:53:00', '2026-06-01 11:59:00'),
+ (92, 'OB-UTC-FAIL', 'ORDER', 'O92', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 3, 1, 5,
+  '2026-06-01 12:30:00', NULL, NULL, 'mq timeout', 2, '2026-06-01 11:54:00', '2026-06-01 11:58:00');
+SQL
+before=$(state)
+tz8() { ev --time-zone=+08:00 "$@"; }
+why_behind='time zone mismatch suspected on biz_outbox_event: its newest row (event_no OB-LOCKED, id 5, create_time 2026-06-01 11:59:00) is 8h01m behind NOW() (2026-06-01 20:00:00, session zone UTC+08:00); the applications seem to write UTC+00:00 time: --time-zone=+00:00'
+tz8 recover OB-LIVE --yes </dev/null >"$dir/out" 2>&1
+rc=$?
+check "8 h behind: recover on an unexpired lock is refused (exit $rc)" [ $rc -eq 1 ]
+check "... saying which row, how far and the zone that fixes it: $(head -c 400 "$dir/out")" grep -qF "refused  outbox OB-LIVE id=91 recover: $why_behind" "$dir/out"
+check "... and the row is unchanged" [ "$(state)" = "$before" ]
+tz8 recover OB-LIVE --dry-run </dev/null >"$dir/out" 2>&1
+check "... --dry-run says it would be refused, as the real run is" grep -q '^  verdict:   would be refused (clock)' "$dir/out"
+check "... and counts it as not applied" grep -qF 'dry-run: nothing was written (0 would be applied, 1 would not)' "$dir/out"
+tz8 retry OB-UTC-FAIL --now --yes </dev/null >"$dir/out" 2>&1
+check "... a retry is refused too (exit $?)" grep -qF "refused  outbox OB-UTC-FAIL id=92 retry_now: $why_behind" "$dir/out"
+tz8 recover --list stuck --table outbox --yes </dev/null >"$dir/out" 2>&1
+rc=$?
+check "... bulk recover --list stuck is refused (exit $rc): $(head -c 300 "$dir/out")" [ $rc -eq 1 ]
+check "... with the reason" grep -qF "evtop: refused: $why_behind" "$dir/out"
+check "... and changes nothing" [ "$(state)" = "$before" ]
+tz8 recover --list stuck --table outbox --dry-run </dev/null >"$dir/out" 2>&1
+check "... its --dry-run says the real run would be refused" grep -qF 'the real run would be refused (0 would be applied)' "$dir/out"
+tz8 check --critical 'outbox.stuck > 0' >"$dir/out" 2>&1
+rc=$?
+check "... evtop check answers UNKNOWN (exit $rc): $(head -c 300 "$dir/out")" [ $rc -eq 3 ]
+check "... with the reason in the plugin line" grep -qF "EVTOP UNKNOWN - clock suspect: $why_behind" "$dir/out"
+tz8 check --critical 'outbox.stuck > 0' --format json >"$dir/out" 2>&1
+check "... its JSON says UNKNOWN and why" grep -qF "{\"status\":\"UNKNOWN\",\"code\":3," "$dir/out"
+check "... with clock_suspect" grep -qF "\"clock_suspect\":\"$why_behind" "$dir/out"
+tz8 check --critical 'outbox.stuck > 0' --clock-ok >"$dir/out" 2>&1
+rc=$?
+check "... --clock-ok: the expressions are judged again (exit $rc): $(head -c 200 "$dir/out")" [ $rc -eq 2 ]
+check "... and the line says the clock was taken as right" grep -qF '(clock suspect, taken as right: --clock-ok)' "$dir/out"
+tz8 dashboard --format json >"$dir/out" 2>"$dir/err"
+check "... the dashboard's JSON marks the clock-dependent figures suspect" grep -qF "\"clock_suspect\":{\"reason\":\"$why_behind" "$dir/out"
+check "... and the table form says so" sh -c "tz() { \"$evtop\" --defaults-file=\"$pinned\" --time-zone=+08:00 \"\$@\"; }; tz dashboard --table outbox 2>&1 >/dev/null | grep -qF 'CLOCK SUSPECT: stuck, failed_due'"
+ev dashboard --format json >"$dir/out" 2>&1
+check "in the applications' zone nothing is suspect" grep -qF '"clock_suspect":null' "$dir/out"
+ev check --critical 'outbox.stuck > 0' >"$dir/out" 2>&1
+check "... and check judges the figures (exit $?)" grep -q '^EVTOP OK' "$dir/out"
+
+# --dry-run evaluates the UPDATE's own WHERE on the server: the lock of OB-LIVE has not
+# expired at the applications' NOW(), and the dry run says so, as the real run does.
+ev recover OB-LIVE --dry-run </dev/null >"$dir/out" 2>&1
+check "--dry-run of recover on a live lock: would be skipped" grep -qF 'verdict:   would be skipped: its WHERE matches no row now: its lock has not expired: lock_until 2026-06-01 12:05:00 is not yet past' "$dir/out"
+check "... 0 would be applied" grep -qF 'dry-run: nothing was written (0 would be applied, 1 would not)' "$dir/out"
+ev recover OB-LIVE --yes </dev/null >"$dir/out" 2>&1
+check "... and the real run skips it (exit $?)" grep -q '^skipped  outbox OB-LIVE id=91 recover: its lock has not expired' "$dir/out"
+check "... unchanged" [ "$(state)" = "$before" ]
+ev retry OB-UTC-FAIL --now --dry-run </dev/null >"$dir/out" 2>&1
+check "--dry-run of a retry whose guard holds: would be applied" grep -qF 'verdict:   would be applied' "$dir/out"
+
+# --clock-ok: the operator knows the zone is right; the write goes through, audited.
+lines=$(wc -l <"$audit")
+tz8 retry OB-UTC-FAIL --now --yes --clock-ok --operator INC-8 </dev/null >"$dir/out" 2>&1
+rc=$?
+check "--clock-ok lets the write through (exit $rc): $(head -c 300 "$dir/out")" [ $rc -eq 0 -a "$(row biz_outbox_event 'publish_status, version' OB-UTC-FAIL)" = "0 3" ]
+check "... the audit file records the clock-ok first" sh -c "tail -n +$((lines + 1)) '$audit' | head -1 | grep -q '\"action\":\"clock-ok\".*\"reason\":\"--clock-ok\".*\"clock_suspect\":\"time zone mismatch suspected'"
+sql -e "DELETE FROM biz_outbox_event WHERE id IN (91, 92); DELETE FROM evtop_audit WHERE event_id IN (91, 92)"
 
 tap_done

@@ -25,7 +25,8 @@ ev() { "$evtop" --defaults-file="$pinned" "$@"; }
 
 # Outbox: 30 failed rows due since 11:00 (ids 10, 20, 30 are PAY_SUCCESS: protected), two stuck
 # behind an expired lock, one whose lock still holds. Message table: 3 exhausted failures, 2
-# with retries left, one stuck for 20 minutes.
+# with retries left, one stuck for 20 minutes. Each table's newest row is less than an hour
+# old at the pinned NOW(), or a time zone mismatch would be suspected and every write refused.
 values=""
 i=1
 while [ $i -le 30 ]; do
@@ -45,7 +46,7 @@ VALUES $values,
  (41, 'OB-41', 'ORDER', 'A41', 'ORDER_CREATED', 'svc', 'MQ', '{}', 1, 0, 5, NULL,
   'publisher-01', '2026-06-01 11:59:00', NULL, 2, '2026-06-01 10:00:00', '2026-06-01 11:57:00'),
  (42, 'OB-42', 'ORDER', 'A42', 'ORDER_CREATED', 'svc', 'MQ', '{}', 1, 0, 5, NULL,
-  'publisher-02', '2026-06-01 12:05:00', NULL, 2, '2026-06-01 10:00:00', '2026-06-01 11:59:00');
+  'publisher-02', '2026-06-01 12:05:00', NULL, 2, '2026-06-01 11:59:00', '2026-06-01 11:59:00');
 INSERT INTO biz_message_event (id, event_no, event_type, biz_type, biz_id, event_source,
   event_payload, event_status, retry_count, max_retry_count, next_retry_time,
   last_handle_time, fail_reason, version, create_time, update_time)
@@ -55,7 +56,7 @@ VALUES
  (3, 'M-3', 'REFUND_DONE', 'REFUND', 'B3', 'svc', '{}', 3, 3, 3, '2026-06-01 11:30:00', NULL, 'x', 4, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
  (4, 'M-4', 'ORDER_CREATED', 'ORDER', 'B4', 'svc', '{}', 3, 1, 3, '2026-06-01 11:40:00', NULL, 'x', 2, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
  (5, 'M-5', 'ORDER_CREATED', 'ORDER', 'B5', 'svc', '{}', 3, 1, 3, '2026-06-01 11:50:00', NULL, 'x', 2, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
- (6, 'M-6', 'ORDER_CREATED', 'ORDER', 'B6', 'svc', '{}', 1, 0, 3, NULL, '2026-06-01 11:40:00', NULL, 1, '2026-06-01 10:00:00', '2026-06-01 11:40:00');
+ (6, 'M-6', 'ORDER_CREATED', 'ORDER', 'B6', 'svc', '{}', 1, 0, 3, NULL, '2026-06-01 11:40:00', NULL, 1, '2026-06-01 11:40:00', '2026-06-01 11:40:00');
 SQL
 state() { sql -e "SELECT GROUP_CONCAT(CONCAT(id, ':', publish_status, ':', version) ORDER BY id) FROM biz_outbox_event; SELECT GROUP_CONCAT(CONCAT(id, ':', event_status, ':', version) ORDER BY id) FROM biz_message_event; SELECT COUNT(*) FROM evtop_audit"; }
 initial=$(state)
@@ -72,10 +73,12 @@ check "... prints the statement with its placeholders" grep -qF 'statement:  /* 
 check "... and the first one with its parameters" grep -qF 'first:      /* evtop:action.retry_schedule */ UPDATE `biz_outbox_event` SET next_retry_time = NOW() + INTERVAL 0 SECOND, max_retry_count = GREATEST(max_retry_count, retry_count + 1), version = version + 1, update_time = NOW() WHERE id = 1 AND deleted = 0 AND version = 1 AND publish_status = 3;' "$dir/out"
 check "... and what it changes" grep -qF 'change:     publish_status stays 3 (failed), next_retry_time 2026-06-01 11:00:01 -> NOW() + 0 s' "$dir/out"
 check "... says nothing was written" grep -qF 'dry-run: nothing was written' "$dir/out"
+check "... its verdict is each row's guarded WHERE, counted on the server" grep -qF 'verdict:    27 would be applied, 0 would be skipped (each row'"'"'s guarded WHERE, counted on the server now)' "$dir/out"
 check "... writes nothing to the tables" [ "$(state)" = "$initial" ]
 check "... writes no audit file" [ ! -e "$audit" ]
 ev retry --list failed-due --table outbox --dry-run --format json >"$dir/out" 2>&1
 check "--dry-run --format json" sh -c 'grep -q "\"counted\": 30" "$1" && grep -q "\"protected\": 3" "$1" && grep -q "\"to_act_on\": 27" "$1" && grep -q "\"dry_run\": true" "$1"' _ "$dir/out"
+check "... with the server's verdict" sh -c 'grep -q "\"would_apply\": 27" "$1" && grep -q "\"would_skip\": 0" "$1"' _ "$dir/out"
 
 # The filters of evtop list.
 ev retry --list failed --table outbox --event-type PAY_SUCCESS --dry-run >"$dir/out" 2>&1
@@ -126,7 +129,10 @@ check "... the JSON tally" sh -c 'grep -q "\"applied\": 2," "$1" && grep -q "\"p
 check "... the rows cancelled with the model's text and the reason" [ "$(sql -e "SELECT GROUP_CONCAT(id ORDER BY id) FROM biz_message_event WHERE event_status = 4 AND fail_reason = '业务已关闭，取消事件处理：超时关闭'")" = "1,2" ]
 check "... the protected refund untouched" [ "$(sql -e "SELECT event_status FROM biz_message_event WHERE id = 3")" = 3 ]
 
-# Recover: the expired locks, not the one still held (not in the stuck list).
+# Recover: the expired locks, not the one still held (not in the stuck list). The dry run says
+# what the run then does.
+ev recover --list stuck --table outbox --dry-run </dev/null >"$dir/out" 2>&1
+check "recover --list stuck --dry-run: 2 would be applied" grep -qF 'verdict:    2 would be applied, 0 would be skipped' "$dir/out"
 ev recover --list stuck --table outbox --yes </dev/null >"$dir/out" 2>&1
 check "recover --list stuck exits 0" [ $? -eq 0 ]
 check "... applied 2" grep -q 'recover on biz_outbox_event: applied 2, skipped 0' "$dir/out"

@@ -267,12 +267,17 @@ sql -D "$db" -e "SET time_zone = '+08:00';
 	VALUES (1, 'M1', 'ORDER_CREATED', 'ORDER', '1', 's', '{}', 0, NOW(), NOW())"
 doctor --time-zone=+00:00
 expect 2 "data eight hours ahead of the session's zone is a suspected mismatch"
-has "... an error naming the offset" "FAIL  suspected time zone mismatch: the newest write in biz_outbox_event"
+has "... an error naming the table and the row" "FAIL  suspected time zone mismatch: the newest row of biz_outbox_event (event_no O1, id 1, create_time"
 has "... eight hours ahead" "ahead of NOW()"
 has "... a zone offset" "a zone offset of about 8h00m"
 has "... what it breaks" "impact: every comparison with NOW() is off by that much: processing rows look stuck"
 has "... and the zone to set" "fix:    --time-zone=+08:00 (time_zone = +08:00 in the config's source)"
 has "the session zone is reported" "OK    session time_zone = +00:00"
+has "... with the server's system zone as a hint, not evidence" "the server's system zone is "
+doctor --time-zone=+13:00
+expect 2 "data five hours behind the session's zone is a suspected mismatch too (the same judgement as the writes)"
+has "... behind NOW()" "is 5h00m behind NOW()"
+has "... and the zone to set" "fix:    --time-zone=+08:00 (time_zone = +08:00 in the config's source)"
 doctor --time-zone=+08:00
 expect 0 "read in the writers' zone, all good"
 has "... and consistent" "OK    time zone: the newest write in biz_outbox_event"

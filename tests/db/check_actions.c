@@ -9,6 +9,7 @@
 #include "core/auditlog.h"
 #include "core/config.h"
 #include "core/guard.h"
+#include "core/zone.h"
 #include "db/action.h"
 #include "db/conn.h"
 #include "testdb.h"
@@ -72,7 +73,8 @@ static void teardown(void)
 
 /* --- rows ---------------------------------------------------------------------------------- */
 
-/* Literal SQL fragments: "NULL" or "'2026-06-01 11:00:00'". */
+/* Literal SQL fragments: "NULL" or "'2026-06-01 11:00:00'". Created 30 min before the pinned
+ * NOW(): an hour or more would be a suspected time zone mismatch (core/zone.h). */
 static void add_outbox(unsigned long long id, const char *no, int status, int retry, int max,
                        const char *next, const char *locked_by, const char *lock_until,
                        const char *type, const char *agg, int version, int deleted)
@@ -86,7 +88,7 @@ static void add_outbox(unsigned long long id, const char *no, int status, int re
 	        "create_time, update_time) VALUES (%llu, '%s', '%s', 'A-%llu', '%s', "
 	        "'order-service', 'MQ', 'order.event', 'order.created', '{\"n\": 199.00}', %d, %d, "
 	        "%d, %s, %s, %s, '2026-06-01 11:30:00', 'earlier failure', 'trace-1', %d, %d, "
-	        "'2026-06-01 10:00:00', '2026-06-01 11:30:00')",
+	        "'2026-06-01 11:30:00', '2026-06-01 11:30:00')",
 	        id, no, agg, id, type, status, retry, max, next, locked_by, lock_until, version,
 	        deleted);
 }
@@ -101,7 +103,7 @@ static void add_message(unsigned long long id, const char *no, int status, int r
 	         "next_retry_time, last_handle_time, fail_reason, trace_id, version, deleted, "
 	         "create_time, update_time) VALUES (%llu, '%s', '%s', '%s', 'B-%llu', "
 	         "'order-service', '{\"a\": 1}', %d, %d, %d, %s, %s, 'earlier failure', 'trace-1', "
-	         "%d, %d, '2026-06-01 10:00:00', '2026-06-01 11:30:00')",
+	         "%d, %d, '2026-06-01 11:30:00', '2026-06-01 11:30:00')",
 	         id, no, type, biz, id, status, retry, max, next, last_handle, version, deleted);
 }
 
@@ -850,6 +852,83 @@ START_TEST(accounts_without_the_privileges_are_read_only)
 }
 END_TEST
 
+/* #25 item 1: a time zone mismatch in either direction refuses every write until the operator
+ * says the zone is right; the newest row is read through the create_time index, never a scan. */
+START_TEST(zone_mismatch_refuses_writes_both_ways)
+{
+	struct ev_error err = {0};
+	struct ev_access a;
+	add_outbox(1, "OB-1", 3, 1, 5, "NULL", "NULL", "NULL", "ORDER_CREATED", "ORDER", 0, 0);
+	struct ev_conn *c = evconn();
+	ck_assert_int_eq(ev_action_check_access(c, EV_TABLE_OUTBOX, NULL, &a, &err), 0);
+	ck_assert_msg(a.writable && !a.clock_suspect, "%s", a.why);
+
+	/* Behind: the newest row 8h07m before NOW(). */
+	tdb_exec(db, "UPDATE biz_outbox_event SET create_time = '2026-06-01 03:53:00'");
+	ck_assert_int_eq(ev_action_check_access(c, EV_TABLE_OUTBOX, NULL, &a, &err), 0);
+	ck_assert(!a.writable);
+	ck_assert(a.clock_suspect);
+	ck_assert_msg(strstr(a.why, "its newest row (event_no OB-1, id 1, create_time 2026-06-01 "
+	                            "03:53:00) is 8h07m behind NOW()") != NULL,
+	              "%s", a.why);
+	ck_assert_msg(strstr(a.why, "--time-zone=-08:00") != NULL, "%s", a.why);
+	assert_write_refused(c, "OB-1", "time zone mismatch suspected");
+	/* The operator's word lifts the block; the suspicion stays said. */
+	ck_assert_int_eq(ev_action_check_access_clock(c, EV_TABLE_OUTBOX, NULL, true, &a, &err), 0);
+	ck_assert_msg(a.writable, "%s", a.why);
+	ck_assert(a.clock_suspect && a.clock_ok);
+	ck_assert_ptr_nonnull(strstr(a.clock_why, "8h07m behind"));
+
+	/* 20 minutes past a whole hour: a quiet table, not a zone. */
+	tdb_exec(db, "UPDATE biz_outbox_event SET create_time = '2026-06-01 03:40:00'");
+	ck_assert_int_eq(ev_action_check_access(c, EV_TABLE_OUTBOX, NULL, &a, &err), 0);
+	ck_assert_msg(a.writable && !a.clock_suspect, "%s", a.why);
+
+	/* Ahead. */
+	tdb_exec(db, "UPDATE biz_outbox_event SET create_time = '2026-06-01 12:30:00'");
+	ck_assert_int_eq(ev_action_check_access(c, EV_TABLE_OUTBOX, NULL, &a, &err), 0);
+	ck_assert(!a.writable && a.clock_suspect);
+	ck_assert_msg(strstr(a.why, "create_time 2026-06-01 12:30:00) is 30m00s ahead of NOW()") !=
+	                      NULL,
+	              "%s", a.why);
+
+	/* The query reads one entry of idx_create_time: EXPLAIN names the index, no scan. */
+	struct ev_table_info ti = {0};
+	ck_assert_int_eq(ev_conn_table_info(c, "biz_outbox_event", &ti, &err), 0);
+	const char *index = ev_index_find(&ti, "create_time");
+	ck_assert_ptr_nonnull(index);
+	ck_assert_str_eq(index, "idx_create_time");
+	struct ev_query *q = ev_zone_query_newest("biz_outbox_event", index);
+	const char *sel = strstr(q->sql, "SELECT");
+	ck_assert_ptr_nonnull(sel);
+	MYSQL_RES *res = NULL;
+	char explain[2048];
+	snprintf(explain, sizeof(explain), "EXPLAIN %s", sel);
+	ck_assert_msg(mysql_query(db, explain) == 0, "%s: %s", explain, mysql_error(db));
+	res = mysql_store_result(db);
+	ck_assert_ptr_nonnull(res);
+	ck_assert_int_eq(mysql_num_rows(res), 1);
+	MYSQL_ROW row = mysql_fetch_row(res);
+	unsigned nf = mysql_num_fields(res);
+	MYSQL_FIELD *f = mysql_fetch_fields(res);
+	const char *type = NULL, *key = NULL;
+	for (unsigned i = 0; i < nf; i++) {
+		if (strcmp(f[i].name, "type") == 0)
+			type = row[i];
+		if (strcmp(f[i].name, "key") == 0)
+			key = row[i];
+	}
+	ck_assert_ptr_nonnull(key);
+	ck_assert_str_eq(key, "idx_create_time");
+	ck_assert_ptr_nonnull(type);
+	ck_assert_str_ne(type, "ALL"); /* not a table scan */
+	mysql_free_result(res);
+	ev_query_free(&q);
+	ev_table_info_clear(&ti);
+	ev_conn_free(&c);
+}
+END_TEST
+
 START_TEST(server_read_only_is_detected)
 {
 	struct ev_error err = {0};
@@ -1117,6 +1196,7 @@ int main(void)
 	tcase_add_test(tc, lost_commit_is_resolved_by_rereading);
 	tcase_add_test(tc, found_rows_cannot_confuse_it);
 	tcase_add_test(tc, exhausted_event_gets_exactly_one_more_attempt);
+	tcase_add_test(tc, zone_mismatch_refuses_writes_both_ways);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
