@@ -85,7 +85,7 @@ enum ev_ui_action {
 	X(SOURCE, "source", "NAME", "watch another source; :source all, every source at once")     \
 	X(REFRESH, "refresh", "DUR", "the refresh interval, e.g. 5s or 500ms")                     \
 	X(CLOCK_OK, "clock-ok", "REASON",                                                          \
-	  "allow writes although a time zone mismatch is suspected (audited)")                     \
+	  "allow writes while a zone mismatch is suspected (audited)")                             \
 	X(QUIT, "quit", "", "quit (also :q)")
 
 enum ev_ui_command {

@@ -235,6 +235,9 @@ START_TEST(every_command_in_the_page)
 			in_commands = strcmp(line, ".SS \"Command line (:)\"") == 0;
 			continue;
 		}
+		/* roff writes a hyphen in a name as "\-". */
+		for (char *h = strstr(line, "\\-"); h != NULL; h = strstr(h, "\\-"))
+			memmove(h, h + 1, strlen(h));
 		if (in_commands && after_tp && n + strlen(line) + 2 < sizeof(tags))
 			n += (size_t)snprintf(tags + n, sizeof(tags) - n, "%s\n", line);
 		after_tp = in_commands && strcmp(line, ".TP") == 0;
