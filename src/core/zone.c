@@ -47,16 +47,14 @@ enum ev_zone_dir ev_zone_judge(long long ahead_s, long long *shift_s)
 	long long back = -ahead_s;
 	if (back < EV_ZONE_BEHIND_MIN || back > EV_ZONE_MAX)
 		return EV_ZONE_OK;
+	/* Every distance of an hour or more is within 15 min of a whole or half hour, and a
+	 * quiet table looks the same as a mismatch: raise the alarm (one confirmation) rather
+	 * than miss one (double processing). The offset named is the half hour below, the rest
+	 * being the newest row's own age, or the one just above when an application's clock is
+	 * a little fast. */
 	long long past = back % 1800; /* how far above a whole or half hour */
-	if (past <= EV_ZONE_AGE_MAX) {
-		*shift_s = -(back - past);
-		return EV_ZONE_BEHIND;
-	}
-	if (past >= 1800 - EV_ZONE_SKEW) {
-		*shift_s = -(back - past + 1800);
-		return EV_ZONE_BEHIND;
-	}
-	return EV_ZONE_OK;
+	*shift_s = past >= 1800 - EV_ZONE_SKEW ? -(back - past + 1800) : -(back - past);
+	return EV_ZONE_BEHIND;
 }
 
 static char *dup_cell(const struct ev_rowset *rs, const char *col)

@@ -24,22 +24,22 @@ struct ev_query *ev_zone_query_newest(const char *table_name, const char *index)
 enum ev_zone_dir {
 	EV_ZONE_OK,     /* no sign of a mismatch */
 	EV_ZONE_AHEAD,  /* the newest row is dated more than 5 min in the future */
-	EV_ZONE_BEHIND, /* the newest row is a whole or half hour (plus a quarter) behind */
+	EV_ZONE_BEHIND, /* the newest row is an hour or more (up to 14h15m) behind */
 };
 
 /* The margins of the judgement, in seconds. */
 #define EV_ZONE_AHEAD_MIN  (5 * 60)              /* ahead by more than this */
 #define EV_ZONE_BEHIND_MIN 3600                  /* behind by at least this */
 #define EV_ZONE_MAX        (14 * 3600 + 15 * 60) /* no zone is further apart */
-#define EV_ZONE_AGE_MAX    (15 * 60)             /* the newest row's own age, at most */
 #define EV_ZONE_SKEW       (2 * 60)              /* an application's clock a little ahead */
 
 /* Judge the newest row's distance to NOW() (ahead_s = create_time - NOW(); > 0: the future).
  * Ahead: more than 5 min and at most 14h15m ahead; the offset is ahead_s rounded up to a
  * quarter hour (the row is a little older than the zone's difference). Behind: at least 1 h
- * and at most 14h15m behind, and within 15 min above a whole or half hour (or 2 min below
- * one: an application's clock a little fast): a row written just now by applications whose
- * zone is that many half hours behind the session's; the offset is that half hour. Further
+ * and at most 14h15m behind — every such distance is within 15 min of a whole or half hour,
+ * and a quiet table cannot be told from a mismatch, so the judgement errs on the alarm; the
+ * offset is the half hour below (the rest being the row's own age), or the one just above
+ * when the distance is within 2 min under it (an application's clock a little fast). Further
  * apart than 14h15m is not a zone (bad data or a clock: doctor warns). *shift_s: the offset to
  * add to the session zone's to get the applications' (negative behind); 0 when OK. */
 enum ev_zone_dir ev_zone_judge(long long ahead_s, long long *shift_s);

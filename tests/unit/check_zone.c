@@ -37,17 +37,22 @@ START_TEST(behind)
 	ck_assert_int_eq(shift, -8 * H);
 	ck_assert_int_eq(judge(-(8 * H + 15 * M), &shift), EV_ZONE_BEHIND);
 	ck_assert_int_eq(shift, -8 * H);
-	/* 20 min past a whole hour and 10 before a half: not a zone's distance. */
-	ck_assert_int_eq(judge(-(8 * H + 20 * M), &shift), EV_ZONE_OK);
-	ck_assert_int_eq(shift, 0);
-	ck_assert_int_eq(judge(-(8 * H + 15 * M + 1), &shift), EV_ZONE_OK);
+	/* 20 min past a whole hour: a mismatch whose newest row is 20 min old looks the same,
+	 * and a missed mismatch costs more than a needless confirmation. */
+	ck_assert_int_eq(judge(-(8 * H + 20 * M), &shift), EV_ZONE_BEHIND);
+	ck_assert_int_eq(shift, -8 * H);
+	ck_assert_int_eq(judge(-(8 * H + 15 * M + 1), &shift), EV_ZONE_BEHIND);
+	ck_assert_int_eq(shift, -8 * H);
+	ck_assert_int_eq(judge(-(3 * H + 5 * M), &shift), EV_ZONE_BEHIND);
+	ck_assert_int_eq(shift, -3 * H);
 	/* Half hours (India, +05:30). */
 	ck_assert_int_eq(judge(-(5 * H + 30 * M), &shift), EV_ZONE_BEHIND);
 	ck_assert_int_eq(shift, -(5 * H + 30 * M));
 	/* An application's clock a little fast: just under the hour. */
 	ck_assert_int_eq(judge(-(8 * H - 90), &shift), EV_ZONE_BEHIND);
 	ck_assert_int_eq(shift, -8 * H);
-	ck_assert_int_eq(judge(-(8 * H - 3 * M), &shift), EV_ZONE_OK);
+	ck_assert_int_eq(judge(-(8 * H - 3 * M), &shift), EV_ZONE_BEHIND);
+	ck_assert_int_eq(shift, -(7 * H + 30 * M));
 	/* No zone is further apart than 14 h (plus the row's age). */
 	ck_assert_int_eq(judge(-(14 * H + 15 * M), &shift), EV_ZONE_BEHIND);
 	ck_assert_int_eq(shift, -14 * H);
