@@ -3,6 +3,8 @@
 
 #include "db/conn.h"
 
+#include "core/refresh.h"
+
 #include <errmsg.h>
 #include <mysql.h>
 #include <mysqld_error.h>
@@ -38,6 +40,14 @@ struct ev_conn {
 		unsigned long used;
 	} stmts[EV_STMT_CACHE];
 	unsigned long stmt_clock;
+	/* The refresh budget: the server time charged to the reads run since the last
+	 * ev_conn_take_charged_ms (core/refresh says what a statement is charged), and the raw
+	 * error of the last statement (before it became an ev_error). Owner thread only. */
+	double charged_ms;
+	unsigned int last_errno;
+	char last_sqlstate[6];
+	/* Cancelled (ev_conn_cancel, from any thread): no new statement starts. */
+	atomic_bool cancelled;
 };
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -339,12 +349,15 @@ int ev_conn_exec(struct ev_conn *c, const char *sql, struct ev_error *err)
 		return ev_error_set(err, EV_ERR_CONNECT, "not connected");
 	if (mysql_query(c->db, sql) != 0) {
 		ev_error_set(err, (int)mysql_errno(c->db), "%s", mysql_error(c->db));
+		c->charged_ms += ev_refresh_charge_ms((int)mysql_errno(c->db),
+		                                      mysql_sqlstate(c->db), now_ms() - t0);
 		log_sql(c, sql, now_ms() - t0, -1, err->msg);
 		return -1;
 	}
 	MYSQL_RES *r = mysql_store_result(c->db);
 	if (r != NULL)
 		mysql_free_result(r);
+	c->charged_ms += now_ms() - t0;
 	log_sql(c, sql, now_ms() - t0, -1, NULL);
 	return 0;
 }
@@ -443,6 +456,8 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 	int rc = -1;
 
 	*lost = false;
+	c->last_errno = 0;
+	c->last_sqlstate[0] = '\0';
 	st = mysql_stmt_init(c->db);
 	if (st == NULL)
 		ev_fatal("out of memory (mysql_stmt_init)");
@@ -456,6 +471,13 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 	}
 	if (bind_params(st, q, &pb, &plen) < 0)
 		goto fail;
+	if (atomic_load(&c->cancelled)) {
+		/* Cancelled while it was being prepared (a prepare waits for a table's lock as
+		 * the statement would): never executed. */
+		c->last_errno = ER_QUERY_INTERRUPTED;
+		ev_error_set(err, ER_QUERY_INTERRUPTED, "cancelled: %s", q->name);
+		goto out;
+	}
 	if (mysql_stmt_execute(st) != 0)
 		goto fail;
 
@@ -531,10 +553,14 @@ fail:
 	 * statement. */
 	if (mysql_stmt_errno(st) != 0) {
 		*lost = is_lost(mysql_stmt_errno(st));
+		c->last_errno = mysql_stmt_errno(st);
+		snprintf(c->last_sqlstate, sizeof(c->last_sqlstate), "%s", mysql_stmt_sqlstate(st));
 		stmt_error(c, q, mysql_stmt_errno(st), mysql_stmt_error(st),
 		           mysql_stmt_sqlstate(st), err);
 	} else {
 		*lost = is_lost(mysql_errno(c->db));
+		c->last_errno = mysql_errno(c->db);
+		snprintf(c->last_sqlstate, sizeof(c->last_sqlstate), "%s", mysql_sqlstate(c->db));
 		stmt_error(c, q, mysql_errno(c->db), mysql_error(c->db), mysql_sqlstate(c->db),
 		           err);
 	}
@@ -559,13 +585,20 @@ int ev_conn_run(struct ev_conn *c, const struct ev_query *q, struct ev_rowset **
 	*out = NULL;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		bool lost = false;
-		double t0 = now_ms();
+		/* A cancelled job starts nothing more: not its next statement, not a retry. */
+		if (atomic_load(&c->cancelled))
+			return ev_error_set(err, ER_QUERY_INTERRUPTED, "cancelled: %s (not run)",
+			                    q->name);
 		if (c->db == NULL && ev_conn_connect(c, err) < 0)
 			return -1;
+		double t0 = now_ms();
 		if (run_once(c, q, out, err, &lost) == 0) {
+			c->charged_ms += now_ms() - t0;
 			log_query(c, q, now_ms() - t0, (long long)(*out)->nrows, NULL);
 			return 0;
 		}
+		c->charged_ms +=
+		        ev_refresh_charge_ms((int)c->last_errno, c->last_sqlstate, now_ms() - t0);
 		log_query(c, q, now_ms() - t0, -1, err->msg);
 		if (!lost)
 			return -1;
@@ -611,6 +644,18 @@ int ev_conn_table_info(struct ev_conn *c, const char *table, struct ev_table_inf
 	}
 	ev_rowset_free(&rs);
 	return 0;
+}
+
+double ev_conn_take_charged_ms(struct ev_conn *c)
+{
+	double ms = c->charged_ms;
+	c->charged_ms = 0;
+	return ms;
+}
+
+void ev_conn_cancel(struct ev_conn *c, bool on)
+{
+	atomic_store(&c->cancelled, on);
 }
 
 int ev_conn_kill_query(struct ev_conn *c, struct ev_error *err)

@@ -57,6 +57,15 @@ int ev_conn_table_info(struct ev_conn *c, const char *table, struct ev_table_inf
 /* Cancel the statement running on c, on the server: opens a second connection with the same
  * settings and sends KILL QUERY <c's thread id>. Safe from another thread. */
 int ev_conn_kill_query(struct ev_conn *c, struct ev_error *err);
+/* Cancel (on) or allow again (off) everything c would start: while cancelled, ev_conn_run
+ * starts no statement (and no reconnect) and fails at once with 1317 "cancelled"; a statement
+ * being prepared is not executed. Safe from another thread; with ev_conn_kill_query it ends a
+ * job's statement and every one after it. */
+void ev_conn_cancel(struct ev_conn *c, bool on);
+/* The server time charged to c's reads (ev_conn_run, ev_conn_exec) since the last call, by
+ * core/refresh's rule (a lock wait, time limit or kill is charged 0; the rest their wall
+ * time), and start counting anew. The thread that owns c only. */
+double ev_conn_take_charged_ms(struct ev_conn *c);
 
 /* Facts about the connected server. Strings are owned by c. */
 const struct ev_server_version *ev_conn_server(const struct ev_conn *c);

@@ -3,6 +3,8 @@
 
 #include "db/worker.h"
 
+#include "core/refresh.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,9 +28,13 @@ struct ev_worker {
 	unsigned long next_id;
 	enum ev_worker_state state;
 	struct ev_error last_err;
-	double retry_at;   /* monotonic ms of the next connect attempt */
-	double backoff_ms; /* grows 500 ms .. 30 s */
+	const long long *clock; /* the jobs' clock (ev_worker_set_clock), or NULL: monotonic */
+	double retry_at;        /* the jobs' clock at the next connect attempt */
+	int failures;           /* connect attempts failed in a row */
 };
+
+/* At most this early, an attempt counts as due: timers that fire on the back-off's edge. */
+#define RETRY_SLACK_MS 250
 
 static double mono_ms(void)
 {
@@ -139,36 +145,51 @@ static void *worker_main(void *p)
 			w->queue_tail = NULL;
 		w->running = j;
 		w->running_since = mono_ms();
+		/* A cancel was for the job before: this one may run its statements. */
+		ev_conn_cancel(w->conn, false);
+		for (size_t i = 0; i < j->nconns; i++)
+			ev_conn_cancel(j->conns[i], false);
 		pthread_mutex_unlock(&w->lock);
 
 		struct ev_error err = {0};
 		double t0 = mono_ms();
+		/* Now on the jobs' clock: its time at submit and what it has waited since. */
+		double now = j->at_ms + (t0 - j->queued_mono);
+		bool gated = false;
 		int rc;
-		if (!ev_conn_is_connected(w->conn) && t0 < w->retry_at) {
+		(void)ev_conn_take_charged_ms(w->conn);
+		for (size_t i = 0; i < j->nconns; i++)
+			(void)ev_conn_take_charged_ms(j->conns[i]);
+		if (!ev_conn_is_connected(w->conn) && now + RETRY_SLACK_MS < w->retry_at) {
+			gated = true;
 			rc = ev_error_set(&err, EV_ERR_CONNECT, "reconnecting in %.0f s: %s",
-			                  (w->retry_at - t0) / 1000.0, w->last_err.msg);
+			                  (w->retry_at - now) / 1000.0, w->last_err.msg);
 		} else if (!ev_conn_is_connected(w->conn) && ev_conn_connect(w->conn, &err) < 0) {
 			rc = -1;
 		} else {
 			rc = j->fn(w->conn, j, &err);
 		}
 		double t1 = mono_ms();
+		double charged = ev_conn_take_charged_ms(w->conn);
+		for (size_t i = 0; i < j->nconns; i++)
+			charged += ev_conn_take_charged_ms(j->conns[i]);
 
 		pthread_mutex_lock(&w->lock);
 		j->rc = rc;
 		j->err = err;
 		j->elapsed_ms = t1 - t0;
+		j->charged_ms = charged;
 		w->running = NULL;
 		if (ev_conn_is_connected(w->conn)) {
 			w->state = EV_WORKER_CONNECTED;
-			w->backoff_ms = 0;
+			w->failures = 0;
+			w->retry_at = 0;
 		} else if (rc < 0) {
-			/* Lost or never reached: back off before the next attempt. */
-			w->backoff_ms = w->backoff_ms == 0 ? 500 : w->backoff_ms * 2;
-			if (w->backoff_ms > 30000)
-				w->backoff_ms = 30000;
-			if (t1 >= w->retry_at) {
-				w->retry_at = t1 + w->backoff_ms;
+			/* Lost or never reached: back off before the next attempt, counted from
+			 * this one's start (attempts under 5 s apart, however long one takes). */
+			if (!gated) {
+				w->failures++;
+				w->retry_at = now + ev_refresh_backoff_ms(w->failures);
 				w->last_err = err;
 			}
 			w->state = EV_WORKER_RECONNECTING;
@@ -240,9 +261,18 @@ void ev_worker_stop(struct ev_worker **wp)
 	*wp = NULL;
 }
 
-unsigned long ev_worker_submit(struct ev_worker *w, struct ev_job *job)
+void ev_worker_set_clock(struct ev_worker *w, const long long *clock_ms)
 {
 	pthread_mutex_lock(&w->lock);
+	w->clock = clock_ms;
+	pthread_mutex_unlock(&w->lock);
+}
+
+unsigned long ev_worker_submit(struct ev_worker *w, struct ev_job *job)
+{
+	job->queued_mono = mono_ms();
+	pthread_mutex_lock(&w->lock);
+	job->at_ms = w->clock != NULL ? (double)*w->clock : job->queued_mono;
 	job->id = ++w->next_id;
 	push(&w->queue, &w->queue_tail, job);
 	pthread_cond_signal(&w->cond);
@@ -298,20 +328,38 @@ static void cancel_where(struct ev_worker *w, bool all, int tag, unsigned long g
 		w->queue_tail = j;
 		pp = &j->next;
 	}
+	struct ev_conn *const *conns = NULL;
+	size_t nconns = 0;
 	if (w->running != NULL && (all || (w->running->tag == tag && w->running->gen < gen))) {
 		w->running->cancelled = true;
 		kill = true;
+		/* Flagged before the KILL: the statement after the killed one never starts. The
+		 * job (and what it borrows) stays until the caller, this thread, takes it back. */
+		ev_conn_cancel(w->conn, true);
+		conns = w->running->conns;
+		nconns = w->running->nconns;
+		for (size_t i = 0; i < nconns; i++)
+			ev_conn_cancel(conns[i], true);
 	}
 	pthread_mutex_unlock(&w->lock);
 	if (kill) {
 		struct ev_error err;
 		ev_conn_kill_query(w->conn, &err);
+		for (size_t i = 0; i < nconns; i++)
+			ev_conn_kill_query(conns[i], &err);
 	}
 }
 
 void ev_worker_supersede(struct ev_worker *w, int tag, unsigned long gen)
 {
 	cancel_where(w, false, tag, gen);
+}
+
+void ev_worker_retry_now(struct ev_worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->retry_at = 0;
+	pthread_mutex_unlock(&w->lock);
 }
 
 void ev_worker_cancel_all(struct ev_worker *w)

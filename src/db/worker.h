@@ -2,7 +2,8 @@
  * finished job comes back through a queue, with a byte written to a wake-up pipe the UI
  * polls. Each job carries a generation so a superseded result can be dropped (and its query
  * cancelled on the server). The worker blocks all signals, uses blocking client calls, owns
- * its connection, reconnects with back-off, and never touches UI state. */
+ * its connection, reconnects with back-off (core/refresh: attempts under 5 s apart), and never
+ * touches UI state. */
 #ifndef EV_DB_WORKER_H
 #define EV_DB_WORKER_H
 
@@ -27,12 +28,20 @@ struct ev_job {
 	ev_job_fn fn;
 	void *arg;
 	void (*free_arg)(void *arg);
+	/* Connections other than the worker's that fn uses (borrowed; every source's at once):
+	 * cancelling the job cancels their statements too. */
+	struct ev_conn *const *conns;
+	size_t nconns;
 	/* Set by the worker. */
 	unsigned long id;
 	int rc;
 	struct ev_error err;
 	double elapsed_ms; /* wall time of fn */
-	bool cancelled;    /* superseded or cancelled before or while it ran */
+	/* Server time charged to its statements, on every connection it used (see
+	 * ev_conn_take_charged_ms): what the refresh budget counts. */
+	double charged_ms;
+	double at_ms, queued_mono; /* the worker's clock and the monotonic one, at submit */
+	bool cancelled;            /* superseded or cancelled before or while it ran */
 	void *result;
 	void (*free_result)(void *result);
 	struct ev_job *next;
@@ -55,6 +64,10 @@ enum ev_worker_state {
 /* Start a worker that owns conn (connected or not). Returns NULL with err set if the thread
  * cannot start. */
 struct ev_worker *ev_worker_start(struct ev_conn *conn, struct ev_error *err);
+/* Run the back-off on the submitter's clock instead of the monotonic one: *clock_ms (ms) is
+ * read by ev_worker_submit, on the submitting thread, which must be the one that changes it
+ * (a scripted console's virtual clock). */
+void ev_worker_set_clock(struct ev_worker *w, const long long *clock_ms);
 /* Stop: cancel the running query on the server, drop queued jobs, join, free the connection.
  * NULLs the pointer. */
 void ev_worker_stop(struct ev_worker **w);
@@ -70,8 +83,11 @@ int ev_worker_fd(const struct ev_worker *w);
 void ev_worker_drain_fd(struct ev_worker *w);
 
 /* Cancel every queued or running job with this tag and a generation below gen: queued ones
- * come back cancelled without running; a running one is killed on the server (KILL QUERY). */
+ * come back cancelled without running; a running one is killed on the server (KILL QUERY on
+ * its connections) and starts no statement after (ev_conn_cancel): the whole job ends. */
 void ev_worker_supersede(struct ev_worker *w, int tag, unsigned long gen);
+/* Let the next job try to connect at once, whatever the back-off (the operator asked). */
+void ev_worker_retry_now(struct ev_worker *w);
 /* Cancel everything (Esc, quit). */
 void ev_worker_cancel_all(struct ev_worker *w);
 

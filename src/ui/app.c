@@ -7,6 +7,7 @@
 #include "ui/app.h"
 #include "core/doctor.h"
 #include "core/files.h"
+#include "core/refresh.h"
 #include "core/text.h"
 #include "ui/term.h"
 
@@ -230,24 +231,52 @@ static void fmt_ms(char *buf, size_t size, long long ms)
 		snprintf(buf, size, "%.1fs", (double)ms / 1000.0);
 }
 
-static void draw_status(struct app *a, int cols)
+/* The status line, in the order an incident needs it: whether the data is live (the
+ * connection, how old the data is), whether evtop may write, any warning; then the server's
+ * clock and the refresh; then where the data comes from. At 80 columns the first three are
+ * never cut. */
+static void status_text(struct app *a, char *line, size_t size, int *style_out)
 {
-	char line[512], every[32], eff[32];
+	char every[32], eff[32], dur[32];
 	const char *state;
 	int style = EV_STYLE_STATUS_LINE;
+	long long now = app_now(a);
+	long long age = a->have_ok ? now - a->last_ok_at : 0;
+	/* Data not refreshed within two (stretched) intervals is not live, whatever the
+	 * connection says: a refresh that hangs, or none tried. */
+	bool old = a->have_ok && age > ev_refresh_stale_after_ms(a->effective_ms);
 
 	switch (a->state) {
 	case CONN_OK:
-		state = a->stale_since[0] ? "reconnected" : "connected";
+		/* Up, but no refresh has come back in time (one hangs, or the refresh is
+		 * paused): not "connected". */
+		state = !old ? "connected" : a->paused ? "paused" : "waiting";
 		break;
 	case CONN_LOST:
 		state = "reconnecting";
-		style = EV_STYLE_STALE;
 		break;
 	default:
 		state = "connecting";
 		break;
 	}
+	/* How old the data is, once it is older than the refresh: "STALE since" (hh:mm:ss of
+	 * the server's day, the date too when it was another day) past two intervals. */
+	char stale[128] = "";
+	ev_format_duration(age / 1000, dur, sizeof(dur));
+	const char *since = a->stale_since[0] ? a->stale_since : a->server_now;
+	if (a->have_ok && (a->stale_since[0] || old)) {
+		char today[32];
+		ev_refresh_clock(a->server_now, now - a->server_now_at, today, sizeof(today));
+		bool same_day = strlen(since) > 11 && strncmp(since, today, 11) == 0;
+		snprintf(stale, sizeof(stale), " · STALE since %s (data %s old)",
+		         same_day ? since + 11 : since, dur);
+	} else if (a->stale_since[0]) {
+		snprintf(stale, sizeof(stale), " · STALE since %s", a->stale_since);
+	} else if (a->have_ok && age > a->effective_ms) {
+		snprintf(stale, sizeof(stale), " · data %s old", dur);
+	}
+	if (a->stale_since[0] || old || a->state == CONN_LOST)
+		style = EV_STYLE_STALE;
 	fmt_ms(every, sizeof(every), a->refresh_ms);
 	fmt_ms(eff, sizeof(eff), a->effective_ms);
 	char refresh[96];
@@ -261,21 +290,22 @@ static void draw_status(struct app *a, int cols)
 	char took[48] = "";
 	if (a->last_refresh_ms > 0 && !a->scripted)
 		snprintf(took, sizeof(took), " (%.0f ms)", a->last_refresh_ms);
-	char stale[64] = "";
-	if (a->stale_since[0])
-		snprintf(stale, sizeof(stale), " · STALE since %s", a->stale_since);
+	/* The server's clock keeps moving between refreshes, from its last reading. */
+	char clock[32] = "-";
+	if (a->have_ok && a->server_now[0])
+		ev_refresh_clock(a->server_now, now - a->server_now_at, clock, sizeof(clock));
 	char offset[48] = "";
 	if (a->have_offset && !a->scripted && (a->server_offset_s > 1 || a->server_offset_s < -1))
 		snprintf(offset, sizeof(offset), " (%+llds)", a->server_offset_s);
 	/* A suspected time zone mismatch: the figures that compare with NOW() are off. */
-	char clock[48] = "";
+	char zone[48] = "";
 	bool suspect = false;
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		suspect = suspect || a->clock_suspect[t];
 	if (suspect)
-		snprintf(clock, sizeof(clock), " · CLOCK SUSPECT%s",
+		snprintf(zone, sizeof(zone), " · CLOCK SUSPECT%s",
 		         a->clock_ok ? " (clock-ok)" : "");
-	if (suspect && a->state == CONN_OK)
+	if (suspect && a->state == CONN_OK && style == EV_STYLE_STATUS_LINE)
 		style = EV_STYLE_WARNING;
 	char marked[32] = "";
 	if (a->marked > 0)
@@ -299,7 +329,7 @@ static void draw_status(struct app *a, int cols)
 		if (behind > 0)
 			snprintf(lag, sizeof(lag), " · %d replica%s behind or lag unknown", behind,
 			         behind > 1 ? "s" : "");
-		if (behind > 0 && a->state == CONN_OK)
+		if (behind > 0 && a->state == CONN_OK && style == EV_STYLE_STATUS_LINE)
 			style = EV_STYLE_WARNING;
 	} else if (a->read_src != NULL && a->lag_s >= 0)
 		snprintf(lag, sizeof(lag), " · replica lag %llds%s", a->lag_s,
@@ -310,15 +340,34 @@ static void draw_status(struct app *a, int cols)
 	else if (ev_source_has_replica(a->src))
 		snprintf(lag, sizeof(lag), " · reading the primary");
 	if (!a->all_mode && a->read_src != NULL &&
-	    (a->lag_s < 0 || a->lag_s >= a->cfg->lag_warning_s) && a->state == CONN_OK)
+	    (a->lag_s < 0 || a->lag_s >= a->cfg->lag_warning_s) && a->state == CONN_OK &&
+	    style == EV_STYLE_STATUS_LINE)
 		style = EV_STYLE_WARNING;
-	/* What matters in an incident first: is the data live, then where it comes from. */
-	snprintf(line, sizeof(line), "evtop · %s%s%s%s · %s%s · %s%s · tz %s · %s%s · %s%s", state,
-	         stale, clock, lag, source, a->server[0] ? a->server : "…",
-	         a->server_now[0] ? a->server_now : "-", offset,
-	         a->src->time_zone ? a->src->time_zone : "SYSTEM", refresh, took,
-	         a->cfg->read_only ? "READ-ONLY" : "rw", marked);
+	/* What matters in an incident first: is the data live, may evtop write, is the clock
+	 * right; then where it comes from. */
+	snprintf(line, size, "evtop · %s · %s%s%s%s · %s%s%s · %s%s · %s · tz %s%s", state,
+	         a->cfg->read_only ? "READ-ONLY" : "rw", zone, stale, lag, source, clock, offset,
+	         refresh, took, a->server[0] ? a->server : "…",
+	         a->src->time_zone ? a->src->time_zone : "SYSTEM", marked);
+	*style_out = style;
+}
+
+static void draw_status(struct app *a, int cols)
+{
+	char line[768];
+	int style;
+	status_text(a, line, sizeof(line), &style);
+	snprintf(a->drawn_status, sizeof(a->drawn_status), "%s", line);
 	draw_text_pad(0, 0, cols, style, line);
+}
+
+/* Whether the status line would read differently now (its clock, how old the data is). */
+static bool status_changed(struct app *a)
+{
+	char line[768];
+	int style;
+	status_text(a, line, sizeof(line), &style);
+	return strcmp(line, a->drawn_status) != 0;
 }
 
 static void draw_hints(struct app *a, int y, int cols)
@@ -459,6 +508,23 @@ static void prompt_key(struct app *a, int key, bool is_char, wint_t wc)
 
 static void use_source(struct app *a, int index, bool read_primary);
 
+/* C-r, whichever view answers it: without the stretch (the refresh it starts sets it anew),
+ * the next timed refresh an interval away, and a lost connection tried at once, whatever its
+ * back-off. */
+static void refresh_reset(struct app *a)
+{
+	ev_worker_retry_now(a->wdash);
+	for (int i = 0; i < a->nsources; i++)
+		if (a->sites[i].wlist != NULL)
+			ev_worker_retry_now(a->sites[i].wlist);
+	a->last_cost_ms = 0;
+	for (int i = 0; i < a->nviews; i++)
+		a->views[i]->last_load_ms = 0;
+	a->effective_ms = a->refresh_ms;
+	a->next_refresh = app_now(a) + a->refresh_ms;
+	a->dirty = true;
+}
+
 static void global_action(struct app *a, enum ev_ui_action act)
 {
 	struct view *v = app_top(a);
@@ -476,7 +542,11 @@ static void global_action(struct app *a, enum ev_ui_action act)
 		break;
 	case EV_UA_BACK:
 		if (v != NULL && v->loading > 0) {
+			/* The whole job (every statement of a refresh), and the next refresh one
+			 * interval from now, not at once on the lock it was cancelled on. */
 			app_cancel(a, v);
+			if (v->ops->on_timer)
+				a->next_refresh = app_now(a) + a->effective_ms;
 			app_message(a, EV_STYLE_WARNING, "cancelled (KILL QUERY sent)");
 		} else if (a->nviews > 1) {
 			app_pop(a);
@@ -590,6 +660,8 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 		app_prompt(a, ":", "", command_done);
 		return;
 	}
+	if (act == EV_UA_REFRESH)
+		refresh_reset(a);
 	if (v != NULL && v->ops->action(a, v, act))
 		return;
 	global_action(a, act);
@@ -768,6 +840,8 @@ static void command_done(struct app *a, const char *text)
 	enum ev_ui_action act = ev_ui_action_parse(text);
 	if (act != EV_UA_NONE) {
 		struct view *v = app_top(a);
+		if (act == EV_UA_REFRESH)
+			refresh_reset(a);
 		if (v == NULL || !v->ops->action(a, v, act))
 			global_action(a, act);
 		return;
@@ -846,9 +920,13 @@ static void drain_results(struct app *a, struct ev_worker *w)
 		} else if (v != NULL && j->gen == v->gen && !j->cancelled) {
 			if (v->loading > 0)
 				v->loading--;
-			v->last_load_ms = j->elapsed_ms;
+			v->last_load_ms = j->charged_ms;
 			v->ops->result(a, v, j);
 			a->dirty = true;
+			/* Lost: the next refresh, a reconnect attempt, comes within 5 s. */
+			long long retry = app_now(a) + ev_refresh_retry_ms(a->effective_ms);
+			if (a->state == CONN_LOST && a->next_refresh > retry)
+				a->next_refresh = retry;
 		}
 		ev_job_free(&j);
 	}
@@ -862,16 +940,20 @@ static void fire_timers(struct app *a)
 	if (a->paused || now < a->next_refresh)
 		return;
 	/* Stretch the interval when evtop's own queries exceed their server-time budget. A
-	 * refresh is the dashboard's queries and those of the view on top of it (a list). */
-	double budget = a->cfg->budget_permille / 1000.0;
-	double cost = a->last_refresh_ms;
+	 * refresh is the dashboard's queries and those of the view on top of it (a list), each
+	 * charged its statements' server time (a lock wait, time limit or kill charged 0), and
+	 * the stretch follows the last refresh alone, capped (core/refresh). */
+	double cost = a->last_cost_ms;
 	struct view *top = app_top(a);
 	if (a->nviews > 1 && top != NULL && top->ops->load != NULL && top->ops->on_timer)
 		cost += top->last_load_ms;
 	/* A scripted run keeps to its virtual clock: real query times would make it flaky. */
-	int need = budget > 0 && !a->scripted ? (int)(cost / budget) : 0;
-	a->effective_ms = need > a->refresh_ms ? need : a->refresh_ms;
-	a->next_refresh = now + a->effective_ms;
+	a->effective_ms =
+	        a->scripted ? a->refresh_ms
+	                    : ev_refresh_interval_ms(a->refresh_ms, cost, a->cfg->budget_permille);
+	/* While the connection is lost, each refresh is a reconnect attempt: under 5 s apart. */
+	a->next_refresh = now + (a->state == CONN_LOST ? ev_refresh_retry_ms(a->effective_ms)
+	                                               : a->effective_ms);
 	for (int i = 0; i < a->nviews; i++) {
 		struct view *v = a->views[i];
 		/* At most one refresh in flight per view. */
@@ -1101,6 +1183,13 @@ static void close_all(struct app *a)
 	a->all_endpoints = NULL;
 }
 
+/* A scripted run's workers back off on its virtual clock, as its refreshes fire. */
+static void use_clock(struct app *a, struct ev_worker *w)
+{
+	if (a->scripted)
+		ev_worker_set_clock(w, &a->vclock);
+}
+
 /* Source i's two connections: lists and details on its read endpoint, guarded updates on its
  * primary. */
 static int start_site(struct app *a, int i, struct ev_error *err)
@@ -1117,6 +1206,8 @@ static int start_site(struct app *a, int i, struct ev_error *err)
 		ev_worker_stop(&st->wlist);
 		return -1;
 	}
+	use_clock(a, st->wlist);
+	use_clock(a, st->wwrite);
 	return 0;
 }
 
@@ -1143,6 +1234,7 @@ static int start_workers(struct app *a, struct ev_error *err)
 	a->wdash = ev_worker_start(new_conn(a, reads), err);
 	if (a->wdash == NULL)
 		return -1;
+	use_clock(a, a->wdash);
 	if (!a->all_mode && start_site(a, a->cur_source, err) < 0) {
 		ev_worker_stop(&a->wdash);
 		return -1;
@@ -1192,7 +1284,8 @@ static void use_source(struct app *a, int index, bool read_primary)
 	a->have_offset = false;
 	a->state = CONN_CONNECTING;
 	a->server[0] = a->server_now[0] = a->stale_since[0] = a->last_error[0] = '\0';
-	a->last_refresh_ms = 0;
+	a->last_refresh_ms = a->last_cost_ms = 0;
+	a->have_ok = false;
 	/* :clock-ok was said of the source left (--clock-ok holds for every source). */
 	if (index != a->cur_source || (index < 0) != a->all_mode)
 		a->clock_ok = a->args->clock_ok;
@@ -1356,6 +1449,8 @@ int ev_console_run(const struct ev_console_args *args)
 				drain_results(a, a->sites[i].wwrite);
 		}
 		fire_timers(a);
+		if (!a->dirty && status_changed(a))
+			a->dirty = true; /* the server's clock, the data's age */
 		if (a->dirty && !a->quit)
 			draw_all(a);
 		if (a->scripted) {

@@ -48,7 +48,7 @@ struct view {
 	unsigned long gen; /* bumped when the view asks anew: older results are dropped */
 	int loading;       /* jobs in flight */
 	long long load_started;
-	double last_load_ms; /* wall time of its last job: the refresh budget counts it */
+	double last_load_ms; /* server time charged to its last job: the refresh budget counts it */
 };
 
 enum conn_state {
@@ -111,8 +111,13 @@ struct app {
 	int effective_ms;
 	bool paused;
 	long long next_refresh;
-	double last_refresh_ms;
-	double budget_share; /* server time / interval of the last refresh */
+	double last_refresh_ms;  /* wall time of the last dashboard refresh (shown) */
+	double last_cost_ms;     /* server time charged to it (core/refresh): the budget's */
+	double budget_share;     /* server time / interval of the last refresh */
+	bool have_ok;            /* a refresh has succeeded on this source */
+	long long last_ok_at;    /* app_now() of the last good refresh: how old the data is */
+	long long server_now_at; /* app_now() when server_now was read */
+	char drawn_status[768];  /* the status line as last drawn (its clock moves) */
 	/* Views. */
 	struct view *views[MAX_VIEWS];
 	int nviews;

@@ -472,7 +472,11 @@ static void dash_refresh(struct app *a, struct view *v)
 		for (int t = 0; t < EV_TABLE_COUNT; t++)
 			arg->skip[t] = 0;
 	}
-	app_submit(a, a->wdash, v, ev_job_new(0, 0, dash_job, arg, free_arg));
+	struct ev_job *job = ev_job_new(0, 0, dash_job, arg, free_arg);
+	/* Every source's connection: Esc cancels their statements too. */
+	job->conns = arg->conns;
+	job->nconns = (size_t)arg->nall;
+	app_submit(a, a->wdash, v, job);
 }
 
 /* A group's backlog for its trend: pending + processing + failed, or -1 when one of them is
@@ -539,6 +543,10 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 	struct dash_view *d = (struct dash_view *)v;
 	struct dash_result *r = job->result;
 
+	/* The budget counts what the refresh cost the server, failed or not (a lock wait, a
+	 * time limit, a kill cost nothing); the status line shows how long it took. */
+	a->last_cost_ms = job->charged_ms;
+	a->last_refresh_ms = job->elapsed_ms;
 	if (r == NULL || r->failed) {
 		/* Keep the last data on screen, marked stale. */
 		if (a->state == CONN_OK && a->stale_since[0] == '\0')
@@ -557,7 +565,10 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 	snprintf(a->server, sizeof(a->server), "%s", r->server);
 	a->server_offset_s = r->unix_time - (long long)time(NULL);
 	a->have_offset = true;
-	a->last_refresh_ms = job->elapsed_ms;
+	a->have_ok = true;
+	a->last_ok_at = app_now(a);
+	/* Its NOW() is of its start: the clock moves on from there. */
+	a->server_now_at = (long long)job->at_ms;
 	for (int i = 0; i < r->nall && i < a->nsources; i++) {
 		a->sites[i].lag_s = r->lag_all[i];
 		if (!r->got_all[i])

@@ -361,6 +361,24 @@ static void build_head(struct app *a, struct detail_view *d)
 	}
 }
 
+/* "no event X in biz_outbox_event or biz_message_event": the tables looked in, by name. */
+static void not_found(struct app *a, struct detail_view *d, int site)
+{
+	const struct site *st = &a->sites[site];
+	char tables[300] = "";
+	size_t n = 0;
+	for (int t = EV_TABLE_COUNT - 1; t >= 0; t--) { /* the outbox first, as looked up */
+		if (st->have_info && !st->info[t].exists)
+			continue;
+		n += (size_t)snprintf(tables + n, sizeof(tables) - n, "%s%.128s", n ? " or " : "",
+		                      app_table_name(a, site, (enum ev_table_kind)t));
+		if (n >= sizeof(tables))
+			break;
+	}
+	snprintf(d->error, sizeof(d->error), "no event %.64s in %s", d->event_no,
+	         tables[0] ? tables : "either table");
+}
+
 static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 {
 	struct detail_view *d = (struct detail_view *)v;
@@ -377,14 +395,16 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 		free_result(r);
 		return;
 	}
-	if (job->rc < 0 || r == NULL || r->rows == NULL) {
-		snprintf(d->error, sizeof(d->error), "%s", job->err.msg);
+	if (job->rc < 0 || r == NULL) {
+		snprintf(d->error, sizeof(d->error), "%s",
+		         job->err.msg[0] ? job->err.msg : "no answer from the server");
 		return;
 	}
 	if (r->rows == NULL || r->rows->nrows == 0) {
+		/* Found in neither table: said, never left on "loading…" (the text is the
+		 * operator's, drawn sanitised). */
 		if (d->by_no && d->row == NULL)
-			snprintf(d->error, sizeof(d->error), "no event %.64s in either table",
-			         d->event_no);
+			not_found(a, d, app_site_index(a, v));
 		else
 			snprintf(d->error, sizeof(d->error), "event %.64s is gone from %s",
 			         d->event_no, app_table_name(a, app_site_index(a, v), d->table));

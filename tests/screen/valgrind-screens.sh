@@ -16,5 +16,6 @@ for conf in "$src"/tests/screen/scripts/*.conf; do
 	ln -s "$conf" "$fake/tests/screen/scripts/" || exit 99
 done
 ln -s "$src/tests/screen/expected" "$fake/tests/screen/expected"
+ln -s "$src/tests/screen/fault-scripts" "$fake/tests/screen/fault-scripts" # the scripts' helpers
 ln -s "$src/tests/data" "$fake/tests/data"
 EVTOP_SRCDIR=$fake exec ${SHELL:-/bin/sh} "$src/tests/screen/screens.sh"
