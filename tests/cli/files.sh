@@ -30,7 +30,7 @@ INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_
   event_source, publish_channel, event_payload, publish_status, retry_count, max_retry_count,
   next_retry_time, fail_reason, version, create_time, update_time)
 VALUES (1, 'OB-F1', 'ORDER', 'O1', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 3, 5, 5,
-  '2026-06-01 11:00:00', 'mq timeout', 0, '2026-06-01 10:00:00', '2026-06-01 11:00:00');
+  '2026-06-01 11:00:00', 'mq timeout', 0, '2026-06-01 11:30:00', '2026-06-01 11:00:00');
 SQL
 row() { sql -e "SELECT CONCAT_WS(' ', publish_status, version) FROM biz_outbox_event WHERE id = 1"; }
 retry() { ev retry OB-F1 --now --yes --operator T-1 "$@" </dev/null >"$dir/out" 2>"$dir/err"; }

@@ -24,9 +24,9 @@ INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_
   next_retry_time, locked_by, lock_until, fail_reason, version, create_time, update_time)
 VALUES
  (1, 'OB-R1', 'ORDER', 'O1', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 3, 5, 5,
-  '2026-06-01 11:00:00', NULL, NULL, 'mq timeout', 0, '2026-06-01 10:00:00', '2026-06-01 11:00:00'),
+  '2026-06-01 11:00:00', NULL, NULL, 'mq timeout', 0, '2026-06-01 11:30:00', '2026-06-01 11:00:00'),
  (2, 'OB-R2', 'ORDER', 'O2', 'ORDER_CREATED', 'order-service', 'MQ', '{}', 1, 0, 5,
-  NULL, 'pub-1', '2026-06-01 11:00:00', NULL, 0, '2026-06-01 10:00:00', '2026-06-01 11:00:00');
+  NULL, 'pub-1', '2026-06-01 11:00:00', NULL, 0, '2026-06-01 11:30:00', '2026-06-01 11:00:00');
 SQL
 state() {
 	sql -e "SELECT CONCAT_WS('|', id, publish_status, version, IFNULL(fail_reason, 'NULL'))
