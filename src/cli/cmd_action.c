@@ -17,6 +17,7 @@
 #include "db/action.h"
 #include "db/conn.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,8 @@ static void usage_common(FILE *out)
 	fputc('\n', out);
 	ev_opts_usage(out);
 }
+
+#define MAX_EVENT_NOS 1000 /* event_nos one run takes */
 
 static void usage_retry(FILE *out)
 {
@@ -385,6 +388,15 @@ static void do_event(struct run *r, const char *event_no)
 		return;
 	}
 
+	/* Read-only first: no advice (--include-protected, a status) that could not help. */
+	if (!r->o->dry_run && !r->access[kind].writable) {
+		say(stdout, "refused  %s %s id=%llu %s: %s%s", ev_model_table(kind)->key, event_no,
+		    row.id, ev_action_name(r->action),
+		    r->access[kind].clock_suspect ? "" : "read-only: ", r->access[kind].why);
+		r->not_applied++;
+		ev_guard_row_clear(&row);
+		return;
+	}
 	struct ev_guard_req req = {
 	        .table = kind,
 	        .table_name = ev_opts_table_name(r->o, kind),
@@ -407,13 +419,6 @@ static void do_event(struct run *r, const char *event_no)
 	if (r->o->dry_run) {
 		print_block(r, &g, &row, "would");
 		dry_verdict(r, &g, &row);
-		goto done;
-	}
-	if (!r->access[kind].writable) {
-		say(stdout, "refused  %s %s id=%llu %s: %s%s", ev_model_table(kind)->key, event_no,
-		    row.id, ev_action_name(r->action),
-		    r->access[kind].clock_suspect ? "" : "read-only: ", r->access[kind].why);
-		r->not_applied++;
 		goto done;
 	}
 	if (r->interactive) {
@@ -627,7 +632,7 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 		return EV_EXIT_USAGE;
 	}
 	r.reason = take_reason(&argc, argv, &bad);
-	rc = ev_session_parse(&o, argc, argv, usage, bad || bulk.list != NULL ? 0 : 1, 1000);
+	rc = ev_session_parse(&o, argc, argv, usage, bad || bulk.list != NULL ? 0 : 1, INT_MAX);
 	if (rc >= 0) {
 		ev_opts_free(&o);
 		ev_bulk_cli_free(&bulk);
@@ -635,6 +640,14 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 	}
 	r.o = &o;
 	rc = EV_EXIT_USAGE;
+	if (o.nargs > MAX_EVENT_NOS) {
+		fprintf(stderr,
+		        "evtop: at most %d event_nos at once (%d given); for more, act on a list "
+		        "with --list KIND and its filters (--filter, --event-type, ...), or feed a "
+		        "file of event_nos through xargs -n %d\n",
+		        MAX_EVENT_NOS, o.nargs, MAX_EVENT_NOS);
+		goto out;
+	}
 	if (bad) {
 		fputs("evtop: --reason needs a value\n", stderr);
 		goto out;

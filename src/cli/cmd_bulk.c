@@ -312,14 +312,12 @@ static void print_plan(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_sna
 	say(stdout, "  counted:    %zu event%s (a snapshot of their id and version)%s", s->n,
 	    s->n == 1 ? "" : "s",
 	    s->truncated ? "; more matched: only these are acted on (--max-rows)" : "");
+	char *prot = ev_bulk_protected_text(s);
 	if (s->n_protected > 0)
-		say(stdout,
-		    "  protected:  %zu (%s): left untouched; --include-protected acts on them too",
-		    s->n_protected, s->protected_summary ? s->protected_summary : "?");
-	else if (s->include_protected && s->protected_summary != NULL)
-		say(stdout, "  protected:  included (%s)", s->protected_summary);
+		say(stdout, "  protected:  %s; --include-protected acts on them too", prot);
 	else
-		say(stdout, "  protected:  0");
+		say(stdout, "  protected:  %s", prot);
+	free(prot);
 	if (s->n_refused > 0)
 		say(stdout, "  refused:    %zu (the guard refuses them: see below)", s->n_refused);
 	say(stdout, "  to act on:  %zu event%s, in %u batch%s of at most %d, %d ms apart",

@@ -71,8 +71,18 @@ static bool is_age(enum ev_dash_figure f)
 	return f == EV_DASH_OLDEST_PENDING_AGE || f == EV_DASH_LONGEST_RETRY_WAIT;
 }
 
-static void cell_text(const struct ev_figure *f, enum ev_dash_figure which, char *buf, size_t size)
+/* A figure's cell: for people ("?" unknown, "-" no age, "1h02m"), or for scripts (csv): an
+ * unknown figure or an age that does not exist is an empty field (false), an age integer
+ * seconds. A count that reached its cap keeps its "≥" in both: it is a lower bound. */
+static bool cell_text(const struct ev_figure *f, enum ev_dash_figure which, bool csv, char *buf,
+                      size_t size)
 {
+	if (csv) {
+		if (f->unknown || (is_age(which) && f->value < 0))
+			return false;
+		snprintf(buf, size, "%s%lld", f->capped ? "≥" : "", f->value);
+		return true;
+	}
 	if (is_age(which) && !f->unknown) {
 		char d[32];
 		ev_format_duration(f->value, d, sizeof(d));
@@ -80,7 +90,10 @@ static void cell_text(const struct ev_figure *f, enum ev_dash_figure which, char
 	} else {
 		ev_figure_format(f, buf, size);
 	}
+	return true;
 }
+
+static bool csv_cells; /* the rows are written as csv (set before as_rows) */
 
 static void add_row(struct ev_rowset *rs, const char *source, const char *table, const char *group,
                     const struct ev_dash_row *row)
@@ -93,8 +106,9 @@ static void add_row(struct ev_rowset *rs, const char *source, const char *table,
 	ev_cell_set(&cells[c++], table, strlen(table));
 	ev_cell_set(&cells[c++], group, group ? strlen(group) : 0);
 	for (size_t i = 0; i < NSHOWN; i++) {
-		cell_text(&row->f[shown[i]], shown[i], buf, sizeof(buf));
-		ev_cell_set(&cells[c++], buf, strlen(buf));
+		if (cell_text(&row->f[shown[i]], shown[i], csv_cells, buf, sizeof(buf)))
+			ev_cell_set(&cells[c], buf, strlen(buf));
+		c++;
 	}
 }
 
@@ -463,6 +477,7 @@ int ev_cmd_dashboard(int argc, char **argv)
 		if (o.format == EV_FMT_JSON) {
 			write_json(stdout, dash, EV_TABLE_COUNT, &f, per);
 		} else {
+			csv_cells = o.format == EV_FMT_CSV;
 			struct ev_rowset *rs = as_rows(dash, EV_TABLE_COUNT, &f, per);
 			char win[32];
 			if (o.format == EV_FMT_TABLE) {

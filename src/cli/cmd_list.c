@@ -10,6 +10,7 @@
 #include "db/conn.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,10 +116,19 @@ static void usage_list(FILE *out)
 	ev_opts_usage(out);
 }
 
-/* Write the per-table results: the table format as one block per table, json as one array
- * whose objects carry their "table", csv for one table. */
+/* The cursor of a table's next page, where a script finds it: under the table's block in the
+ * table format, on stderr otherwise. */
+static void print_more(FILE *where, enum ev_table_kind t, const char *next)
+{
+	fprintf(where, "-- more %s rows: --table %s --after %s\n", ev_model_table(t)->key,
+	        ev_model_table(t)->key, next);
+}
+
+/* Write the per-table results: the table format as one block per table — its header even
+ * with no rows, then its "-- more" line when it has one (next[t], may be NULL) — json as one
+ * array whose objects carry their "table", csv for one table. */
 static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
-                         const enum ev_table_kind *kinds, int n)
+                         const enum ev_table_kind *kinds, int n, char *const *next)
 {
 	int rc = 0;
 
@@ -131,8 +141,10 @@ static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
 				printf("# %s (%s): %zu row%s\n", ev_model_table(kinds[i])->key,
 				       ev_opts_table_name(o, kinds[i]), rs->nrows,
 				       rs->nrows == 1 ? "" : "s");
-			if (rs->nrows > 0 && ev_format_write(stdout, rs, o->format, 48) < 0)
+			if (ev_format_write(stdout, rs, o->format, 48) < 0)
 				rc = -1;
+			if (next != NULL && next[kinds[i]] != NULL)
+				print_more(stdout, kinds[i], next[kinds[i]]);
 			if (n > 1 && i + 1 < n)
 				putchar('\n');
 		}
@@ -403,7 +415,7 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		free(x.parts);
 	}
 	free(mc);
-	if (write_results(o, res, kinds, n) < 0) {
+	if (write_results(o, res, kinds, n, next) < 0) {
 		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
 		rc = EV_EXIT_FAILURE;
 	}
@@ -411,9 +423,8 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		ev_rowset_free(&res[t]);
 		if (next[t] == NULL)
 			continue;
-		FILE *where = o->format == EV_FMT_TABLE ? stdout : stderr;
-		fprintf(where, "-- more %s rows: --table %s --after %s\n", ev_model_table(t)->key,
-		        ev_model_table(t)->key, next[t]);
+		if (o->format != EV_FMT_TABLE)
+			print_more(stderr, (enum ev_table_kind)t, next[t]);
 		free(next[t]);
 	}
 	ev_fan_close(&f);
@@ -535,10 +546,20 @@ int ev_cmd_show(int argc, char **argv)
 	struct ev_opts o;
 	struct ev_error err = {0};
 	struct ev_fan f;
-	int rc = ev_session_parse(&o, argc, argv, usage_show, 1, 1000);
+	int rc = ev_session_parse(&o, argc, argv, usage_show, 1, INT_MAX);
 	if (rc >= 0) {
 		ev_opts_free(&o);
 		return rc;
+	}
+	if (o.nargs > 1000) {
+		fprintf(stderr,
+		        "evtop: at most 1000 event_nos at once (%d given); for more, list them "
+		        "with "
+		        "evtop list and its filters, or feed a file of event_nos through xargs -n "
+		        "1000\n",
+		        o.nargs);
+		ev_opts_free(&o);
+		return EV_EXIT_USAGE;
 	}
 	enum ev_table_kind kinds[EV_TABLE_COUNT];
 	int n = ev_session_tables(&o, kinds);
@@ -620,7 +641,7 @@ int ev_cmd_show(int argc, char **argv)
 			missing++;
 		}
 	}
-	if (o.format != EV_FMT_TABLE && write_results(&o, out, kinds, n) < 0) {
+	if (o.format != EV_FMT_TABLE && write_results(&o, out, kinds, n, NULL) < 0) {
 		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
 		rc = EV_EXIT_FAILURE;
 	}

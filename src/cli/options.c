@@ -194,13 +194,24 @@ static int set_str(char **slot, const char *v)
 	return 0;
 }
 
-static int duration_opt(const char *name, const char *v, long long min_ms, long long max_ms,
-                        long long *ms, struct ev_error *err)
+/* A duration flag within [min_ms, max_ms]; a flag that sets a setting of the config file
+ * (cfg_key) takes the config's range, so that both say the same. */
+static int duration_opt(const char *name, const char *cfg_key, const char *v, long long min_ms,
+                        long long max_ms, long long *ms, struct ev_error *err)
 {
-	if (ev_parse_duration_ms(v, ms) < 0 || *ms < min_ms || *ms > max_ms)
+	if (cfg_key != NULL)
+		ev_config_duration_range(cfg_key, &min_ms, &max_ms);
+	if (ev_parse_duration_ms(v, ms) < 0)
 		return ev_error_set(err, EV_ERR_USAGE,
 		                    "--%s: expected a duration like 10m, 30s or 500ms, got '%.40s'",
 		                    name, v);
+	if (*ms < min_ms || *ms > max_ms) {
+		char lo[32], hi[32];
+		ev_format_duration_ms(min_ms, lo, sizeof(lo));
+		ev_format_duration_ms(max_ms, hi, sizeof(hi));
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    "--%s must be between %s and %s, got '%.40s'", name, lo, hi, v);
+	}
 	return 0;
 }
 
@@ -484,7 +495,8 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 			set_str(&o->by, optarg);
 			break;
 		case OPT_WINDOW:
-			if (duration_opt("window", optarg, 60000, 30LL * 86400 * 1000, &v, err) < 0)
+			if (duration_opt("window", "window", optarg, 60000, 30LL * 86400 * 1000, &v,
+			                 err) < 0)
 				return -1;
 			o->cfg.window_s = (int)(v / 1000);
 			break;
@@ -495,8 +507,8 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 			set_str(&o->critical, optarg);
 			break;
 		case OPT_STUCK:
-			if (duration_opt("stuck-threshold", optarg, 1000, 7LL * 86400 * 1000, &v,
-			                 err) < 0)
+			if (duration_opt("stuck-threshold", "stuck_threshold", optarg, 1000,
+			                 7LL * 86400 * 1000, &v, err) < 0)
 				return -1;
 			o->cfg.stuck_threshold_s = (int)(v / 1000);
 			break;
@@ -508,12 +520,14 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 			o->cfg.high_retry_min = (int)v;
 			break;
 		case OPT_STATEMENT_TIMEOUT:
-			if (duration_opt("statement-timeout", optarg, 100, 600000, &v, err) < 0)
+			if (duration_opt("statement-timeout", "statement_timeout", optarg, 100,
+			                 600000, &v, err) < 0)
 				return -1;
 			o->cfg.statement_timeout_ms = (int)v;
 			break;
 		case OPT_CONNECT_TIMEOUT:
-			if (duration_opt("connect-timeout", optarg, 1000, 60000, &v, err) < 0)
+			if (duration_opt("connect-timeout", "connect_timeout", optarg, 1000, 60000,
+			                 &v, err) < 0)
 				return -1;
 			o->cfg.connect_timeout_s = (int)(v / 1000);
 			break;
@@ -541,7 +555,7 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 			o->retry_now = true;
 			break;
 		case OPT_DELAY:
-			if (duration_opt("delay", optarg, 0, 7LL * 86400 * 1000, &v, err) < 0)
+			if (duration_opt("delay", NULL, optarg, 0, 7LL * 86400 * 1000, &v, err) < 0)
 				return -1;
 			o->delay_s = (int)(v / 1000);
 			o->delay_set = true;

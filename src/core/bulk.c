@@ -429,6 +429,23 @@ int ev_bulk_plan(struct ev_bulk_snapshot *s, bool include_protected, struct ev_e
 	return 0;
 }
 
+char *ev_bulk_protected_text(const struct ev_bulk_snapshot *s)
+{
+	size_t included = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->items[i].protected_type && s->items[i].state == EV_BULK_PENDING)
+			included++;
+	const char *types = s->protected_summary ? s->protected_summary : "";
+	if (s->n_protected > 0 && included > 0)
+		return ev_xasprintf("%zu (%s): %zu left alone, %zu included",
+		                    s->n_protected + included, types, s->n_protected, included);
+	if (s->n_protected > 0)
+		return ev_xasprintf("%zu (%s), left alone", s->n_protected, types);
+	if (included > 0)
+		return ev_xasprintf("%zu (%s), all included", included, types);
+	return ev_xstrdup("0");
+}
+
 /* --- the tally -------------------------------------------------------------------------------- */
 
 void ev_bulk_tally_count(const struct ev_bulk_snapshot *s, struct ev_bulk_tally *t)

@@ -164,6 +164,9 @@ void ev_bulk_snapshot_free(struct ev_bulk_snapshot **s);
  * again with the other choice. Returns -1 with err when the whole run is refused (cancel
  * without a reason, recover on the message table not enabled, a spread past 30 days). */
 int ev_bulk_plan(struct ev_bulk_snapshot *s, bool include_protected, struct ev_error *err);
+/* The plan's protected rows, for people, so that a count is never read as its opposite:
+ * "0"; "4 (PAY 4), left alone"; "25 (PAY 13, STOCK 12), all included". malloc'd. */
+char *ev_bulk_protected_text(const struct ev_bulk_snapshot *s);
 /* The guarded UPDATE for one row of a planned snapshot (its version, its offset). */
 int ev_bulk_item_guard(const struct ev_bulk_snapshot *s, const struct ev_bulk_item *it,
                        struct ev_guard *g, struct ev_error *err);

@@ -224,6 +224,28 @@ static size_t utf8_seq_len(const unsigned char *s, size_t len)
 /* "2s" rather than "2000ms": the largest unit that divides ms evenly. */
 static void format_duration(long long ms, char *out, size_t size)
 {
+	ev_format_duration_ms(ms, out, size);
+}
+
+int ev_config_duration_range(const char *key, long long *min_ms, long long *max_ms)
+{
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		if (strcmp(settings[i].key, key) != 0 ||
+		    (settings[i].kind != K_MS && settings[i].kind != K_SEC))
+			continue;
+		*min_ms = settings[i].min;
+		*max_ms = settings[i].max;
+		return 0;
+	}
+	return -1;
+}
+
+void ev_format_duration_ms(long long ms, char *out, size_t size)
+{
+	if (ms == 0) {
+		snprintf(out, size, "0");
+		return;
+	}
 	static const struct {
 		long long ms;
 		const char *unit;

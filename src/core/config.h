@@ -111,6 +111,13 @@ void ev_source_free(struct ev_source **src);
 /* A duration: an integer with a unit, "500ms", "2s", "10m", "1h", "1d"; a bare integer means
  * seconds. Returns 0 and the value in milliseconds, or -1. */
 int ev_parse_duration_ms(const char *s, long long *ms);
+/* The allowed range of a duration setting of the config file (its key: "window",
+ * "stuck_threshold"), in milliseconds, for the command-line flags that set it too. Returns 0,
+ * or -1 for a key that is no duration. */
+int ev_config_duration_range(const char *key, long long *min_ms, long long *max_ms);
+/* A duration as the config writes it: "2s" rather than "2000ms", the largest unit that
+ * divides it ("1m", "30d", "100ms"). */
+void ev_format_duration_ms(long long ms, char *out, size_t size);
 /* A percentage of one core: "1%", "0.5%", "2.5%" -> permille (10, 5, 25); 0 < p <= 100%. */
 int ev_parse_percent_permille(const char *s, int *permille);
 /* "true/false/yes/no/on/off/1/0" (case-insensitive). */

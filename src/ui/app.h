@@ -29,6 +29,10 @@ struct view_ops {
 	void (*bulk_all)(struct app *a, struct view *v, enum ev_ui_action act);
 	/* Rows marked in the view (for the status line's count), or NULL. */
 	int (*nmarked)(struct view *v);
+	/* A bulk action applied these rows of source site (an index of a->sources): their marks
+	 * go. NULL: the view marks nothing. */
+	void (*unmark)(struct app *a, struct view *v, int site, const unsigned long long *ids,
+	               size_t n);
 	/* Whether a write action applies to the row under the cursor (hint bar); NULL: never. */
 	bool (*allows)(struct app *a, struct view *v, enum ev_ui_action act);
 	/* Load the view (when pushed) and, with on_timer, again when the refresh timer fires. */

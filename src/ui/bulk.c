@@ -1,9 +1,11 @@
 /* evtop — bulk actions from the keyboard: on the marked rows, or on every row of the list
  * (its kind and filter). Counted first into a snapshot of (id, version) on the write
  * connection (db/bulk), shown with its counts, protected rows and statement, default No;
- * then applied in batches with a progress bar, x stopping it after the current batch, the
- * console answering keys meanwhile; at the end the tally and the rows that did not apply,
- * as they are now. */
+ * the confirmation offers the CLI's choices (a retry scheduled and spread at a rate — the
+ * default — or now, paced at a rate; the delay, the batch size, the pause), each a key that
+ * re-plans the run shown; then applied in batches with a progress bar, x stopping it after
+ * the current batch, the console answering keys meanwhile; at the end the tally and the rows
+ * that did not apply, as they are now, and the marks of the rows it applied cleared. */
 #include <config.h>
 
 #include "core/bulk.h"
@@ -43,6 +45,11 @@ static struct {
 	struct ev_bulk_snapshot *snap;
 	int origin_tag;
 	int site; /* the rows' source: counted and written on its primary */
+	/* The run's settings, as the CLI's options: a retry's mode is its action (scheduled or
+	 * now); rate 0 = not given (retry: EV_BULK_RATE_DEFAULT; cancel, recover: no pace). */
+	double rate;
+	int delay_s, batch_size, pause_ms;
+	bool asked_now; /* the key was "retry now": the confirmation says the default differs */
 } B;
 
 static void bulk_clear(void)
@@ -68,6 +75,35 @@ static enum ev_action action_of(enum ev_ui_action a, bool bulk)
 	}
 }
 
+/* The settings of the run being prepared, as the CLI makes them (cmd_bulk.c settings_for): a
+ * scheduled retry spreads next_retry_time at the rate; a retry now writes at most the rate per
+ * second; cancel and recover are paced only when a rate was given. */
+static void ui_bulk_settings(struct ev_bulk_settings *set)
+{
+	ev_bulk_settings_default(set);
+	set->batch_size = B.batch_size;
+	set->pause_ms = B.pause_ms;
+	set->rate = 0;
+	set->pace = 0;
+	switch (B.action) {
+	case EV_ACTION_RETRY_SCHEDULE:
+		set->rate = B.rate > 0 ? B.rate : EV_BULK_RATE_DEFAULT;
+		set->delay_s = B.delay_s;
+		break;
+	case EV_ACTION_RETRY_NOW:
+		set->pace = B.rate > 0 ? B.rate : EV_BULK_RATE_DEFAULT;
+		break;
+	default:
+		set->pace = B.rate > 0 ? B.rate : 0;
+		break;
+	}
+}
+
+static bool is_retry(enum ev_action act)
+{
+	return act == EV_ACTION_RETRY_SCHEDULE || act == EV_ACTION_RETRY_NOW;
+}
+
 static void spec_fill(struct app *a, struct ev_bulk_spec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
@@ -78,7 +114,7 @@ static void spec_fill(struct app *a, struct ev_bulk_spec *spec)
 	spec->stuck_threshold_s = a->cfg->stuck_threshold_s;
 	spec->recover_message = a->cfg->recover_message;
 	spec->protected_types = a->cfg->protected_types;
-	ev_bulk_settings_default(&spec->set);
+	ui_bulk_settings(&spec->set);
 	spec->target = B.target;
 }
 
@@ -213,6 +249,13 @@ void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_acti
 	bulk_clear();
 	B.active = true;
 	B.action = action_of(act, true);
+	/* Many rows are retried through the applications' own retry path, spread, unless the
+	 * operator chooses "now" in the confirmation (PRODUCT.md section 2). */
+	B.asked_now = B.action == EV_ACTION_RETRY_NOW;
+	if (B.asked_now)
+		B.action = EV_ACTION_RETRY_SCHEDULE;
+	B.batch_size = EV_BULK_BATCH_DEFAULT;
+	B.pause_ms = EV_BULK_PAUSE_MS_DEFAULT;
 	B.table = t;
 	B.kind = kind;
 	B.origin_tag = origin->tag;
@@ -349,15 +392,222 @@ static void confirm_yes(struct app *a)
 	                 ev_job_new(apply_tag, 0, apply_job, x, free_apply_arg));
 }
 
+/* --- the run's settings, changed from the confirmation ---------------------------------- */
+
+struct settings_copy {
+	enum ev_action action;
+	double rate;
+	int delay_s, batch_size, pause_ms;
+};
+
+static void settings_save(struct settings_copy *c)
+{
+	*c = (struct settings_copy){B.action, B.rate, B.delay_s, B.batch_size, B.pause_ms};
+}
+
+static void settings_restore(const struct settings_copy *c)
+{
+	B.action = c->action;
+	B.rate = c->rate;
+	B.delay_s = c->delay_s;
+	B.batch_size = c->batch_size;
+	B.pause_ms = c->pause_ms;
+}
+
+static const struct view_ops bconfirm_ops;
+
+/* Plan the snapshot anew with B's settings and show it; when the plan is refused (a spread
+ * past the 30-day limit of a retry delay) the settings before are put back, unchanged. */
+static void replan(struct app *a, const struct settings_copy *before, const char *what)
+{
+	struct ev_error err = {0};
+	B.snap->action = B.action;
+	ui_bulk_settings(&B.snap->set);
+	if (ev_bulk_plan(B.snap, B.snap->include_protected, &err) < 0) {
+		struct ev_error again = {0};
+		settings_restore(before);
+		B.snap->action = B.action;
+		ui_bulk_settings(&B.snap->set);
+		if (ev_bulk_plan(B.snap, B.snap->include_protected, &again) < 0) {
+			app_message(a, EV_STYLE_ERROR, "refused: %s", again.msg);
+			app_pop(a);
+			bulk_clear();
+			return;
+		}
+		app_message(a, EV_STYLE_ERROR, "%s: %s; unchanged", what, err.msg);
+		return;
+	}
+	struct view *top = app_top(a);
+	if (top != NULL && top->ops == &bconfirm_ops)
+		app_pop(a);
+	app_push(a, view_bulk_confirm_new(a));
+	app_message(a, EV_STYLE_NORMAL, "%s", what);
+}
+
+static void rate_done(struct app *a, const char *text)
+{
+	struct settings_copy before;
+	char *end;
+	if (B.snap == NULL || text[0] == '\0')
+		return;
+	double r = strtod(text, &end);
+	bool paced_only = !is_retry(B.action); /* cancel, recover: 0 = no pace, as before */
+	if (end == text || *end != '\0' || !(paced_only ? r >= 0 : r > 0) || r > EV_BULK_RATE_MAX) {
+		app_message(a, EV_STYLE_ERROR,
+		            "rate: expected events per second, %s and at most %d, got '%.40s'; "
+		            "unchanged",
+		            paced_only ? "0 (no pace)" : "above 0", EV_BULK_RATE_MAX, text);
+		return;
+	}
+	settings_save(&before);
+	B.rate = r;
+	char what[96];
+	if (r > 0)
+		snprintf(what, sizeof(what), "rate: %g events per second", r);
+	else
+		snprintf(what, sizeof(what), "rate: no pace");
+	replan(a, &before, what);
+}
+
+static void delay_done(struct app *a, const char *text)
+{
+	struct settings_copy before;
+	long long ms;
+	if (B.snap == NULL || text[0] == '\0')
+		return;
+	if (ev_parse_duration_ms(text, &ms) < 0 || ms < 0 || ms > 7LL * 86400 * 1000 ||
+	    ms % 1000 != 0) {
+		app_message(
+		        a, EV_STYLE_ERROR,
+		        "delay: expected whole seconds from 0 to 7d (30s, 5m, 2h), got '%.40s'; "
+		        "unchanged",
+		        text);
+		return;
+	}
+	settings_save(&before);
+	B.delay_s = (int)(ms / 1000);
+	char what[64];
+	snprintf(what, sizeof(what), "delay: %d s before the first is due", B.delay_s);
+	replan(a, &before, what);
+}
+
+static void batch_done(struct app *a, const char *text)
+{
+	struct settings_copy before;
+	long long n;
+	if (B.snap == NULL || text[0] == '\0')
+		return;
+	if (ev_parse_int(text, 1, EV_BULK_BATCH_MAX, &n) < 0) {
+		app_message(a, EV_STYLE_ERROR,
+		            "batch size: expected 1 .. %d rows, got '%.40s'; unchanged",
+		            EV_BULK_BATCH_MAX, text);
+		return;
+	}
+	settings_save(&before);
+	B.batch_size = (int)n;
+	char what[64];
+	snprintf(what, sizeof(what), "batch size: %d rows", B.batch_size);
+	replan(a, &before, what);
+}
+
+static void pause_done(struct app *a, const char *text)
+{
+	struct settings_copy before;
+	long long ms;
+	if (B.snap == NULL || text[0] == '\0')
+		return;
+	if (ev_parse_duration_ms(text, &ms) < 0 || ms < 0 || ms > 600000) {
+		app_message(a, EV_STYLE_ERROR,
+		            "pause: expected a duration from 0 to 10m (0, 500ms, 2s), got '%.40s'; "
+		            "unchanged",
+		            text);
+		return;
+	}
+	settings_save(&before);
+	B.pause_ms = (int)ms;
+	char what[64];
+	snprintf(what, sizeof(what), "pause: %d ms between batches", B.pause_ms);
+	replan(a, &before, what);
+}
+
+/* A key of the confirmation that changes the run: the mode at once, the others by a prompt
+ * (its label says the value in force; Enter alone keeps it). */
+static void setting_key(struct app *a, enum ev_ui_action act)
+{
+	char label[200];
+	struct settings_copy before;
+	switch (act) {
+	case EV_UA_BULK_MODE:
+		if (!is_retry(B.action)) {
+			app_message(a, EV_STYLE_NORMAL,
+			            "m chooses how a retry runs; %s has one way (r sets its pace)",
+			            ev_action_name(B.action));
+			return;
+		}
+		settings_save(&before);
+		B.action = B.action == EV_ACTION_RETRY_SCHEDULE ? EV_ACTION_RETRY_NOW
+		                                                : EV_ACTION_RETRY_SCHEDULE;
+		replan(a, &before,
+		       B.action == EV_ACTION_RETRY_NOW
+		               ? "mode: retry now, paced (m: scheduled again)"
+		               : "mode: scheduled, spread through next_retry_time (the default)");
+		return;
+	case EV_UA_BULK_RATE:
+		if (B.action == EV_ACTION_RETRY_SCHEDULE)
+			snprintf(label, sizeof(label),
+			         "rate: events made due per second (now %g; Enter keeps it): ",
+			         B.snap->set.rate);
+		else if (B.snap->set.pace > 0)
+			snprintf(label, sizeof(label),
+			         "rate: events written per second (now %g; Enter keeps it): ",
+			         B.snap->set.pace);
+		else
+			snprintf(label, sizeof(label),
+			         "rate: events written per second (now no pace; Enter keeps it): ");
+		app_prompt(a, label, "", rate_done);
+		return;
+	case EV_UA_BULK_DELAY:
+		if (B.action != EV_ACTION_RETRY_SCHEDULE) {
+			app_message(a, EV_STYLE_NORMAL, "a delay is for a scheduled retry%s",
+			            is_retry(B.action) ? " (m schedules)" : "");
+			return;
+		}
+		snprintf(label, sizeof(label),
+		         "delay before the first is due (now %d s; 0 .. 7d; Enter keeps it): ",
+		         B.delay_s);
+		app_prompt(a, label, "", delay_done);
+		return;
+	case EV_UA_BULK_BATCH:
+		snprintf(label, sizeof(label),
+		         "batch size: rows per transaction (now %d; 1 .. %d; Enter keeps it): ",
+		         B.batch_size, EV_BULK_BATCH_MAX);
+		app_prompt(a, label, "", batch_done);
+		return;
+	default:
+		snprintf(label, sizeof(label),
+		         "pause between batches (now %d ms; 0 .. 10m; Enter keeps it): ",
+		         B.pause_ms);
+		app_prompt(a, label, "", pause_done);
+		return;
+	}
+}
+
 static bool bconfirm_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	(void)v;
 	if (act == EV_UA_YES) {
-		confirm_yes(a);
-		return true;
-	}
-	if (act == EV_UA_HELP)
+		if (B.snap->n_pending > 0) {
+			confirm_yes(a);
+			return true;
+		}
+	} else if (act == EV_UA_HELP) {
 		return false;
+	} else if (ev_ui_action_flags(act) & EV_AF_SETTING) {
+		if (B.snap->n_pending > 0) {
+			setting_key(a, act);
+			return true;
+		}
+	}
 	app_pop(a);
 	app_message(a, EV_STYLE_NORMAL, "not applied");
 	bulk_clear();
@@ -373,6 +623,55 @@ static const struct view_ops bconfirm_ops = {
         .free = text_view_free,
 };
 
+/* How the run writes: the mode of a retry, the keys that change it, the batches. */
+static void confirm_add_settings(struct text_view *c, const struct ev_bulk_snapshot *s)
+{
+	const struct ev_bulk_settings *set = &s->set;
+	char line[1024];
+	if (B.action == EV_ACTION_RETRY_SCHEDULE) {
+		snprintf(line, sizeof(line),
+		         "mode: scheduled (the default) — next_retry_time = NOW() + %d .. %lld s, "
+		         "%g "
+		         "due a second, the applications' retry path · m: now",
+		         set->delay_s, s->spread_last_s, set->rate);
+		text_view_add(c, EV_STYLE_NORMAL, line);
+		if (B.asked_now)
+			text_view_add(
+			        c, EV_STYLE_NORMAL,
+			        "  (many events are retried through the schedule unless now is "
+			        "chosen: m)");
+		snprintf(line, sizeof(line),
+		         "rate: %g per second (r) · delay: %d s (d) · batch size: %d (b) · pause: "
+		         "%d ms (w)",
+		         set->rate, set->delay_s, set->batch_size, set->pause_ms);
+	} else if (B.action == EV_ACTION_RETRY_NOW) {
+		snprintf(line, sizeof(line),
+		         "mode: now — pending at once, written at most %g per second (about %.0f s "
+		         "for %zu) · m: scheduled",
+		         set->pace, set->pace > 0 ? (double)s->n_pending / set->pace : 0.0,
+		         s->n_pending);
+		text_view_add(c, EV_STYLE_WARNING, line);
+		snprintf(line, sizeof(line),
+		         "rate: %g per second (r) · batch size: %d (b) · pause: %d ms (w)",
+		         set->pace, set->batch_size, set->pause_ms);
+	} else if (set->pace > 0) {
+		snprintf(line, sizeof(line),
+		         "rate: at most %g written per second (r) · batch size: %d (b) · pause: %d "
+		         "ms (w)",
+		         set->pace, set->batch_size, set->pause_ms);
+	} else {
+		snprintf(line, sizeof(line),
+		         "rate: no pace (r sets one) · batch size: %d (b) · pause: %d ms (w)",
+		         set->batch_size, set->pause_ms);
+	}
+	text_view_add(c, EV_STYLE_NORMAL, line);
+	snprintf(line, sizeof(line),
+	         "batches: %u of at most %d rows, %d ms apart at least, one transaction each, "
+	         "with the audit rows",
+	         s->batches_planned, ev_bulk_batch_rows(set), set->pause_ms);
+	text_view_add(c, EV_STYLE_NORMAL, line);
+}
+
 struct view *view_bulk_confirm_new(struct app *a)
 {
 	struct text_view *c = text_view_new(&bconfirm_ops);
@@ -387,11 +686,10 @@ struct view *view_bulk_confirm_new(struct app *a)
 	         s->truncated ? " — more matched than one run reads; run it again for the rest"
 	                      : "");
 	text_view_add(c, EV_STYLE_NORMAL, line);
-	snprintf(line, sizeof(line),
-	         "to act on: %zu · protected, left alone: %zu%s%s%s · refused by the guard: %zu",
-	         s->n_pending, s->include_protected ? 0 : s->n_protected,
-	         s->protected_summary ? " (" : "", s->protected_summary ? s->protected_summary : "",
-	         s->protected_summary ? ")" : "", s->n_refused);
+	char *prot = ev_bulk_protected_text(s);
+	snprintf(line, sizeof(line), "to act on: %zu · protected: %s · refused by the guard: %zu",
+	         s->n_pending, prot, s->n_refused);
+	free(prot);
 	text_view_add(c, EV_STYLE_NORMAL, line);
 	if (s->change) {
 		snprintf(line, sizeof(line), "change (first row): %s", s->change);
@@ -401,28 +699,17 @@ struct view *view_bulk_confirm_new(struct app *a)
 		snprintf(line, sizeof(line), "note: %s", s->notice);
 		text_view_add(c, EV_STYLE_WARNING, line);
 	}
-	if (B.action == EV_ACTION_RETRY_SCHEDULE && s->n_pending > 0) {
-		snprintf(line, sizeof(line),
-		         "spread: made due at %.0f per second over %lld s, through next_retry_time "
-		         "(the "
-		         "applications' own retry path)",
-		         s->set.rate, s->spread_last_s);
-		text_view_add(c, EV_STYLE_NORMAL, line);
-	}
-	snprintf(line, sizeof(line),
-	         "batches: %u of at most %d rows, one transaction each, with the audit rows",
-	         s->batches_planned, s->set.batch_size);
-	text_view_add(c, EV_STYLE_NORMAL, line);
+	if (s->n_pending > 0)
+		confirm_add_settings(c, s);
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	text_view_add(c, EV_STYLE_HEADER,
 	              "each row's statement (the first shown; each binds its own id and version):");
 	text_view_add(c, EV_STYLE_NORMAL, s->example ? s->example : "(nothing to do)");
 	text_view_add(c, EV_STYLE_NORMAL, "");
-	text_view_add(
-	        c, EV_STYLE_TITLE,
-	        s->n_pending
-	                ? "Apply? y applies (x stops it after the current batch); any other key: No"
-	                : "Nothing to do: any key goes back");
+	text_view_add(c, EV_STYLE_TITLE,
+	              s->n_pending ? "Apply? y applies (x stops it after the current batch); m r d "
+	                             "b w change the run; any other key: No"
+	                           : "Nothing to do: any key goes back");
 	return &c->base;
 }
 
@@ -479,6 +766,32 @@ static const struct view_ops results_ops = {
         .free = text_view_free,
 };
 
+/* The marks of the rows the run applied go; those it did not apply (skipped, failed, not
+ * attempted, protected, refused) stay marked, for another look. False when the run was not on
+ * marked rows; else *unmarked and *left say how many went and stay. */
+static bool unmark_applied(struct app *a, const struct ev_bulk_snapshot *s, size_t *unmarked,
+                           int *left)
+{
+	if (B.n_ids == 0)
+		return false;
+	struct view *origin = NULL;
+	for (int i = 0; i < a->nviews; i++)
+		if (a->views[i]->tag == B.origin_tag)
+			origin = a->views[i];
+	if (origin == NULL || origin->ops->unmark == NULL || origin->ops->nmarked == NULL)
+		return false;
+	unsigned long long *ids = ev_xcalloc(s->n + 1, sizeof(*ids));
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->items[i].state == EV_BULK_APPLIED)
+			ids[n++] = s->items[i].row.id;
+	origin->ops->unmark(a, origin, B.site, ids, n);
+	free(ids);
+	*unmarked = n;
+	*left = origin->ops->nmarked(origin);
+	return true;
+}
+
 bool ui_bulk_result(struct app *a, struct ev_job *job)
 {
 	if (job->fn == count_job) {
@@ -517,16 +830,38 @@ bool ui_bulk_result(struct app *a, struct ev_job *job)
 		app_message(a, EV_STYLE_ERROR, "not started: %s (nothing written)", job->err.msg);
 	} else {
 		char *tally = ev_bulk_tally_describe(&x->snap->tally);
+		char marks[160] = "";
+		size_t unmarked = 0;
+		int left = 0;
+		if (unmark_applied(a, x->snap, &unmarked, &left) && left > 0)
+			snprintf(marks, sizeof(marks), "; %zu unmarked, %d still marked", unmarked,
+			         left);
+		else if (unmarked > 0)
+			snprintf(marks, sizeof(marks), "; %zu unmarked", unmarked);
 		app_message(a,
 		            x->snap->tally.skipped || x->snap->tally.failed ? EV_STYLE_WARNING
 		                                                            : EV_STYLE_CHANGED,
-		            "%s%s", x->snap->tally.stopped ? "stopped: " : "done: ", tally);
+		            "%s%s%s", x->snap->tally.stopped ? "stopped: " : "done: ", tally,
+		            marks);
 		/* The rows that did not apply, as they are now. */
 		struct text_view *c = text_view_new(&results_ops);
 		char line[1200];
-		snprintf(line, sizeof(line), "%s on %s: %s", ev_action_name(x->snap->action),
-		         x->snap->target ? x->snap->target : "", tally);
+		snprintf(line, sizeof(line), "%s on %s: %s; %u batch%s",
+		         ev_action_name(x->snap->action), x->snap->target ? x->snap->target : "",
+		         tally, x->snap->tally.batches, x->snap->tally.batches == 1 ? "" : "es");
 		text_view_add(c, EV_STYLE_TITLE, line);
+		if (left > 0) {
+			snprintf(line, sizeof(line),
+			         "marks: the %zu rows applied are unmarked; the %d not applied are "
+			         "still "
+			         "marked in the list",
+			         unmarked, left);
+			text_view_add(c, EV_STYLE_WARNING, line);
+		} else if (unmarked > 0) {
+			snprintf(line, sizeof(line), "marks: the %zu rows applied are unmarked",
+			         unmarked);
+			text_view_add(c, EV_STYLE_NORMAL, line);
+		}
 		if (x->snap->error[0]) {
 			snprintf(line, sizeof(line), "stopped because: %s", x->snap->error);
 			text_view_add(c, EV_STYLE_ERROR, line);

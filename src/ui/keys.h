@@ -14,6 +14,7 @@ enum {
 	EV_AF_WRITES = 2,    /* changes the database: refused read-only, always confirmed */
 	EV_AF_CONFIRM = 4,   /* asks before it acts */
 	EV_AF_HINT = 8,      /* shown in the hint bar */
+	EV_AF_SETTING = 16,  /* changes a setting of the confirmation shown, which stays open */
 };
 
 /* X(ID, name, help, flags) */
@@ -52,10 +53,18 @@ enum {
 	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
 	X(YES, "yes", "apply the change shown", 0)                                                 \
 	X(BULK_STOP, "stop", "stop a bulk action after its current batch", 0)                      \
+	X(BULK_MODE, "bulk-mode", "a bulk retry: scheduled, spread (the default) or now, paced",   \
+	  EV_AF_SETTING)                                                                           \
+	X(BULK_RATE, "bulk-rate", "a bulk run's rate: events per second", EV_AF_SETTING)           \
+	X(BULK_DELAY, "bulk-delay", "a scheduled bulk retry's delay before the first event",       \
+	  EV_AF_SETTING)                                                                           \
+	X(BULK_BATCH, "bulk-batch", "a bulk run's batch size: rows per transaction",               \
+	  EV_AF_SETTING)                                                                           \
+	X(BULK_PAUSE, "bulk-pause", "a bulk run's pause between two batches", EV_AF_SETTING)       \
 	X(REVERSE, "reverse", "reverse the list's order", 0)                                       \
 	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT)         \
 	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW)                                 \
-	X(MARK_PAGE, "mark-page", "mark every row on this page", 0)                                \
+	X(MARK_PAGE, "mark-page", "mark every row on the screen", 0)                               \
 	X(UNMARK_ALL, "unmark-all", "clear the marks", 0)                                          \
 	X(ACTIONS_LOG, "actions", "this session's actions, from the audit file", 0)                \
 	X(TRAIL, "trail", "every event of this business object, in order", EV_AF_HINT)             \

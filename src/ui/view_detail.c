@@ -685,7 +685,7 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 			d->cursor = total_lines(d) - 1;
 		break;
 	case EV_UA_SEARCH:
-		app_prompt(a, "search: ", d->search, search_done);
+		app_prompt(a, "search: ", "", search_done);
 		break;
 	case EV_UA_SEARCH_NEXT:
 		search_from(a, d, d->cursor);

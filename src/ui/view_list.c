@@ -50,6 +50,7 @@ struct list_view {
 	int page;
 	int sel;
 	int scroll;
+	int body; /* rows the screen showed at the last draw (0: not drawn yet) */
 	int hscroll;
 	/* What to do when the page arrives: select its first or last row. */
 	int want;
@@ -794,6 +795,7 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	}
 	int body = height - 2;
 	int n = (int)l->rows->nrows;
+	l->body = body;
 	if (n == 0) {
 		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL,
 		          l->page > 0 ? "no more rows (PgUp goes back)" : "no rows");
@@ -1204,11 +1206,20 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 			l->sel++;
 		break;
 	}
-	case EV_UA_MARK_PAGE:
-		for (int i = 0; i < n; i++)
+	case EV_UA_MARK_PAGE: {
+		/* The rows on the screen, not the page read (it may hold more than fit). */
+		int from = l->body > 0 ? l->scroll : 0;
+		int to = l->body > 0 && from + l->body < n ? from + l->body : n;
+		for (int i = from; i < to; i++)
 			toggle_mark(a, l, (size_t)i, 1);
-		app_message(a, EV_STYLE_NORMAL, "%zu marked in this list", l->nmarks);
+		if (to > from)
+			app_message(a, EV_STYLE_NORMAL,
+			            "marked the %d rows on screen (%d .. %d of the %d read); %zu "
+			            "marked "
+			            "in this list",
+			            to - from, from + 1, to, n, l->nmarks);
 		break;
+	}
 	case EV_UA_UNMARK_ALL:
 		a->marked -= (int)l->nmarks;
 		l->nmarks = 0;
@@ -1315,6 +1326,22 @@ static void list_bulk_all(struct app *a, struct view *v, enum ev_ui_action act)
 	              what);
 }
 
+static void list_unmark(struct app *a, struct view *v, int site, const unsigned long long *ids,
+                        size_t n)
+{
+	struct list_view *l = (struct list_view *)v;
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = 0; i < l->nmarks; i++) {
+			if (l->marks[i].id != ids[k] || l->marks[i].site != site)
+				continue;
+			l->marks[i] = l->marks[--l->nmarks];
+			a->marked--;
+			break;
+		}
+	}
+	a->dirty = true;
+}
+
 static int list_nmarked(struct view *v)
 {
 	return (int)((struct list_view *)v)->nmarks;
@@ -1351,6 +1378,7 @@ static const struct view_ops list_ops = {
         .on_timer = true,
         .allows = list_allows,
         .nmarked = list_nmarked,
+        .unmark = list_unmark,
         .bulk_all = list_bulk_all,
 };
 

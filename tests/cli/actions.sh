@@ -146,6 +146,10 @@ ev retry BOTH-1 --table outbox --yes -u evtop_watch --password=pw </dev/null >"$
 check "a SELECT-only account exits 1" [ $? -eq 1 ]
 check "... refused as read-only, saying why" grep -q 'read-only: the account evtop_watch@localhost may not write biz_outbox_event' "$dir/out"
 check "... and writes nothing" [ "$(state)" = "$before" ]
+ev retry OB-PAY --table outbox --yes -u evtop_watch --password=pw </dev/null >"$dir/out" 2>&1
+check "a SELECT-only account retrying a protected event exits 1" [ $? -eq 1 ]
+check "... told it is read-only, not to add --include-protected" sh -c 'grep -q "retry_schedule: read-only: the account evtop_watch@localhost may not write" "$1" && ! grep -q "include-protected" "$1"' _ "$dir/out"
+check "... and writes nothing" [ "$(state)" = "$before" ]
 
 # An audit file that cannot be written: refused before anything.
 XDG_STATE_HOME=/proc/evtop-nowhere ev retry BOTH-1 --table outbox --yes </dev/null >/dev/null 2>"$dir/err"

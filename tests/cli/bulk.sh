@@ -66,7 +66,7 @@ ev retry --list failed-due --table outbox --dry-run >"$dir/out" 2>&1
 check "--dry-run exits 0" [ $? -eq 0 ]
 check "... names the action, the table and the list" grep -qF 'would retry_schedule on biz_outbox_event: list failed-due' "$dir/out"
 check "... prints the count of the snapshot" grep -qF 'counted:    30 events (a snapshot of their id and version)' "$dir/out"
-check "... prints the protected rows, by token" grep -qF 'protected:  3 (PAY 3): left untouched; --include-protected acts on them too' "$dir/out"
+check "... prints the protected rows, by token" grep -qF 'protected:  3 (PAY 3), left alone; --include-protected acts on them too' "$dir/out"
 check "... prints what it acts on, in batches" grep -qF 'to act on:  27 events, in 1 batch of at most 100, 100 ms apart' "$dir/out"
 check "... prints the schedule spread at the default rate" grep -qF 'schedule:   next_retry_time = NOW() + 0 .. 2 s, at most 10 events due per second' "$dir/out"
 check "... prints the statement with its placeholders" grep -qF 'statement:  /* evtop:action.retry_schedule */ UPDATE `biz_outbox_event` SET next_retry_time = NOW() + INTERVAL ? SECOND, max_retry_count = GREATEST(max_retry_count, retry_count + 1), version = version + 1, update_time = NOW() WHERE id = ? AND deleted = 0 AND version = ? AND publish_status = 3;' "$dir/out"
@@ -110,6 +110,8 @@ check "... the audit file: an intent line per batch" [ "$(grep -c '"result":"int
 check "... and a result line per row" [ "$(grep -c '"result":"applied".*"bulk":.*"batch":' "$audit")" = 27 ]
 check "... the intent lines list each row's id, version and delay" grep -q '"rows":\[{"id":"1","event_no":"OB-1","status":3,"version":1,"delay_s":0},' "$audit"
 
+ev retry --list failed --table outbox --event-type PAY_SUCCESS --dry-run --include-protected >"$dir/out" 2>&1
+check "--include-protected: the count and that they are included, not 'left alone: 0'" sh -c 'grep -qF "protected:  3 (PAY 3), all included" "$1" && ! grep -q "left alone" "$1"' _ "$dir/out"
 ev retry --list failed --table outbox --event-type PAY_SUCCESS --yes --include-protected </dev/null >"$dir/out" 2>&1
 rc=$?
 check "--include-protected acts on them" sh -c '[ "$1" -eq 0 ] || exit 1; shift; grep -q "applied 3, skipped 0" "$1"' _ "$rc" "$dir/out"

@@ -126,6 +126,40 @@ check "--log-sql records the list statement" grep -q 'evtop:list.stuck.*LIMIT 10
 check "--log-sql records the session setup" grep -q 'max_statement_time' "$dir/sql.log"
 check "the stuck list forces the lock index" grep -q 'FORCE INDEX (`idx_status_lock_until`)' "$dir/sql.log"
 
+# Scripts read the dashboard's csv: an unknown figure or an age that does not exist (no
+# pending event) is an empty field, an age is integer seconds.
+ev dashboard --table outbox --format csv >"$dir/dash.csv" 2>"$dir/err"
+check "dashboard --format csv exits 0" [ $? -eq 0 ]
+check "... no pending event: its age is an empty field, not '-'" grep -qx 'outbox,TOTAL,0,1,1,3,1,1,1,0,,,4,0,0' "$dir/dash.csv"
+sql -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type, event_source, publish_channel, event_payload, publish_status, create_time) VALUES (6, 'OB-6', 'ORDER', 'O6', 'ORDER_PAID', 'order-service', 'MQ', '{}', 0, NOW() - INTERVAL 2 HOUR)"
+ev dashboard --table outbox --format csv >"$dir/dash.csv" 2>"$dir/err"
+check "... the oldest pending age in integer seconds" sh -c 'grep "^outbox,TOTAL," "$1" | awk -F, "{ exit !(\$3 == 1 && \$11 ~ /^[0-9]+\$/ && \$11 >= 7200 && \$11 < 7300) }"' _ "$dir/dash.csv"
+check "... no '-', '?' or unit in any field" sh -c '! cut -d, -f3- "$1" | grep -q -e "-" -e "?" -e "[0-9][smhd]"' _ "$dir/dash.csv"
+sql -e "DELETE FROM biz_outbox_event WHERE id = 6"
+
+# A list with no rows still prints its header; "-- more" comes under its own table's block.
+ev list pending --table outbox >"$dir/out" 2>&1
+check "an empty list prints its header" sh -c 'head -n 1 "$1" | grep -q "^id .*event_no"' _ "$dir/out"
+ev list failed --limit 1 >"$dir/out" 2>&1
+check "-- more of the outbox comes before the message block" sh -c 'm=$(grep -n "^-- more outbox rows" "$1" | cut -d: -f1); b=$(grep -n "^# message" "$1" | cut -d: -f1); [ -n "$m" ] && [ -n "$b" ] && [ "$m" -lt "$b" ]' _ "$dir/out"
+
+# A value out of range says the range.
+ev list failed --stuck-threshold=0 >/dev/null 2>"$dir/err"
+check "--stuck-threshold=0 exits 2" [ $? -eq 2 ]
+check "... and says the allowed range" grep -qF -- "--stuck-threshold must be between 1s and 7d, got '0'" "$dir/err"
+ev dashboard --window=99999d >/dev/null 2>"$dir/err"
+check "--window=99999d exits 2" [ $? -eq 2 ]
+check "... and says the allowed range" grep -qF -- "--window must be between 1m and 30d, got '99999d'" "$dir/err"
+
+# More than 1000 event_nos: said, not a bare usage line.
+# shellcheck disable=SC2046
+ev retry $(seq -f 'OB-N%g' 1 1001) --dry-run >/dev/null 2>"$dir/err"
+check "1001 event_nos exit 2" [ $? -eq 2 ]
+check "... and say the limit and the way round it" grep -q 'at most 1000 event_nos at once (1001 given); for more, act on a list with --list KIND' "$dir/err"
+# shellcheck disable=SC2046
+ev show $(seq -f 'OB-N%g' 1 1001) >/dev/null 2>"$dir/err"
+check "show of 1001 event_nos says the limit" sh -c '[ $? -eq 2 ] || true; grep -q "at most 1000 event_nos at once" "$1"' _ "$dir/err"
+
 # Read-only: nothing this test ran changed a row.
 changed=$(sql -e "SELECT COUNT(*) FROM biz_outbox_event WHERE version <> 0")
 check "the read commands wrote nothing" [ "$changed" = 0 ]

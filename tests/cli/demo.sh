@@ -75,4 +75,46 @@ cat "$dir/world.out"
 check "SIGTERM ends --no-console (status 143)" [ $rc -eq 143 ]
 check "nothing of the --no-console world left" eval '! leftovers "$world"'
 
+# --- the world alone, its output piped into a reader that is gone, then Ctrl-C -------------
+# As `scripts/demo --no-console | tee log` and Ctrl-C: the reader has exited when the demo gets
+# SIGINT, so every line its cleanup writes hits a closed pipe. Its MariaDB must still stop.
+# A background job of this (non-interactive) shell ignores SIGINT: the demo gets the default
+# back, as under a terminal, and its pid is written first (exec keeps it).
+cat >"$dir/with-sigint" <<'EOF'
+echo $$ >"$1"
+shift
+if env --default-signal=INT true 2>/dev/null; then
+	exec env --default-signal=INT "$@"
+fi
+exec perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die "exec: $!\n"' "$@"
+EOF
+rm -f "$dir/demo.pid" "$dir/piped.out" "$dir/pipe"
+mkfifo "$dir/pipe"
+EVTOP_DEMO_BUILD=$build sh "$dir/with-sigint" "$dir/demo.pid" sh "$src/scripts/demo" --no-console \
+	>"$dir/pipe" 2>"$dir/piped.err" &
+# The reader: this shell, until the world runs; the loop's end closes the pipe's only reader.
+while IFS= read -r line; do
+	printf '%s\n' "$line" >>"$dir/piped.out"
+	case $line in *"world is running"*) break ;; esac
+done <"$dir/pipe"
+pid=$(cat "$dir/demo.pid" 2>/dev/null)
+world=$(world_of "$dir/piped.out")
+check "the piped demo said where its world is, then its reader closed the pipe" sh -c '[ -n "$1" ] && [ -n "$2" ] && grep -q "world is running" "$3"' _ "$world" "$pid" "$dir/piped.out"
+check "... its MariaDB is running" sh -c 'pgrep -f -- "--datadir=$1/data" >/dev/null' _ "$world"
+kill -INT "$pid" 2>/dev/null
+i=0
+while [ $i -lt 600 ] && { kill -0 "$pid" 2>/dev/null || pgrep -f -- "--datadir=$world/data" >/dev/null; }; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "SIGINT with the reader gone: no mariadbd of the demo left (within 60 s)" eval '! pgrep -f -- "--datadir=$world/data" >/dev/null'
+check "... no evtop-sim or directory of it either" eval '! leftovers "$world"'
+cat "$dir/piped.out" "$dir/piped.err"
+# What a failed run left must not outlive the test.
+if [ -n "$world" ] && [ -d "$world" ]; then
+	[ -s "$world/mariadbd.pid" ] && kill -KILL "$(cat "$world/mariadbd.pid")" 2>/dev/null
+	pkill -KILL -f -- "--defaults-file=$world/my.cnf" 2>/dev/null
+	rm -rf "$world"
+fi
+
 tap_done

@@ -346,6 +346,38 @@ START_TEST(plan_pending_protected_refused_and_offsets)
 }
 END_TEST
 
+/* The protected rows in words: a count is never followed by what contradicts it. */
+START_TEST(protected_text_says_what_the_count_is)
+{
+	struct ev_bulk_spec sp = spec(EV_TABLE_OUTBOX, EV_ACTION_RETRY_SCHEDULE);
+	struct ev_error err = {0};
+	struct ev_guard_row r;
+	struct ev_bulk_snapshot *s = ev_bulk_snapshot_new(&sp);
+	r = row(10, 3, "ORDER_CREATED", 5);
+	ev_bulk_snapshot_add(s, &r);
+	ck_assert_int_eq(ev_bulk_plan(s, false, &err), 0);
+	char *t = ev_bulk_protected_text(s);
+	ck_assert_str_eq(t, "0");
+	free(t);
+	r = row(11, 3, "PAY_SUCCESS", 5);
+	ev_bulk_snapshot_add(s, &r);
+	r = row(12, 3, "PAY_FAILED", 5);
+	ev_bulk_snapshot_add(s, &r);
+	r = row(13, 3, "REFUND_DONE", 5);
+	ev_bulk_snapshot_add(s, &r);
+	ck_assert_int_eq(ev_bulk_plan(s, false, &err), 0);
+	t = ev_bulk_protected_text(s);
+	ck_assert_str_eq(t, "3 (PAY 2, REFUND 1), left alone");
+	free(t);
+	ck_assert_int_eq(ev_bulk_plan(s, true, &err), 0);
+	ck_assert_uint_eq(s->n_protected, 0);
+	t = ev_bulk_protected_text(s);
+	ck_assert_str_eq(t, "3 (PAY 2, REFUND 1), all included");
+	free(t);
+	ev_bulk_snapshot_free(&s);
+}
+END_TEST
+
 START_TEST(plan_refuses_whole_runs)
 {
 	struct ev_error err = {0};
@@ -581,6 +613,7 @@ int main(void)
 	tcase_add_test(tc, lists_each_action_takes);
 	tcase_add_test(tc, snapshot_keeps_a_row_once);
 	tcase_add_test(tc, plan_pending_protected_refused_and_offsets);
+	tcase_add_test(tc, protected_text_says_what_the_count_is);
 	tcase_add_test(tc, plan_refuses_whole_runs);
 	tcase_add_test(tc, tally_counts_every_row_once);
 	tcase_add_test(tc, rows_by_id_query);
