@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include "cli/options.h"
+#include "core/guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -571,12 +572,11 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 			break;
 		case OPT_OPERATOR: {
 			size_t chars = 0; /* UTF-8 lead bytes: the audit column is VARCHAR(128) */
-			bool ctl = false;
-			for (const char *ch = optarg; *ch; ch++) {
+			struct ev_error ctl = {0};
+			for (const char *ch = optarg; *ch; ch++)
 				chars += ((unsigned char)*ch & 0xC0) != 0x80;
-				ctl = ctl || (unsigned char)*ch < 0x20 || *ch == 0x7f;
-			}
-			if (chars == 0 || chars > 128 || ctl)
+			/* C0, DEL and C1 controls (the 8-bit CSI too), as in reasons. */
+			if (chars == 0 || chars > 128 || ev_guard_reason_check(optarg, &ctl) < 0)
 				return ev_error_set(
 				        err, EV_ERR_USAGE,
 				        "--operator: expected an operator or ticket id of "

@@ -1014,6 +1014,10 @@ static int check_bytes(struct parser *p, const char *s, size_t n)
 			return fail(p, "NUL byte in the file (is it a text file?)");
 		if ((c < 0x20 && c != '\t') || c == 0x7F)
 			return fail(p, "control character (byte 0x%02X) in the file", c);
+		if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+		    (unsigned char)s[i + 1] <= 0x9F)
+			return fail(p, "control character (U+%04X) in the file",
+			            (unsigned char)s[i + 1]);
 		len = utf8_seq_len((const unsigned char *)s + i, n - i);
 		if (len == 0)
 			return fail(p, "invalid UTF-8 (byte 0x%02X); the file must be UTF-8", c);

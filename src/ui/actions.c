@@ -113,6 +113,14 @@ static void protected_done(struct app *a, const char *text)
 
 static void operator_done(struct app *a, const char *text)
 {
+	struct ev_error err = {0};
+	if (ev_guard_reason_check(text, &err) < 0) {
+		/* Into the audit as typed: no control character (C1 included). */
+		app_message(a, EV_STYLE_ERROR, "operator id refused, nothing done: %.200s",
+		            err.msg);
+		pending_clear();
+		return;
+	}
 	free(a->cfg->operator_id);
 	a->cfg->operator_id = ev_xstrdup(text[0] ? text : "-");
 	a->operator_asked = true;

@@ -59,6 +59,12 @@ check "the refusal names the character" grep -q 'the reason holds ESC (U+001B, c
 ev cancel OB-R1 --yes --operator T-9 --reason "$tab"
 check "... a tab too" grep -q 'a tab (U+0009, character 2)' "$dir/err"
 
+# The operator id goes into the audit as typed: a C1 control (the 8-bit CSI) is refused there
+# too, as C0 always was.
+ev cancel OB-R1 --yes --operator "$csi" --reason 'ok'
+check "--operator with a C1 control: refused (exit $?)" grep -q '^evtop: --operator: expected an operator or ticket id' "$dir/err"
+check "... nothing written" [ "$(state)" = "$initial" ]
+
 # Printable text, CJK and emoji included, is written as typed.
 ev cancel OB-R1 --yes --operator T-9 --reason '客户取消 😀 (INC-9)'
 check "a printable reason is applied" [ $? -eq 0 ]

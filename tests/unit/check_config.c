@@ -599,6 +599,9 @@ static const struct {
         {"operator = a\x1B[31m\n", "t.conf:1: control character (byte 0x1B) in the file"},
         {"operator = a\rb\n", "t.conf:1: control character (byte 0x0D) in the file"},
         {"operator = a\x7F\n", "t.conf:1: control character (byte 0x7F) in the file"},
+        {"operator = a\xC2\x9B"
+         "31m\n",
+         "t.conf:1: control character (U+009B) in the file"},
         {"refresh = 2s\r\n\r\nbad\r\n",
          "t.conf:3: missing '=': expected 'key = value' or a [section]"},
         {"\n\n[x]", "t.conf:3: unknown section [x]; expected [evtop], [keys] or [source NAME]"},
