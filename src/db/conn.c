@@ -9,6 +9,7 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,9 @@ int ev_db_init(void)
 
 void ev_db_end(void)
 {
+	/* A KILL sent on quit still reaches the server; a server that does not answer holds
+	 * the exit at most a connect timeout longer. */
+	ev_conn_kill_wait(5000);
 	mysql_library_end();
 }
 
@@ -680,6 +684,100 @@ int ev_conn_kill_query(struct ev_conn *c, struct ev_error *err)
 		                  mysql_error(db));
 	mysql_close(db);
 	return rc;
+}
+
+/* A KILL QUERY to send from a thread of its own: what it needs is copied, since the connection
+ * it cancels may be gone by the time the killer connects. */
+struct kill_ticket {
+	MYSQL *db; /* configured (options only) in the caller's thread; no network yet */
+	char *host, *user, *password, *database, *socket;
+	unsigned int port;
+	unsigned long id;
+};
+
+static pthread_mutex_t kill_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t kill_cond = PTHREAD_COND_INITIALIZER;
+static int kill_inflight;
+
+static char *dup_or_null(const char *s)
+{
+	return s ? ev_xstrdup(s) : NULL;
+}
+
+static void *kill_thread(void *arg)
+{
+	struct kill_ticket *k = arg;
+	mysql_thread_init();
+	if (mysql_real_connect(k->db, k->host, k->user, k->password, k->database, k->port,
+	                       k->socket, 0) != NULL) {
+		char *sql = ev_sql_kill_query(k->id);
+		(void)mysql_query(k->db, sql); /* ER_NO_SUCH_THREAD: it ended meanwhile */
+		free(sql);
+	}
+	mysql_close(k->db);
+	free(k->host);
+	free(k->user);
+	free(k->password);
+	free(k->database);
+	free(k->socket);
+	free(k);
+	pthread_mutex_lock(&kill_lock);
+	kill_inflight--;
+	pthread_cond_broadcast(&kill_cond);
+	pthread_mutex_unlock(&kill_lock);
+	mysql_thread_end();
+	return NULL;
+}
+
+void ev_conn_kill_query_async(struct ev_conn *c)
+{
+	unsigned long id = atomic_load(&c->thread_id);
+	if (id == 0)
+		return;
+	struct kill_ticket *k = ev_xcalloc(1, sizeof(*k));
+	k->db = new_handle(c);
+	k->host = dup_or_null(c->src->host);
+	k->user = dup_or_null(c->src->user);
+	k->password = dup_or_null(c->password);
+	k->database = dup_or_null(c->src->database);
+	k->socket = dup_or_null(c->src->socket);
+	k->port = c->src->port;
+	k->id = id;
+	pthread_mutex_lock(&kill_lock);
+	kill_inflight++;
+	pthread_mutex_unlock(&kill_lock);
+	/* The killer takes no signal: the UI thread handles them. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_t t;
+	int rc = pthread_create(&t, &attr, kill_thread, k);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		/* No thread to be had: send it from here (it waits at most connect_timeout). */
+		kill_thread(k);
+	}
+}
+
+void ev_conn_kill_wait(int max_ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += max_ms / 1000;
+	until.tv_nsec += (long)(max_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&kill_lock);
+	while (kill_inflight > 0)
+		if (pthread_cond_timedwait(&kill_cond, &kill_lock, &until) != 0)
+			break;
+	pthread_mutex_unlock(&kill_lock);
 }
 
 const struct ev_server_version *ev_conn_server(const struct ev_conn *c)

@@ -57,6 +57,12 @@ int ev_conn_table_info(struct ev_conn *c, const char *table, struct ev_table_inf
 /* Cancel the statement running on c, on the server: opens a second connection with the same
  * settings and sends KILL QUERY <c's thread id>. Safe from another thread. */
 int ev_conn_kill_query(struct ev_conn *c, struct ev_error *err);
+/* The same, sent from a thread of its own so that the caller (the UI thread) never waits on
+ * the network: what it needs of c is copied first, so c may be freed at once. */
+void ev_conn_kill_query_async(struct ev_conn *c);
+/* Wait until every KILL sent by ev_conn_kill_query_async is done, at most max_ms (before the
+ * program ends: a cancel on quit still reaches the server). */
+void ev_conn_kill_wait(int max_ms);
 /* Cancel (on) or allow again (off) everything c would start: while cancelled, ev_conn_run
  * starts no statement (and no reconnect) and fails at once with 1317 "cancelled"; a statement
  * being prepared is not executed. Safe from another thread; with ev_conn_kill_query it ends a

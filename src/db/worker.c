@@ -343,10 +343,11 @@ static void cancel_where(struct ev_worker *w, bool all, int tag, unsigned long g
 	}
 	pthread_mutex_unlock(&w->lock);
 	if (kill) {
-		struct ev_error err;
-		ev_conn_kill_query(w->conn, &err);
+		/* From a thread of their own: the caller is the UI thread, which must not wait on
+		 * a server that may not answer (a connect takes up to connect_timeout). */
+		ev_conn_kill_query_async(w->conn);
 		for (size_t i = 0; i < nconns; i++)
-			ev_conn_kill_query(conns[i], &err);
+			ev_conn_kill_query_async(conns[i]);
 	}
 }
 

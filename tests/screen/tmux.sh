@@ -92,4 +92,23 @@ wait_for 'TOTAL' >/dev/null
 pkill -TERM -f "$evtop --defaults-file=$cnf"
 wait_for 'evtop-exit=' && ok "SIGTERM ends the console" || not_ok "SIGTERM ends the console"
 
+# Esc while the server does not answer (stopped: a new connection hangs until its connect
+# timeout, here 20 s): the KILL QUERY is sent from a thread of its own, so the keys are still
+# answered at once; the help screen opens while the KILL's connect waits.
+t kill-session -t ev
+srvpid=$(cat "$(dirname "$EVTOP_TEST_SOCKET")/mariadbd.pid")
+t new-session -d -s ev -x 100 -y 30 "LANG=C.UTF-8 TERM=xterm-256color '$evtop' --defaults-file='$cnf' --connect-timeout=20s; echo evtop-exit=\$?; sleep 30"
+wait_for 'TOTAL' >/dev/null
+kill -STOP "$srvpid"
+t send-keys -t ev C-r
+sleep 0.5
+t send-keys -t ev Escape
+sleep 0.2
+t send-keys -t ev '?'
+wait_for 'evtop keys' && ok "Esc on a refresh the server does not answer: keys answered while the KILL connects" ||
+	not_ok "Esc on a refresh the server does not answer: keys answered while the KILL connects"
+kill -CONT "$srvpid"
+t send-keys -t ev q q
+wait_for 'evtop-exit=0' && ok "... and it quits once the server is back" || not_ok "... and it quits once the server is back"
+
 tap_done
