@@ -870,6 +870,30 @@ static void jset(json_t *o, const char *key, json_t *v)
 	json_object_set_new(o, key, v);
 }
 
+/* Who did it, as every local audit record says it. */
+static void who_fields(json_t *o, const char *time, const struct ev_audit_who *w)
+{
+	jset(o, "time", jstr(time));
+	jset(o, "source", jstr(w->source));
+	jset(o, "os_user", jstr(w->os_user));
+	jset(o, "sudo_user", jstr(w->sudo_user));
+	jset(o, "ssh_connection", jstr(w->ssh_connection));
+	jset(o, "operator", jstr(w->operator_id));
+	jset(o, "db_user", jstr(w->db_user));
+}
+
+/* One JSON line of the audit file (o is consumed). */
+static char *json_line(json_t *o)
+{
+	char *text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (text == NULL)
+		ev_fatal("out of memory (json_dumps)");
+	char *line = ev_xasprintf("%s\n", text);
+	free(text);
+	return line;
+}
+
 char *ev_audit_json_line(const struct ev_audit_rec *r)
 {
 	const struct ev_audit_who *w = r->who;
@@ -880,13 +904,7 @@ char *ev_audit_json_line(const struct ev_audit_rec *r)
 	if (o == NULL || before == NULL)
 		ev_fatal("out of memory (jansson)");
 	snprintf(id, sizeof(id), "%llu", b->id);
-	jset(o, "time", jstr(r->time));
-	jset(o, "source", jstr(w->source));
-	jset(o, "os_user", jstr(w->os_user));
-	jset(o, "sudo_user", jstr(w->sudo_user));
-	jset(o, "ssh_connection", jstr(w->ssh_connection));
-	jset(o, "operator", jstr(w->operator_id));
-	jset(o, "db_user", jstr(w->db_user));
+	who_fields(o, r->time, w);
 	jset(o, "table", jstr(r->g->table_name));
 	jset(o, "id", jstr(id));
 	jset(o, "event_no", jstr(b->event_no));
@@ -902,17 +920,9 @@ char *ev_audit_json_line(const struct ev_audit_rec *r)
 	jset(o, "reason", jstr(r->g->audit_reason));
 	jset(o, "result", jstr(ev_audit_result_name(r->result)));
 	jset(o, "error", jstr(r->error));
-	char *text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (text == NULL)
-		ev_fatal("out of memory (json_dumps)");
-	char *line = ev_xasprintf("%s\n", text);
-	free(text);
-	return line;
+	return json_line(o);
 }
 
-/* A text parameter cut to the audit column's width (in characters); "" for NULL, which the
- * statement's NULLIF(?, '') turns back into NULL. */
 char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *w, const char *table_name,
                              const char *reason, const char *suspect)
 {
@@ -920,13 +930,7 @@ char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *w, con
 
 	if (o == NULL)
 		ev_fatal("out of memory (jansson)");
-	jset(o, "time", jstr(time));
-	jset(o, "source", jstr(w->source));
-	jset(o, "os_user", jstr(w->os_user));
-	jset(o, "sudo_user", jstr(w->sudo_user));
-	jset(o, "ssh_connection", jstr(w->ssh_connection));
-	jset(o, "operator", jstr(w->operator_id));
-	jset(o, "db_user", jstr(w->db_user));
+	who_fields(o, time, w);
 	jset(o, "table", jstr(table_name));
 	jset(o, "id", json_null());
 	jset(o, "event_no", json_null());
@@ -935,15 +939,11 @@ char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *w, con
 	jset(o, "result", jstr("allowed"));
 	jset(o, "error", json_null());
 	jset(o, "clock_suspect", jstr(suspect));
-	char *text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (text == NULL)
-		ev_fatal("out of memory (json_dumps)");
-	char *line = ev_xasprintf("%s\n", text);
-	free(text);
-	return line;
+	return json_line(o);
 }
 
+/* A text parameter cut to the audit column's width (in characters); "" for NULL, which the
+ * statement's NULLIF(?, '') turns back into NULL. */
 static void add_text_cut(struct ev_query *q, const char *s, size_t max)
 {
 	if (s == NULL) {

@@ -14,29 +14,9 @@ dir=${EVTOP_TEST_DIR:?}
 src=${EVTOP_SRCDIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
 now='2026-06-01 12:00:00'
-command -v tmux >/dev/null || {
-	if [ "${CI:-}" = true ] || [ "${EVTOP_REQUIRE_DB:-}" = 1 ]; then echo "tmux missing"; exit 99; fi
-	echo "tmux missing: skipping"; exit 77
-}
-sock="evtop-hostile-$$"
-t() { tmux -L "$sock" "$@"; }
-trap 't kill-server 2>/dev/null' EXIT
-# A session of its own keeps the tmux server up between the console's sessions: killing the
-# only session ends the server, and a new-session racing that exit fails.
-t new-session -d -s keep 'sleep 3600' || exit 99
 . "$(dirname "$0")/../lib/tap.sh"
-wait_for() { # wait_for TEXT: until the pane shows TEXT (15 s at most)
-	i=0
-	while [ $i -lt 150 ]; do
-		t capture-pane -p -t ev >"$dir/pane" 2>/dev/null
-		grep -q -F -- "$1" "$dir/pane" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	echo "# pane after waiting for '$1':"
-	sed 's/^/# /' "$dir/pane"
-	return 1
-}
+TMUX_WAIT=15
+. "$(dirname "$0")/../lib/tmux.sh"
 
 # The ordinary rows in benign_*, the hostile ones in the model's tables and the variant.
 { echo "SET timestamp = UNIX_TIMESTAMP('$now');"; cat "$src/tests/data/seed.sql"; } | sql || exit 99

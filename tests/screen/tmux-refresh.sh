@@ -10,15 +10,8 @@ evtop=${EVTOP:?}
 cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 src=${EVTOP_SRCDIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
-command -v tmux >/dev/null || {
-	if [ "${CI:-}" = true ] || [ "${EVTOP_REQUIRE_DB:-}" = 1 ]; then echo "tmux missing"; exit 99; fi
-	echo "tmux missing: skipping"; exit 77
-}
-sock="evtop-test-$$"
-t() { tmux -L "$sock" "$@"; }
-trap 't kill-server 2>/dev/null' EXIT
-t new-session -d -s keep 'sleep 3600' || exit 99
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/tmux.sh"
 # until COMMAND succeeds, every 0.1 s, SECONDS at most: until SECONDS COMMAND...
 until_ok() {
 	limit=$(($1 * 10))

@@ -9,27 +9,8 @@ cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 dir=${EVTOP_TEST_DIR:?}
 src=${EVTOP_SRCDIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
-command -v tmux >/dev/null || {
-	if [ "${CI:-}" = true ] || [ "${EVTOP_REQUIRE_DB:-}" = 1 ]; then echo "tmux missing"; exit 99; fi
-	echo "tmux missing: skipping"; exit 77
-}
-sock="evtop-screens-$$"
-t() { tmux -L "$sock" "$@"; }
-trap 't kill-server 2>/dev/null' EXIT
-t new-session -d -s keep 'sleep 3600' || exit 99
 . "$(dirname "$0")/../lib/tap.sh"
-wait_for() { # wait_for TEXT: until the pane shows TEXT (10 s at most)
-	i=0
-	while [ $i -lt 100 ]; do
-		t capture-pane -p -t ev >"$dir/pane" 2>/dev/null
-		grep -q -F -- "$1" "$dir/pane" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	echo "# pane after waiting for '$1':"
-	sed 's/^/# /' "$dir/pane"
-	return 1
-}
+. "$(dirname "$0")/../lib/tmux.sh"
 # same_after_redraw NAME: the pane as it is equals the pane after C-l (a full repaint). An
 # unbound key's message marks each draw as done: Y before the C-l, Z after it.
 same_after_redraw() {

@@ -7,30 +7,8 @@ cnf=${EVTOP_TEST_DEFAULTS_FILE:?}
 dir=${EVTOP_TEST_DIR:?}
 src=${EVTOP_SRCDIR:?}
 client=${MARIADB_CLIENT:-$(command -v mariadb || command -v mysql)}
-command -v tmux >/dev/null || {
-	if [ "${CI:-}" = true ] || [ "${EVTOP_REQUIRE_DB:-}" = 1 ]; then echo "tmux missing"; exit 99; fi
-	echo "tmux missing: skipping"; exit 77
-}
-sock="evtop-test-$$"
-t() { tmux -L "$sock" "$@"; }
-trap 't kill-server 2>/dev/null' EXIT
-# A session of its own keeps the tmux server up between the console's sessions: killing the
-# only session ends the server, and a new-session racing that exit fails.
-t new-session -d -s keep 'sleep 3600' || exit 99
 . "$(dirname "$0")/../lib/tap.sh"
-# wait_for TEXT: until the pane shows TEXT (10 s at most)
-wait_for() {
-	i=0
-	while [ $i -lt 100 ]; do
-		t capture-pane -p -t ev >"$dir/pane" 2>/dev/null
-		grep -q -- "$1" "$dir/pane" && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	echo "# pane after waiting for '$1':"
-	sed 's/^/# /' "$dir/pane"
-	return 1
-}
+. "$(dirname "$0")/../lib/tmux.sh"
 
 { echo "SET timestamp = UNIX_TIMESTAMP('2026-06-01 12:00:00');"; cat "$src/tests/data/seed.sql"; } | sql || exit 99
 
