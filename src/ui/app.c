@@ -525,6 +525,9 @@ static void refresh_reset(struct app *a)
 	a->dirty = true;
 }
 
+static void clock_ok_done(struct app *a, const char *reason);
+static void clock_ok_ask(struct app *a);
+
 static void global_action(struct app *a, enum ev_ui_action act)
 {
 	struct view *v = app_top(a);
@@ -551,6 +554,9 @@ static void global_action(struct app *a, enum ev_ui_action act)
 		} else if (a->nviews > 1) {
 			app_pop(a);
 		}
+		break;
+	case EV_UA_CLOCK_OK:
+		clock_ok_ask(a);
 		break;
 	case EV_UA_HELP:
 		if (v == NULL || v->ops->ctx != EV_CTX_HELP)
@@ -710,6 +716,24 @@ int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err)
 	return rc;
 }
 
+/* C on the dashboard, :clock-ok alone: ask why (when there is something to allow). */
+static void clock_ok_ask(struct app *a)
+{
+	bool suspect = false;
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		suspect = suspect || a->clock_suspect[t];
+	if (!suspect) {
+		app_message(a, EV_STYLE_NORMAL,
+		            "clock-ok: no time zone mismatch is suspected; nothing to allow");
+		return;
+	}
+	if (a->clock_ok) {
+		app_message(a, EV_STYLE_NORMAL, "clock-ok: writes are allowed already (audited)");
+		return;
+	}
+	app_prompt(a, "clock-ok: why is the session's time zone right? ", "", clock_ok_done);
+}
+
 static void clock_ok_done(struct app *a, const char *reason)
 {
 	struct ev_error err = {0};
@@ -812,8 +836,7 @@ static void command_done(struct app *a, const char *text)
 		return;
 	case EV_UC_CLOCK_OK:
 		if (*arg == '\0')
-			app_prompt(a, "clock-ok: why is the session's time zone right? ", "",
-			           clock_ok_done);
+			clock_ok_ask(a);
 		else
 			clock_ok_done(a, arg);
 		return;

@@ -95,6 +95,7 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_DASHBOARD, "P", EV_UA_PRIMARY},
         {EV_CTX_DASHBOARD, "w", EV_UA_WINDOW_LONGER},
         {EV_CTX_DASHBOARD, "W", EV_UA_WINDOW_SHORTER},
+        {EV_CTX_DASHBOARD, "C", EV_UA_CLOCK_OK},
         {EV_CTX_LIST, "/", EV_UA_FILTER},
         {EV_CTX_LIST, "Space", EV_UA_MARK},
         {EV_CTX_LIST, "o", EV_UA_REVERSE},

@@ -75,7 +75,8 @@ enum {
 	X(UNFOLD_ALL, "unfold-all", "unfold every object and array", 0)                            \
 	X(SEARCH, "search", "search the event's text", EV_AF_HINT)                                 \
 	X(SEARCH_NEXT, "search-next", "next match", 0)                                             \
-	X(REDRAW, "redraw", "redraw the screen", 0)
+	X(REDRAW, "redraw", "redraw the screen", 0)                                                \
+	X(CLOCK_OK, "clock-ok", "allow writes under a suspected zone mismatch (audited)", 0)
 
 enum ev_ui_action {
 #define X(id, name, help, flags) EV_UA_##id,
