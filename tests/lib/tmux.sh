@@ -27,3 +27,22 @@ wait_for() {
 	sed 's/^/# /' "$dir/pane"
 	return 1
 }
+# wait_settled TEXT: wait_for TEXT, then until two captures 0.2 s apart are the same (a
+# redraw is written in pieces: the marker's line may be on the pty before the lines after
+# it), TMUX_WAIT seconds at most; the settled pane is left in $dir/pane.
+wait_settled() {
+	wait_for "$1" || return 1
+	i=0
+	while [ $i -lt $((${TMUX_WAIT:-10} * 5)) ]; do
+		sleep 0.2
+		t capture-pane -p -t ev >"$dir/pane.next" 2>/dev/null
+		if cmp -s "$dir/pane" "$dir/pane.next"; then
+			grep -q -F -- "$1" "$dir/pane" && return 0
+		fi
+		mv "$dir/pane.next" "$dir/pane"
+		i=$((i + 1))
+	done
+	echo "# the pane did not settle after '$1':"
+	sed 's/^/# /' "$dir/pane"
+	return 1
+}
