@@ -278,6 +278,11 @@ static struct ev_dash_row *row_for(struct ev_dash *d, const char *group)
 	return r;
 }
 
+struct ev_dash_row *ev_dash_row(struct ev_dash *d, const char *group)
+{
+	return row_for(d, group);
+}
+
 void ev_dash_add(struct ev_dash *d, enum ev_dash_query which, const struct ev_rowset *rs)
 {
 	size_t nf = nfigures(which);

@@ -64,7 +64,14 @@ struct ev_dash {
 	char *clock_suspect;
 	char *clock_summary; /* the same, short (ev_zone_summary), for a screen line */
 	double server_ms;    /* wall time of the queries that built it */
-	unsigned skipped;    /* bit (1 << ev_dash_query) per query not run this time */
+	/* The backlog figures came from the mirror (core/mirror.h): its rows, what the refresh
+	 * read, the rows every full check found off, the age of the last check (-1: none). */
+	struct {
+		bool on;
+		long long rows, entered, changed, left, pk_reads, range_rows, drift;
+		double check_age_s;
+	} mirror;
+	unsigned skipped; /* bit (1 << ev_dash_query) per query not run this time */
 	/* Private to core/dashboard.c: the room in rows, and an open-addressing hash of the
 	 * groups (slot = row index + 1, 0 = empty) so that adding and finding a group takes
 	 * constant time with thousands of groups. */
@@ -105,6 +112,9 @@ struct ev_query *ev_dash_query(const struct ev_dash_req *req, enum ev_dash_query
 struct ev_dash *ev_dash_new(const struct ev_dash_req *req);
 /* Fold the result of query `which` into d. */
 void ev_dash_add(struct ev_dash *d, enum ev_dash_query which, const struct ev_rowset *rs);
+/* The row of group (NULL: SQL NULL; the only row of a dashboard without a dimension), added
+ * when absent: for figures computed elsewhere (core/mirror.c). d must be unfinished. */
+struct ev_dash_row *ev_dash_row(struct ev_dash *d, const char *group);
 /* Mark the figures of query `which` unknown, with why. */
 void ev_dash_unknown(struct ev_dash *d, enum ev_dash_query which, const char *why);
 /* Copy into d the figures of the queries d skipped, from an earlier dashboard of the same

@@ -351,6 +351,9 @@ int ev_conn_exec(struct ev_conn *c, const char *sql, struct ev_error *err)
 
 	if (c->db == NULL)
 		return ev_error_set(err, EV_ERR_CONNECT, "not connected");
+	/* A cancelled job starts nothing more either: only the end of its transaction. */
+	if (atomic_load(&c->cancelled) && strncmp(sql, "ROLLBACK", 8) != 0)
+		return ev_error_set(err, ER_QUERY_INTERRUPTED, "cancelled: %.60s (not run)", sql);
 	if (mysql_query(c->db, sql) != 0) {
 		ev_error_set(err, (int)mysql_errno(c->db), "%s", mysql_error(c->db));
 		c->charged_ms += ev_refresh_charge_ms((int)mysql_errno(c->db),

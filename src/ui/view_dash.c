@@ -6,6 +6,7 @@
 #include "core/doctor.h"
 #include "core/text.h"
 #include "db/fetch.h"
+#include "db/mirror.h"
 #include "ui/app.h"
 #include "ui/term.h"
 
@@ -50,6 +51,11 @@ struct dash_view {
 	unsigned refreshes;
 	int window_s;
 	bool all; /* every source at once: a row per source */
+	/* The backlog mirror of each table of the source watched (core/mirror.h), lent to each
+	 * refresh's job and given back with its result; NULL while a job has it (a refresh
+	 * started then reads the backlog anew). mirror_source: whose rows they are. */
+	struct ev_mirror *mirror[EV_TABLE_COUNT];
+	int mirror_source;
 };
 
 /* The dimension of the every-source dashboard (one pointer, compared as the others are). */
@@ -115,6 +121,8 @@ static const char *dim_key(const struct dash_view *d, enum ev_table_kind t)
 
 struct dash_arg {
 	char *table_name[EV_TABLE_COUNT];
+	struct ev_mirror *mirror[EV_TABLE_COUNT]; /* moved to the result */
+	struct ev_mirror_opts mirror_opts;
 	const char *dimension[EV_TABLE_COUNT];
 	int window_s, stuck_s;
 	unsigned skip[EV_TABLE_COUNT];
@@ -133,6 +141,7 @@ struct dash_arg {
 };
 
 struct dash_result {
+	struct ev_mirror *mirror[EV_TABLE_COUNT]; /* given back to the view */
 	bool have_info;
 	struct ev_table_info info[EV_TABLE_COUNT];
 	struct ev_dash *dash[EV_TABLE_COUNT];
@@ -156,6 +165,7 @@ static void free_arg(void *p)
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		free(a->table_name[t]);
 		ev_table_info_clear(&a->info[t]);
+		ev_mirror_free(&a->mirror[t]);
 	}
 	for (int i = 0; i < a->nall; i++) {
 		free(a->names[i]);
@@ -179,6 +189,7 @@ static void free_result(void *p)
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		ev_table_info_clear(&r->info[t]);
 		ev_dash_free(&r->dash[t]);
+		ev_mirror_free(&r->mirror[t]);
 	}
 	for (int i = 0; i < r->nall; i++)
 		for (int t = 0; t < EV_TABLE_COUNT; t++)
@@ -372,6 +383,10 @@ static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	         ev_flavour_name(v->flavour), v->major, v->minor, v->patch);
 
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		r->mirror[t] = arg->mirror[t];
+		arg->mirror[t] = NULL;
+	}
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		struct ev_table_info *ti = arg->need_info ? &r->info[t] : &arg->info[t];
 		if (arg->table_name[t] == NULL) {
 			snprintf(r->note[t], sizeof(r->note[t]),
@@ -398,7 +413,11 @@ static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 		        .skip = arg->skip[t],
 		};
 		struct ev_error qerr = {0};
-		if (ev_dash_fetch(c, &req, &r->dash[t], &qerr) < 0) {
+		int frc = r->mirror[t] != NULL
+		                  ? ev_mirror_fetch(c, r->mirror[t], &req, &arg->mirror_opts,
+		                                    &r->dash[t], &qerr)
+		                  : ev_dash_fetch(c, &req, &r->dash[t], &qerr);
+		if (frc < 0) {
 			if (qerr.code == EV_ERR_CONNECT) {
 				r->failed = true;
 				r->err = qerr;
@@ -432,6 +451,19 @@ static void dash_refresh(struct app *a, struct view *v)
 	}
 	arg->window_s = d->window_s;
 	arg->stuck_s = a->cfg->stuck_threshold_s;
+	/* The mirrors are lent to the job (a new one for a table whose mirror is out with an
+	 * earlier job, or of another source). */
+	if (d->mirror_source != a->cur_source)
+		for (int t = 0; t < EV_TABLE_COUNT; t++)
+			ev_mirror_free(&d->mirror[t]);
+	d->mirror_source = a->cur_source;
+	for (int t = 0; t < EV_TABLE_COUNT && !d->all; t++) {
+		if (arg->table_name[t] == NULL)
+			continue;
+		arg->mirror[t] = d->mirror[t] ? d->mirror[t] : ev_mirror_new((enum ev_table_kind)t);
+		d->mirror[t] = NULL;
+	}
+	arg->mirror_opts.interval_s = a->refresh_ms / 1000.0;
 	/* The window counts read every event created in the window: the costliest query by far
 	 * on a busy table, and the slowest to change. Re-read them every fifth refresh (and for
 	 * a table with nothing to carry over: a table that came back reads them at once); the
@@ -542,6 +574,14 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 {
 	struct dash_view *d = (struct dash_view *)v;
 	struct dash_result *r = job->result;
+
+	/* The mirrors come back (unless the source changed meanwhile, or a newer one is here). */
+	for (int t = 0; r != NULL && t < EV_TABLE_COUNT; t++)
+		if (r->mirror[t] != NULL && d->mirror[t] == NULL &&
+		    d->mirror_source == a->cur_source) {
+			d->mirror[t] = r->mirror[t];
+			r->mirror[t] = NULL;
+		}
 
 	/* The budget counts what the refresh cost the server, failed or not (a lock wait, a
 	 * time limit, a kill cost nothing); the status line shows how long it took. */
@@ -1132,6 +1172,7 @@ static void dash_free(struct view *v)
 {
 	struct dash_view *d = (struct dash_view *)v;
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		ev_mirror_free(&d->mirror[t]);
 		ev_dash_free(&d->t[t].cur);
 		ev_dash_free(&d->t[t].prev);
 		for (size_t i = 0; i < d->t[t].nsparks; i++)

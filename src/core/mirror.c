@@ -1,0 +1,907 @@
+/* evtop — the backlog mirror (see mirror.h).
+ *
+ * The rows live in one array sorted by id (found by binary search; a refresh's new rows are
+ * gathered apart, sorted and merged in once), 44 bytes each: times as seconds from
+ * 2000-01-01 in 32 bits (a time outside 1932-2068 is kept exactly in a side list: only the
+ * ages need it, comparisons with NOW() keep their order when clamped), group values as
+ * 16-bit indexes into a table of interned names per dimension. Two rows are one group when
+ * the server's collation says so: names are interned by WEIGHT_STRING(), as GROUP BY would
+ * group them. */
+#include <config.h>
+
+#include "core/mirror.h"
+
+#include "core/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T_NULL    INT32_MIN
+#define T_LOW     (INT32_MIN + 1)
+#define T_HIGH    INT32_MAX
+#define MAX_DIMS  5
+#define MAX_NAMES 65535
+
+enum {
+	F_SEEN = 1,      /* in a range read this refresh */
+	F_WANT = 2,      /* to read by primary key this refresh */
+	F_DELETED = 4,   /* deleted = 1: mirrored (it is in the index) but never counted */
+	F_VERSIONED = 8, /* version > 0 */
+	F_KNOWN = 16,    /* read by primary key at least once */
+	F_BIG = 32,      /* create_time or update_time outside the 32-bit range: see bigs */
+	F_GONE = 64,     /* the key read says it left the backlog */
+};
+
+struct entry {
+	uint32_t id_lo, id_hi;
+	int32_t nrt; /* next_retry_time */
+	int32_t t1;  /* outbox: lock_until; message: last_handle_time */
+	int32_t ct;  /* create_time */
+	int32_t ut;  /* update_time */
+	int32_t rc, mrc;
+	uint16_t grp[MAX_DIMS]; /* 0 = SQL NULL */
+	uint8_t status;
+	uint8_t flags;
+};
+
+struct big {
+	uint64_t id;
+	int64_t ct, ut;
+};
+
+struct name {
+	char *display; /* the first spelling seen */
+	char *key;     /* WEIGHT_STRING() */
+	size_t keylen;
+};
+
+struct names {
+	size_t n; /* names[1..n]; index 0 is SQL NULL */
+	size_t cap;
+	struct name *v;
+	uint32_t *slots; /* open addressing: name index, 0 = empty */
+	size_t nslots;
+	size_t bytes; /* the strings */
+};
+
+struct ev_mirror {
+	enum ev_table_kind table;
+	const struct ev_table_def *def;
+	struct entry *e;
+	size_t n, cap;
+	struct entry *fresh; /* this refresh's new rows, unsorted */
+	size_t nfresh, fresh_cap;
+	uint64_t *want;
+	size_t nwant, want_cap;
+	struct big *bigs; /* sorted by id */
+	size_t nbigs, bigs_cap;
+	struct names names[MAX_DIMS];
+	size_t cursor;  /* the rolling re-verification's next position */
+	size_t counted; /* rows counted in the process-wide total */
+	bool over_cap;
+	struct ev_mirror_stats st;
+	bool checked;
+	double last_check; /* monotonic seconds */
+	long long drift;   /* rows found off by every full check together */
+};
+
+static atomic_size_t g_cap = EV_MIRROR_CAP_DEFAULT;
+static atomic_size_t g_used;
+
+void ev_mirror_set_cap(size_t rows)
+{
+	atomic_store(&g_cap, rows ? rows : EV_MIRROR_CAP_DEFAULT);
+}
+
+size_t ev_mirror_cap(void)
+{
+	return atomic_load(&g_cap);
+}
+
+static void account(struct ev_mirror *m)
+{
+	if (m->n >= m->counted)
+		atomic_fetch_add(&g_used, m->n - m->counted);
+	else
+		atomic_fetch_sub(&g_used, m->counted - m->n);
+	m->counted = m->n;
+}
+
+size_t ev_mirror_room(const struct ev_mirror *m)
+{
+	size_t cap = atomic_load(&g_cap), used = atomic_load(&g_used);
+	size_t others = used > m->counted ? used - m->counted : 0;
+	return cap > others ? cap - others : 0;
+}
+
+static uint64_t id_of(const struct entry *e)
+{
+	return (uint64_t)e->id_hi << 32 | e->id_lo;
+}
+
+static void set_id(struct entry *e, uint64_t id)
+{
+	e->id_lo = (uint32_t)id;
+	e->id_hi = (uint32_t)(id >> 32);
+}
+
+struct ev_mirror *ev_mirror_new(enum ev_table_kind table)
+{
+	struct ev_mirror *m = ev_xcalloc(1, sizeof(*m));
+	m->table = table;
+	m->def = ev_model_table(table);
+	return m;
+}
+
+static void names_clear(struct names *nm)
+{
+	for (size_t i = 1; i <= nm->n; i++) {
+		free(nm->v[i].display);
+		free(nm->v[i].key);
+	}
+	free(nm->v);
+	free(nm->slots);
+	memset(nm, 0, sizeof(*nm));
+}
+
+void ev_mirror_reset(struct ev_mirror *m)
+{
+	free(m->e);
+	free(m->fresh);
+	free(m->want);
+	free(m->bigs);
+	m->e = m->fresh = NULL;
+	m->want = NULL;
+	m->bigs = NULL;
+	m->n = m->cap = m->nfresh = m->fresh_cap = m->nwant = m->want_cap = 0;
+	m->nbigs = m->bigs_cap = 0;
+	for (int k = 0; k < MAX_DIMS; k++)
+		names_clear(&m->names[k]);
+	m->cursor = 0;
+	account(m);
+}
+
+void ev_mirror_free(struct ev_mirror **mp)
+{
+	struct ev_mirror *m = *mp;
+	if (m == NULL)
+		return;
+	ev_mirror_reset(m);
+	free(m);
+	*mp = NULL;
+}
+
+enum ev_table_kind ev_mirror_table(const struct ev_mirror *m)
+{
+	return m->table;
+}
+
+bool ev_mirror_check_due(struct ev_mirror *m, double now_s, int check_s)
+{
+	if (m->checked && now_s - m->last_check < (check_s > 0 ? check_s : EV_MIRROR_CHECK_S))
+		return false;
+	m->checked = true;
+	m->last_check = now_s;
+	return true;
+}
+
+double ev_mirror_check_age(const struct ev_mirror *m, double now_s)
+{
+	return m->checked ? now_s - m->last_check : -1;
+}
+
+void ev_mirror_drift(struct ev_mirror *m, long long rows)
+{
+	m->drift += rows;
+}
+
+long long ev_mirror_drift_total(const struct ev_mirror *m)
+{
+	return m->drift;
+}
+
+size_t ev_mirror_rows(const struct ev_mirror *m)
+{
+	return m->n;
+}
+
+bool ev_mirror_is_over_cap(const struct ev_mirror *m)
+{
+	return m->over_cap;
+}
+
+size_t ev_mirror_bytes(const struct ev_mirror *m)
+{
+	size_t b = sizeof(*m) + m->cap * sizeof(struct entry) +
+	           m->fresh_cap * sizeof(struct entry) + m->want_cap * sizeof(uint64_t) +
+	           m->bigs_cap * sizeof(struct big);
+	for (int k = 0; k < MAX_DIMS; k++) {
+		const struct names *nm = &m->names[k];
+		b += nm->cap * sizeof(struct name) + nm->nslots * sizeof(uint32_t) + nm->bytes;
+	}
+	return b;
+}
+
+/* --- times -------------------------------------------------------------------------------- */
+
+/* Days from 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, unsigned mo, unsigned d)
+{
+	y -= mo <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	unsigned yoe = (unsigned)(y - era * 400);
+	unsigned doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+static bool digits(const char *s, int n, int *out)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+bool ev_mirror_parse_time(const char *s, int64_t *out)
+{
+	int y, mo, d, h, mi, se;
+	if (s == NULL || strlen(s) < 19 || !digits(s, 4, &y) || s[4] != '-' ||
+	    !digits(s + 5, 2, &mo) || s[7] != '-' || !digits(s + 8, 2, &d) || s[10] != ' ' ||
+	    !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
+	    !digits(s + 17, 2, &se))
+		return false;
+	/* A zero date (0000-00-00) or a zero month or day sorts before every real date, as the
+	 * server compares them: as day 1 of month 1, less a day for each zero. */
+	int64_t days = days_from_civil(y, mo ? (unsigned)mo : 1, d ? (unsigned)d : 1) -
+	               (mo == 0) * 31 - (d == 0);
+	int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - 946684800;
+	/* A fraction makes it later than the whole second: for `x <= NOW()` (NOW() has none),
+	 * x counts as the next second. */
+	if (s[19] == '.')
+		for (const char *p = s + 20; *p >= '0' && *p <= '9'; p++)
+			if (*p != '0') {
+				secs++;
+				break;
+			}
+	*out = secs;
+	return true;
+}
+
+/* The 32-bit form: T_NULL for NULL (or what does not parse), clamped to the range. *big is
+ * set when it was clamped. */
+static int32_t time32(const char *s, int64_t *exact, bool *big)
+{
+	int64_t v;
+	if (!ev_mirror_parse_time(s, &v)) {
+		*exact = 0;
+		return T_NULL;
+	}
+	*exact = v;
+	if (v < T_LOW || v > T_HIGH) {
+		*big = true;
+		return v < T_LOW ? T_LOW : T_HIGH;
+	}
+	return (int32_t)v;
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	if (s == NULL || *s < '0' || *s > '9')
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*out = v;
+	return true;
+}
+
+static int32_t int32_of(const char *s)
+{
+	if (s == NULL)
+		return 0;
+	long long v = strtoll(s, NULL, 10);
+	return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int32_t)v;
+}
+
+/* --- lookup -------------------------------------------------------------------------------- */
+
+static struct entry *find(struct ev_mirror *m, uint64_t id)
+{
+	size_t lo = 0, hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v = id_of(&m->e[mid]);
+		if (v == id)
+			return &m->e[mid];
+		if (v < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	uint64_t x = id_of(a), y = id_of(b);
+	return x < y ? -1 : x > y;
+}
+
+/* Room for n entries in an array grown by a quarter: the rows are most of the memory. */
+static void reserve(struct entry **v, size_t *cap, size_t n)
+{
+	if (n <= *cap)
+		return;
+	size_t c = *cap + *cap / 4;
+	if (c < n)
+		c = n;
+	if (c < 64)
+		c = 64;
+	*v = ev_xrealloc(*v, c * sizeof(**v));
+	*cap = c;
+}
+
+/* The fresh rows into the sorted array (a fresh id already there replaces it). */
+static void merge_fresh(struct ev_mirror *m)
+{
+	if (m->nfresh == 0)
+		return;
+	qsort(m->fresh, m->nfresh, sizeof(*m->fresh), entry_cmp);
+	reserve(&m->e, &m->cap, m->n + m->nfresh);
+	/* From the back: i over the old rows, j over the fresh ones, k the place. */
+	size_t i = m->n, j = m->nfresh, k = m->n + m->nfresh;
+	while (j > 0) {
+		if (i > 0 && id_of(&m->e[i - 1]) > id_of(&m->fresh[j - 1]))
+			m->e[--k] = m->e[--i];
+		else
+			m->e[--k] = m->fresh[--j];
+	}
+	m->n += m->nfresh;
+	m->nfresh = 0;
+	/* Two rows of one id (read twice: only outside a snapshot): keep the later one. */
+	size_t w = 0;
+	for (size_t r = 0; r < m->n; r++) {
+		if (w > 0 && id_of(&m->e[w - 1]) == id_of(&m->e[r])) {
+			m->e[w - 1] = m->e[r];
+			continue;
+		}
+		m->e[w++] = m->e[r];
+	}
+	m->n = w;
+}
+
+/* --- a refresh ------------------------------------------------------------------------------ */
+
+void ev_mirror_begin(struct ev_mirror *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		m->e[i].flags &= (uint8_t) ~(F_SEEN | F_WANT | F_GONE);
+	m->nfresh = 0;
+	m->nwant = 0;
+	memset(&m->st, 0, sizeof(m->st));
+}
+
+int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id_s, const char *next_retry,
+                        const char *retry_count)
+{
+	uint64_t id;
+	if (!parse_u64(id_s, &id))
+		return -1;
+	int64_t exact;
+	bool big = false;
+	int32_t nrt = time32(next_retry, &exact, &big);
+	int32_t rc = int32_of(retry_count);
+	m->st.range_rows++;
+	struct entry *e = find(m, id);
+	if (e != NULL) {
+		if (e->status != status || e->nrt != nrt || e->rc != rc) {
+			e->status = (uint8_t)status;
+			e->nrt = nrt;
+			e->rc = rc;
+			e->flags |= F_WANT;
+			m->st.changed++;
+		}
+		e->flags |= F_SEEN;
+		return 0;
+	}
+	reserve(&m->fresh, &m->fresh_cap, m->nfresh + 1);
+	e = &m->fresh[m->nfresh++];
+	memset(e, 0, sizeof(*e));
+	set_id(e, id);
+	e->status = (uint8_t)status;
+	e->nrt = nrt;
+	e->rc = rc;
+	e->t1 = e->ct = e->ut = T_NULL;
+	e->flags = F_SEEN | F_WANT;
+	m->st.entered++;
+	return 0;
+}
+
+void ev_mirror_lock_row(struct ev_mirror *m, const char *id_s, const char *lock_until)
+{
+	uint64_t id;
+	if (!parse_u64(id_s, &id))
+		return;
+	merge_fresh(m);
+	struct entry *e = find(m, id);
+	if (e == NULL)
+		return;
+	int64_t exact;
+	bool big = false;
+	int32_t t = time32(lock_until, &exact, &big);
+	if (e->t1 != t) {
+		e->t1 = t;
+		if (!(e->flags & F_WANT) && (e->flags & F_KNOWN)) {
+			e->flags |= F_WANT;
+			m->st.changed++;
+		}
+	}
+}
+
+static void want_add(struct ev_mirror *m, uint64_t id)
+{
+	if (m->nwant == m->want_cap) {
+		m->want_cap = m->want_cap ? m->want_cap * 2 : 256;
+		m->want = ev_xrealloc(m->want, m->want_cap * sizeof(*m->want));
+	}
+	m->want[m->nwant++] = id;
+}
+
+size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t **ids)
+{
+	merge_fresh(m);
+	/* What was not seen left the backlog. */
+	size_t w = 0;
+	for (size_t r = 0; r < m->n; r++) {
+		if (!(m->e[r].flags & F_SEEN)) {
+			m->st.left++;
+			if (r < m->cursor && m->cursor > 0)
+				m->cursor--;
+			continue;
+		}
+		m->e[w++] = m->e[r];
+	}
+	m->n = w;
+	m->nwant = 0;
+	for (size_t r = 0; r < m->n; r++)
+		if (m->e[r].flags & F_WANT)
+			want_add(m, id_of(&m->e[r]));
+	/* The rolling share: the next rows from the cursor, round the array. */
+	if (share > m->n)
+		share = m->n;
+	if (m->cursor >= m->n)
+		m->cursor = 0;
+	for (size_t k = 0; k < share; k++) {
+		struct entry *e = &m->e[m->cursor];
+		m->cursor = (m->cursor + 1) % m->n;
+		if (e->flags & F_WANT)
+			continue;
+		e->flags |= F_WANT;
+		want_add(m, id_of(e));
+		m->st.reverified++;
+	}
+	*ids = m->want;
+	return m->nwant;
+}
+
+size_t ev_mirror_want_all(struct ev_mirror *m, const uint64_t **ids)
+{
+	m->nwant = 0;
+	for (size_t r = 0; r < m->n; r++) {
+		m->e[r].flags |= F_WANT;
+		want_add(m, id_of(&m->e[r]));
+	}
+	*ids = m->want;
+	return m->nwant;
+}
+
+size_t ev_mirror_share(const struct ev_mirror *m, double interval_s, int reverify_s)
+{
+	if (m->n == 0 || reverify_s <= 0)
+		return 0;
+	double s = (double)m->n * (interval_s > 0 ? interval_s : 1) / reverify_s;
+	size_t share = (size_t)s + ((double)(size_t)s < s);
+	return share < 1 ? 1 : share;
+}
+
+/* --- the key reads -------------------------------------------------------------------------- */
+
+static size_t name_hash(const char *k, size_t len)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)k[i];
+		h *= 1099511628211ull;
+	}
+	return (size_t)(h ^ (h >> 29));
+}
+
+static uint32_t *name_slot(struct names *nm, const char *key, size_t len)
+{
+	size_t mask = nm->nslots - 1;
+	for (size_t i = name_hash(key, len) & mask;; i = (i + 1) & mask) {
+		uint32_t s = nm->slots[i];
+		if (s == 0 || (nm->v[s].keylen == len && memcmp(nm->v[s].key, key, len) == 0))
+			return &nm->slots[i];
+	}
+}
+
+static void names_rehash(struct names *nm, size_t nslots)
+{
+	free(nm->slots);
+	nm->nslots = nslots;
+	nm->slots = ev_xcalloc(nslots, sizeof(*nm->slots));
+	for (size_t i = 1; i <= nm->n; i++)
+		*name_slot(nm, nm->v[i].key, nm->v[i].keylen) = (uint32_t)i;
+}
+
+/* The index of a group value (its collation key, and its text); 0 for NULL. Past MAX_NAMES
+ * names, a new one shares the last. */
+static uint16_t intern(struct names *nm, const struct ev_cell *value, const struct ev_cell *key)
+{
+	if (value == NULL || value->s == NULL)
+		return 0;
+	const char *k = key && key->s ? key->s : value->s;
+	size_t klen = key && key->s ? key->len : value->len;
+	if (nm->nslots == 0)
+		names_rehash(nm, 64);
+	uint32_t *slot = name_slot(nm, k, klen);
+	if (*slot != 0)
+		return (uint16_t)*slot;
+	if (nm->n >= MAX_NAMES)
+		return MAX_NAMES;
+	if (nm->n + 2 > nm->cap) {
+		nm->cap = nm->cap ? nm->cap * 2 : 16;
+		nm->v = ev_xrealloc(nm->v, nm->cap * sizeof(*nm->v));
+	}
+	size_t i = ++nm->n;
+	nm->v[i].display = ev_xstrndup(value->s, value->len);
+	nm->v[i].key = ev_xmalloc(klen ? klen : 1);
+	memcpy(nm->v[i].key, k, klen);
+	nm->v[i].keylen = klen;
+	nm->bytes += value->len + 1 + (klen ? klen : 1);
+	*slot = (uint32_t)i;
+	if (nm->n * 2 > nm->nslots)
+		names_rehash(nm, nm->nslots * 2);
+	return (uint16_t)i;
+}
+
+static void big_set(struct ev_mirror *m, uint64_t id, int64_t ct, int64_t ut)
+{
+	size_t lo = 0, hi = m->nbigs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->bigs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nbigs && m->bigs[lo].id == id) {
+		m->bigs[lo].ct = ct;
+		m->bigs[lo].ut = ut;
+		return;
+	}
+	if (m->nbigs == m->bigs_cap) {
+		m->bigs_cap = m->bigs_cap ? m->bigs_cap * 2 : 8;
+		m->bigs = ev_xrealloc(m->bigs, m->bigs_cap * sizeof(*m->bigs));
+	}
+	memmove(&m->bigs[lo + 1], &m->bigs[lo], (m->nbigs - lo) * sizeof(*m->bigs));
+	m->bigs[lo] = (struct big){id, ct, ut};
+	m->nbigs++;
+}
+
+static const struct big *big_get(const struct ev_mirror *m, uint64_t id)
+{
+	size_t lo = 0, hi = m->nbigs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->bigs[mid].id == id)
+			return &m->bigs[mid];
+		if (m->bigs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The key read's columns: these, then per dimension its value and WEIGHT_STRING(value). */
+enum {
+	PK_ID,
+	PK_STATUS,
+	PK_DELETED,
+	PK_VERSION,
+	PK_RC,
+	PK_MRC,
+	PK_NRT,
+	PK_CT,
+	PK_UT,
+	PK_T1,
+	PK_DIMS,
+};
+
+struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n)
+{
+	const struct ev_table_def *t = ev_model_table(req->table);
+	struct ev_buf b;
+	ev_buf_init(&b);
+	ev_buf_printf(&b,
+	              "/* evtop:dash.mirror.rows */ SELECT id, %s, deleted, version, retry_count, "
+	              "max_retry_count, next_retry_time, create_time, update_time, %s",
+	              t->status_col, t->has_lock ? "lock_until" : "last_handle_time");
+	for (size_t k = 0; k < t->ndimensions; k++)
+		ev_buf_printf(&b, ", %s, WEIGHT_STRING(%s)", t->dimensions[k].column,
+		              t->dimensions[k].column);
+	ev_buf_printf(&b, " FROM `%s` WHERE id IN (",
+	              req->table_name ? req->table_name : t->default_name);
+	for (size_t i = 0; i < n; i++)
+		ev_buf_printf(&b, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
+	ev_buf_adds(&b, ")");
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	q->name = "dash.mirror.rows";
+	q->sql = ev_buf_steal(&b);
+	q->limit = (int)n;
+	return q;
+}
+
+void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row)
+{
+	if (rs->ncols < PK_DIMS + 2 * m->def->ndimensions)
+		return;
+	uint64_t id;
+	if (!parse_u64(ev_rowset_cell(rs, row, PK_ID)->s, &id))
+		return;
+	struct entry *e = find(m, id);
+	if (e == NULL)
+		return;
+	const char *st = ev_rowset_cell(rs, row, PK_STATUS)->s;
+	int status = st ? atoi(st) : -1;
+	if (status != 0 && status != 1 && status != 3) {
+		e->flags |= F_GONE;
+		return;
+	}
+	int64_t ct64 = 0, ut64 = 0, x;
+	bool big = false;
+	e->status = (uint8_t)status;
+	e->rc = int32_of(ev_rowset_cell(rs, row, PK_RC)->s);
+	e->mrc = int32_of(ev_rowset_cell(rs, row, PK_MRC)->s);
+	e->nrt = time32(ev_rowset_cell(rs, row, PK_NRT)->s, &x, &big);
+	big = false;
+	e->ct = time32(ev_rowset_cell(rs, row, PK_CT)->s, &ct64, &big);
+	e->ut = time32(ev_rowset_cell(rs, row, PK_UT)->s, &ut64, &big);
+	bool t1big = false;
+	e->t1 = time32(ev_rowset_cell(rs, row, PK_T1)->s, &x, &t1big);
+	const char *del = ev_rowset_cell(rs, row, PK_DELETED)->s;
+	const char *ver = ev_rowset_cell(rs, row, PK_VERSION)->s;
+	uint8_t keep = e->flags & (F_SEEN);
+	e->flags = keep | F_KNOWN;
+	if (del != NULL && strtoll(del, NULL, 10) != 0)
+		e->flags |= F_DELETED;
+	if (ver != NULL && strtoll(ver, NULL, 10) > 0)
+		e->flags |= F_VERSIONED;
+	if (big) {
+		e->flags |= F_BIG;
+		big_set(m, id, ct64, ut64);
+	}
+	for (size_t k = 0; k < m->def->ndimensions && k < MAX_DIMS; k++)
+		e->grp[k] = intern(&m->names[k], ev_rowset_cell(rs, row, PK_DIMS + 2 * k),
+		                   ev_rowset_cell(rs, row, PK_DIMS + 2 * k + 1));
+	m->st.pk_reads++;
+}
+
+void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st)
+{
+	merge_fresh(m);
+	/* A row still wanted was not found by its key (gone between two reads: only outside a
+	 * snapshot), or its key read says it left: not in the backlog. */
+	size_t w = 0;
+	for (size_t r = 0; r < m->n; r++) {
+		struct entry *e = &m->e[r];
+		if ((e->flags & F_GONE) || ((e->flags & F_WANT) && !(e->flags & F_KNOWN))) {
+			m->st.left++;
+			continue;
+		}
+		e->flags &= (uint8_t)~F_WANT;
+		m->e[w++] = *e;
+	}
+	m->n = w;
+	if (m->cursor >= m->n)
+		m->cursor = 0;
+	/* Give back what a backlog that shrank a lot no longer needs. */
+	if (m->cap > 1024 && m->n < m->cap / 4) {
+		m->cap = m->n + m->n / 4 + 64;
+		m->e = ev_xrealloc(m->e, m->cap * sizeof(*m->e));
+	}
+	/* The refresh's own lists go: their room is a refresh's, not the mirror's. */
+	if (m->fresh_cap > 1024) {
+		free(m->fresh);
+		m->fresh = NULL;
+		m->fresh_cap = 0;
+	}
+	if (m->want_cap > 1024) {
+		free(m->want);
+		m->want = NULL;
+		m->want_cap = m->nwant = 0;
+	}
+	account(m);
+	m->over_cap = false;
+	m->st.rows = m->n;
+	if (st != NULL)
+		*st = m->st;
+}
+
+void ev_mirror_overflow(struct ev_mirror *m)
+{
+	ev_mirror_reset(m);
+	m->over_cap = true;
+}
+
+/* --- the figures ---------------------------------------------------------------------------- */
+
+struct acc {
+	long long pending, processing, stuck, failed, due, waiting, noretry, exhausted;
+	int64_t oldest_ct; /* INT64_MAX: none */
+	int64_t oldest_ut;
+};
+
+void ev_mirror_fill(const struct ev_mirror *m, const struct ev_dash_req *req, const char *now_s,
+                    struct ev_dash *d)
+{
+	const struct ev_table_def *t = m->def;
+	int dim = -1;
+	for (size_t k = 0; req->dimension && k < t->ndimensions; k++)
+		if (strcmp(t->dimensions[k].key, req->dimension) == 0)
+			dim = (int)k;
+	const struct names *nm = dim >= 0 ? &m->names[dim] : NULL;
+	size_t ngroups = nm ? nm->n + 1 : 1;
+	struct acc *a = ev_xcalloc(ngroups, sizeof(*a));
+	for (size_t g = 0; g < ngroups; g++)
+		a[g].oldest_ct = a[g].oldest_ut = INT64_MAX;
+	int64_t now = 0;
+	bool have_now = ev_mirror_parse_time(now_s, &now);
+	int64_t stuck_before = now - (req->stuck_threshold_s > 0 ? req->stuck_threshold_s : 0);
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct entry *e = &m->e[i];
+		if ((e->flags & F_DELETED) || !(e->flags & F_KNOWN))
+			continue;
+		struct acc *x = &a[dim >= 0 ? e->grp[dim] : 0];
+		switch (e->status) {
+		case 0: {
+			x->pending++;
+			const struct big *b = (e->flags & F_BIG) ? big_get(m, id_of(e)) : NULL;
+			int64_t ct = b ? b->ct : e->ct, ut = b ? b->ut : e->ut;
+			if (e->ct != T_NULL && ct < x->oldest_ct)
+				x->oldest_ct = ct;
+			if ((e->flags & F_VERSIONED) && e->ut != T_NULL && ut < x->oldest_ut)
+				x->oldest_ut = ut;
+			break;
+		}
+		case 1:
+			x->processing++;
+			if (e->t1 != T_NULL && have_now &&
+			    (t->has_lock ? e->t1 <= now : e->t1 <= stuck_before))
+				x->stuck++;
+			break;
+		case 3:
+			x->failed++;
+			if (e->rc >= e->mrc)
+				x->exhausted++;
+			else if (e->nrt == T_NULL)
+				x->noretry++;
+			else if (have_now && e->nrt <= now)
+				x->due++;
+			else
+				x->waiting++;
+			break;
+		default:
+			break;
+		}
+	}
+	for (size_t g = 0; g < ngroups; g++) {
+		const struct acc *x = &a[g];
+		if (x->pending + x->processing + x->failed == 0)
+			continue;
+		struct ev_dash_row *r = ev_dash_row(d, nm && g > 0 ? nm->v[g].display : NULL);
+		r->f[EV_DASH_PENDING].value = x->pending;
+		r->f[EV_DASH_PROCESSING].value = x->processing;
+		r->f[EV_DASH_STUCK].value = x->stuck;
+		r->f[EV_DASH_FAILED].value = x->failed;
+		r->f[EV_DASH_FAILED_DUE].value = x->due;
+		r->f[EV_DASH_FAILED_WAITING].value = x->waiting;
+		r->f[EV_DASH_FAILED_NORETRY].value = x->noretry;
+		r->f[EV_DASH_EXHAUSTED].value = x->exhausted;
+		r->f[EV_DASH_OLDEST_PENDING_AGE].value =
+		        x->oldest_ct == INT64_MAX || !have_now ? -1 : now - x->oldest_ct;
+		r->f[EV_DASH_LONGEST_RETRY_WAIT].value =
+		        x->oldest_ut == INT64_MAX || !have_now ? -1 : now - x->oldest_ut;
+	}
+	free(a);
+	/* The backlog's figures are this refresh's own: nothing to carry over. */
+	d->skipped &= ~((1u << EV_DQ_PENDING) | (1u << EV_DQ_PROCESSING) | (1u << EV_DQ_FAILED));
+}
+
+void ev_mirror_totals(const struct ev_mirror *m, struct ev_mirror_totals *tt)
+{
+	memset(tt, 0, sizeof(*tt));
+	for (size_t i = 0; i < m->n; i++) {
+		const struct entry *e = &m->e[i];
+		if ((e->flags & F_DELETED) || !(e->flags & F_KNOWN))
+			continue;
+		if (e->status == 0)
+			tt->pending++;
+		else if (e->status == 1)
+			tt->processing++;
+		else if (e->status == 3) {
+			tt->failed++;
+			if (e->rc >= e->mrc)
+				tt->exhausted++;
+			else if (e->nrt == T_NULL)
+				tt->noretry++;
+		}
+	}
+}
+
+/* --- the range reads ------------------------------------------------------------------------ */
+
+struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status, size_t limit,
+                                       struct ev_error *err)
+{
+	const struct ev_table_def *t = ev_model_table(req->table);
+	char cols[96];
+	const char *index = NULL;
+	snprintf(cols, sizeof(cols), "%s,next_retry_time", t->status_col);
+	if (req->info != NULL) {
+		index = ev_index_find(req->info, cols);
+		if (index == NULL) {
+			ev_error_set(err, EV_ERR_SCHEMA,
+			             "the backlog mirror needs an index on (%s)", cols);
+			return NULL;
+		}
+	}
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	struct ev_buf b;
+	ev_buf_init(&b);
+	q->name = "dash.mirror.range";
+	ev_buf_printf(
+	        &b,
+	        "/* evtop:dash.mirror.range */ SELECT id, next_retry_time, retry_count FROM `%s`",
+	        req->table_name ? req->table_name : t->default_name);
+	if (index != NULL)
+		ev_buf_printf(&b, " FORCE INDEX (`%s`)", index);
+	ev_buf_printf(&b, " WHERE %s = ? LIMIT ?", t->status_col);
+	ev_query_add_int(q, status);
+	ev_query_add_int(q, (long long)(limit > (size_t)LLONG_MAX ? LLONG_MAX : limit));
+	q->sql = ev_buf_steal(&b);
+	q->limit = limit > INT_MAX ? INT_MAX : (int)limit;
+	return q;
+}
+
+struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limit)
+{
+	const struct ev_table_def *t = ev_model_table(req->table);
+	if (!t->has_lock || req->info == NULL)
+		return NULL;
+	const char *index = ev_index_find(req->info, "publish_status,lock_until");
+	if (index == NULL)
+		return NULL;
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	q->name = "dash.mirror.locks";
+	q->sql = ev_xasprintf("/* evtop:dash.mirror.locks */ SELECT id, lock_until FROM `%s` FORCE "
+	                      "INDEX (`%s`) WHERE publish_status = 1 LIMIT ?",
+	                      req->table_name ? req->table_name : t->default_name, index);
+	ev_query_add_int(q, (long long)(limit > (size_t)LLONG_MAX ? LLONG_MAX : limit));
+	q->limit = limit > INT_MAX ? INT_MAX : (int)limit;
+	return q;
+}

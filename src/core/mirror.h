@@ -1,0 +1,136 @@
+/* evtop — the backlog mirror: per table and source, the rows of the backlog (statuses 0, 1
+ * and 3) kept in memory, so that a refresh reads what the status indexes carry (index-only)
+ * and by primary key only the rows that entered or changed, and every dashboard figure of
+ * the backlog is computed here, for any dimension, without a query.
+ *
+ * A refresh (db/mirror.c runs it inside one consistent snapshot):
+ *   ev_mirror_begin
+ *   ev_mirror_range_row   for every row of each status range (id, next_retry_time,
+ *                         retry_count: the status index's columns)
+ *   ev_mirror_lock_row    outbox: for every processing row (id, lock_until)
+ *   ev_mirror_ranges_done the rows not seen left the backlog; which rows to read by key
+ *   ev_mirror_pk_row      for each row read by primary key (ev_mirror_query_pk)
+ *   ev_mirror_end
+ * then ev_mirror_fill puts the figures of one dimension into a dashboard.
+ *
+ * Pure: no I/O. Times are the server's DATETIME text in the session's zone, compared as
+ * the server compares them with NOW() (a fraction of a second counts as the next second). */
+#ifndef EV_CORE_MIRROR_H
+#define EV_CORE_MIRROR_H
+
+#include "core/dashboard.h"
+#include "core/model.h"
+#include "core/query.h"
+#include "core/rowset.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Rows mirrored over every table and source together, unless set (ev_mirror_set_cap). */
+#define EV_MIRROR_CAP_DEFAULT 1000000
+/* Every mirrored row is read again by primary key within this many seconds (what no index
+ * carries: a soft delete, max_retry_count changed alone, update_time). */
+#define EV_MIRROR_REVERIFY_S 300
+/* The full counts are compared with the mirror this often (seconds), and at the start. */
+#define EV_MIRROR_CHECK_S 600
+/* Ids per primary-key read. */
+#define EV_MIRROR_PK_BATCH 500
+
+struct ev_mirror;
+
+/* What one refresh changed, and the mirror's health. */
+struct ev_mirror_stats {
+	size_t rows;       /* rows mirrored after the refresh */
+	size_t entered;    /* rows new to the backlog */
+	size_t changed;    /* rows whose indexed columns changed */
+	size_t left;       /* rows that left the backlog */
+	size_t pk_reads;   /* rows read by primary key (entered + changed + the rolling share) */
+	size_t reverified; /* of those, the rolling share */
+	size_t range_rows; /* rows the index-only range reads returned */
+	bool over_cap;     /* the backlog does not fit: the mirror is empty, figures come from
+	                      the capped counts */
+};
+
+/* The cap on rows mirrored by every mirror of the process together (0: the default). */
+void ev_mirror_set_cap(size_t rows);
+size_t ev_mirror_cap(void);
+/* The rows this mirror may hold: the cap less what the process's other mirrors hold. */
+size_t ev_mirror_room(const struct ev_mirror *m);
+
+struct ev_mirror *ev_mirror_new(enum ev_table_kind table);
+void ev_mirror_free(struct ev_mirror **m);
+enum ev_table_kind ev_mirror_table(const struct ev_mirror *m);
+/* Forget every row (the next refresh reads the backlog anew). */
+void ev_mirror_reset(struct ev_mirror *m);
+
+/* The refresh's reads, built for req's table (its name and indexes; the group columns of
+ * every dimension of the table). NULL with err EV_ERR_SCHEMA when the table lacks the
+ * status index (status, next_retry_time ...) the range reads need. The range read asks for
+ * at most `limit` rows (the cap left, plus one). */
+struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status, size_t limit,
+                                       struct ev_error *err);
+/* Outbox: id and lock_until of every processing row, through (publish_status, lock_until);
+ * NULL (no error) when the table has no such index: lock_until is then read by key. */
+struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limit);
+/* The rows of ids[0..n) by primary key, in the column order ev_mirror_pk_row reads. */
+struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n);
+
+/* A new refresh. */
+void ev_mirror_begin(struct ev_mirror *m);
+/* A row of status range `status` (0, 1 or 3) as the index-only read gives it. Returns -1
+ * when id does not parse (the row is ignored). */
+int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id, const char *next_retry,
+                        const char *retry_count);
+/* The lock read's row (outbox, status 1). */
+void ev_mirror_lock_row(struct ev_mirror *m, const char *id, const char *lock_until);
+/* The ranges are read: rows not seen have left the backlog. `share` more rows (the rolling
+ * re-verification; ev_mirror_share) are read by key with the rows that entered or changed.
+ * Returns the ids to read by primary key (owned by m, valid until the next begin) in *ids. */
+size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t **ids);
+/* Read every row by key this refresh (after a drift). Returns the ids as ranges_done. */
+size_t ev_mirror_want_all(struct ev_mirror *m, const uint64_t **ids);
+/* A row of a primary-key read (rs made by ev_mirror_query_pk's statement). */
+void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row);
+/* The refresh is done: stats of what it changed. */
+void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st);
+/* The backlog did not fit under the cap: the mirror drops its rows and says so. */
+void ev_mirror_overflow(struct ev_mirror *m);
+bool ev_mirror_is_over_cap(const struct ev_mirror *m);
+
+/* The rolling share for a refresh every interval_s seconds: every row read again within
+ * reverify_s seconds. */
+size_t ev_mirror_share(const struct ev_mirror *m, double interval_s, int reverify_s);
+
+/* Put the backlog figures (pending, processing, stuck, failed and its buckets, the two
+ * ages) of every group of req->dimension (NULL: totals only) into d, at the server time
+ * `now` ('YYYY-MM-DD hh:mm:ss', read in the refresh's snapshot). The window figures are
+ * left as they are. d must be unfinished (ev_dash_finish after). */
+void ev_mirror_fill(const struct ev_mirror *m, const struct ev_dash_req *req, const char *now,
+                    struct ev_dash *d);
+
+/* The totals of the figures the full counts check (no clock in them): pending, processing,
+ * failed, failed_noretry, exhausted. */
+struct ev_mirror_totals {
+	long long pending, processing, failed, noretry, exhausted;
+};
+void ev_mirror_totals(const struct ev_mirror *m, struct ev_mirror_totals *t);
+
+/* Whether the full counts are due (at the first refresh, then every check_s seconds of the
+ * monotonic clock now_s); records the check as made when true. */
+bool ev_mirror_check_due(struct ev_mirror *m, double now_s, int check_s);
+/* Seconds since the last full check at now_s (-1 before the first). */
+double ev_mirror_check_age(const struct ev_mirror *m, double now_s);
+/* A full check found the mirror off by `rows` (summed over the figures compared). */
+void ev_mirror_drift(struct ev_mirror *m, long long rows);
+long long ev_mirror_drift_total(const struct ev_mirror *m);
+
+size_t ev_mirror_rows(const struct ev_mirror *m);
+/* Bytes the mirror holds (its rows, its lookup, its interned group names). */
+size_t ev_mirror_bytes(const struct ev_mirror *m);
+
+/* Seconds since 2000-01-01 00:00:00 of a DATETIME text, rounded up to the whole second;
+ * false when it does not parse. (Exposed for the unit tests.) */
+bool ev_mirror_parse_time(const char *s, int64_t *out);
+
+#endif

@@ -1,0 +1,258 @@
+/* evtop — a refresh of the backlog mirror (see mirror.h). */
+#include <config.h>
+
+#include "db/mirror.h"
+
+#include "db/fetch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void add_note(struct ev_dash *d, const char *what)
+{
+	char *n = ev_xasprintf("%s%s%s", d->notes ? d->notes : "", d->notes ? "; " : "", what);
+	free(d->notes);
+	d->notes = n;
+}
+
+/* Read the rows of ids by primary key, in batches. */
+static int read_keys(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                     const uint64_t *ids, size_t n, struct ev_error *err)
+{
+	/* The ids belong to m and stay put while its rows are read (pk_row never adds ids). */
+	for (size_t i = 0; i < n; i += EV_MIRROR_PK_BATCH) {
+		size_t k = n - i < EV_MIRROR_PK_BATCH ? n - i : EV_MIRROR_PK_BATCH;
+		struct ev_query *q = ev_mirror_query_pk(req, ids + i, k);
+		struct ev_rowset *rs = NULL;
+		int rc = ev_conn_run(c, q, &rs, err);
+		ev_query_free(&q);
+		if (rc < 0)
+			return -1;
+		for (size_t r = 0; r < rs->nrows; r++)
+			ev_mirror_pk_row(m, rs, r);
+		ev_rowset_free(&rs);
+	}
+	return 0;
+}
+
+/* The full counts of the backlog (totals only, read in the same snapshot) against the
+ * mirror: the rows off, summed over the figures compared; -1 when they could not be read. */
+static long long full_check(struct ev_conn *c, const struct ev_mirror *m,
+                            const struct ev_dash_req *req, struct ev_error *err)
+{
+	struct ev_dash_req tot = *req;
+	tot.dimension = NULL;
+	tot.skip = 1u << EV_DQ_WINDOW;
+	struct ev_dash *full = ev_dash_new(&tot);
+	for (int w = EV_DQ_PENDING; w <= EV_DQ_FAILED; w++) {
+		struct ev_query *q = ev_dash_query(&tot, (enum ev_dash_query)w, err);
+		struct ev_rowset *rs = NULL;
+		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
+			ev_query_free(&q);
+			ev_dash_free(&full);
+			return -1;
+		}
+		ev_dash_add(full, (enum ev_dash_query)w, rs);
+		ev_rowset_free(&rs);
+		ev_query_free(&q);
+	}
+	full->skipped = 0;
+	ev_dash_finish(full);
+	struct ev_mirror_totals t;
+	ev_mirror_totals(m, &t);
+	const struct ev_figure *f = full->total.f;
+	long long off = 0;
+	const struct {
+		enum ev_dash_figure fig;
+		long long have;
+	} cmp[] = {
+	        {EV_DASH_PENDING, t.pending},     {EV_DASH_PROCESSING, t.processing},
+	        {EV_DASH_FAILED, t.failed},       {EV_DASH_FAILED_NORETRY, t.noretry},
+	        {EV_DASH_EXHAUSTED, t.exhausted},
+	};
+	for (size_t i = 0; i < sizeof(cmp) / sizeof(cmp[0]); i++) {
+		/* A capped count is a lower bound: nothing to compare it with. */
+		if (f[cmp[i].fig].capped)
+			continue;
+		long long d = f[cmp[i].fig].value - cmp[i].have;
+		off += d < 0 ? -d : d;
+	}
+	ev_dash_free(&full);
+	return off;
+}
+
+/* One refresh of m inside a snapshot. Returns 0, 1 when the backlog does not fit under the
+ * cap (m is then empty), -1 with err. */
+static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                   const struct ev_mirror_opts *o, char *now, size_t now_size, long long *drift,
+                   struct ev_mirror_stats *st, struct ev_error *err)
+{
+	static const int statuses[] = {0, 1, 3};
+	struct ev_rowset *rs = NULL;
+	size_t room = ev_mirror_room(m), got = 0;
+
+	if (ev_conn_exec(c,
+	                 "/* evtop:dash.mirror.snapshot */ START TRANSACTION WITH CONSISTENT "
+	                 "SNAPSHOT, READ ONLY",
+	                 err) < 0)
+		return -1;
+	struct ev_query *q = ev_query_server_clock();
+	int rc = ev_conn_run(c, q, &rs, err);
+	ev_query_free(&q);
+	if (rc < 0)
+		goto fail;
+	snprintf(now, now_size, "%s",
+	         rs->nrows > 0 && ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
+	ev_rowset_free(&rs);
+
+	ev_mirror_begin(m);
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		q = ev_mirror_query_range(req, statuses[i], room - got + 1, err);
+		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
+			ev_query_free(&q);
+			goto fail;
+		}
+		ev_query_free(&q);
+		got += rs->nrows;
+		if (got > room) {
+			ev_rowset_free(&rs);
+			ev_conn_exec(c, "COMMIT", err);
+			ev_mirror_overflow(m);
+			return 1;
+		}
+		for (size_t r = 0; r < rs->nrows; r++)
+			ev_mirror_range_row(m, statuses[i], ev_rowset_cell(rs, r, 0)->s,
+			                    ev_rowset_cell(rs, r, 1)->s,
+			                    ev_rowset_cell(rs, r, 2)->s);
+		ev_rowset_free(&rs);
+	}
+	q = ev_mirror_query_lock(req, room + 1);
+	if (q != NULL) {
+		rc = ev_conn_run(c, q, &rs, err);
+		ev_query_free(&q);
+		if (rc < 0)
+			goto fail;
+		for (size_t r = 0; r < rs->nrows; r++)
+			ev_mirror_lock_row(m, ev_rowset_cell(rs, r, 0)->s,
+			                   ev_rowset_cell(rs, r, 1)->s);
+		ev_rowset_free(&rs);
+	}
+	const uint64_t *ids;
+	size_t n = ev_mirror_ranges_done(
+	        m,
+	        ev_mirror_share(m, o->interval_s,
+	                        o->reverify_s ? o->reverify_s : EV_MIRROR_REVERIFY_S),
+	        &ids);
+	if (read_keys(c, m, req, ids, n, err) < 0)
+		goto fail;
+	ev_mirror_end(m, st);
+	*drift = 0;
+	if (ev_mirror_check_due(m, mono_s(), o->check_s)) {
+		struct ev_error cerr = {0};
+		long long off = full_check(c, m, req, &cerr);
+		if (off < 0 && cerr.code == EV_ERR_CONNECT) {
+			*err = cerr;
+			goto fail;
+		}
+		if (off > 0) {
+			/* Corrected at once: every row read again by key, in the same snapshot. */
+			*drift = off;
+			ev_mirror_drift(m, off);
+			struct ev_mirror_stats again;
+			ev_mirror_begin(m);
+			n = ev_mirror_want_all(m, &ids);
+			if (read_keys(c, m, req, ids, n, err) < 0)
+				goto fail;
+			ev_mirror_end(m, &again);
+			st->pk_reads += again.pk_reads;
+			st->left += again.left;
+			st->rows = again.rows;
+		}
+	}
+	if (ev_conn_exec(c, "/* evtop:dash.mirror.commit */ COMMIT", err) < 0)
+		goto fail;
+	return 0;
+fail:
+	ev_rowset_free(&rs);
+	if (ev_conn_is_connected(c)) {
+		struct ev_error rerr = {0};
+		ev_conn_exec(c, "ROLLBACK", &rerr);
+	}
+	/* Read half-way: what the mirror holds is no longer known to be right. */
+	ev_mirror_reset(m);
+	return -1;
+}
+
+int ev_mirror_fetch(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                    const struct ev_mirror_opts *o, struct ev_dash **out, struct ev_error *err)
+{
+	const unsigned backlog =
+	        (1u << EV_DQ_PENDING) | (1u << EV_DQ_PROCESSING) | (1u << EV_DQ_FAILED);
+	struct ev_error qerr = {0};
+
+	*out = NULL;
+	/* Without the status index the mirror cannot read the ranges: the capped counts. */
+	struct ev_query *probe = ev_mirror_query_range(req, 0, 1, &qerr);
+	if (probe == NULL)
+		return ev_dash_fetch(c, req, out, err);
+	ev_query_free(&probe);
+
+	struct ev_dash_req sub = *req;
+	sub.skip = req->skip | backlog;
+	struct ev_dash *d = NULL;
+	if (ev_dash_fetch(c, &sub, &d, err) < 0)
+		return -1;
+	double t0 = mono_s();
+	char now[32] = "";
+	long long drift = 0;
+	struct ev_mirror_stats st;
+	memset(&st, 0, sizeof(st));
+	int rc = refresh(c, m, req, o, now, sizeof(now), &drift, &st, &qerr);
+	if (rc < 0) {
+		if (qerr.code != EV_ERR_TIMEOUT) {
+			*err = qerr;
+			ev_dash_free(&d);
+			return -1;
+		}
+		for (int w = EV_DQ_PENDING; w <= EV_DQ_FAILED; w++)
+			ev_dash_unknown(d, (enum ev_dash_query)w, "timeout");
+		d->skipped &= ~backlog;
+	} else if (rc == 1) {
+		/* Past the cap: today's capped counts, said so. */
+		ev_dash_free(&d);
+		if (ev_dash_fetch(c, req, &d, err) < 0)
+			return -1;
+		char note[96];
+		snprintf(note, sizeof(note),
+		         "mirror: the backlog passes its cap of %zu rows (capped counts)",
+		         ev_mirror_cap());
+		add_note(d, note);
+		*out = d;
+		return 0;
+	} else {
+		ev_mirror_fill(m, req, now, d);
+		d->mirror.on = true;
+		d->mirror.rows = (long long)st.rows;
+		d->mirror.entered = (long long)st.entered;
+		d->mirror.changed = (long long)st.changed;
+		d->mirror.left = (long long)st.left;
+		d->mirror.pk_reads = (long long)st.pk_reads;
+		d->mirror.range_rows = (long long)st.range_rows;
+		d->mirror.drift = drift;
+		d->mirror.check_age_s = ev_mirror_check_age(m, mono_s());
+	}
+	d->server_ms += (mono_s() - t0) * 1e3;
+	if (d->skipped == 0)
+		ev_dash_finish(d);
+	*out = d;
+	return 0;
+}
