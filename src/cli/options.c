@@ -39,6 +39,7 @@ enum {
 	OPT_SCRIPT,
 	OPT_SCREEN,
 	OPT_MONO,
+	OPT_NO_MIRROR,
 	OPT_READ_ONLY,
 	OPT_WINDOW,
 	OPT_WARNING,
@@ -105,6 +106,7 @@ static const struct option long_opts[] = {
         {"script", required_argument, NULL, OPT_SCRIPT},
         {"screen", required_argument, NULL, OPT_SCREEN},
         {"mono", no_argument, NULL, OPT_MONO},
+        {"no-mirror", no_argument, NULL, OPT_NO_MIRROR},
         {"read-only", no_argument, NULL, OPT_READ_ONLY},
         {"window", required_argument, NULL, OPT_WINDOW},
         {"warning", required_argument, NULL, OPT_WARNING},
@@ -184,7 +186,8 @@ void ev_opts_usage(FILE *out)
 	      "                             rows suggest a mismatch (writes, check; audited)\n"
 	      "Console:\n"
 	      "      --read-only            no writes     --mono   no colours (also NO_COLOR)\n"
-	      "      --script=FILE --screen=COLSxROWS   a scripted run in a virtual terminal\n",
+	      "      --script=FILE --screen=COLSxROWS   a scripted run in a virtual terminal\n"
+	      "      --no-mirror            count the backlog every refresh (no backlog mirror)\n",
 	      out);
 }
 
@@ -488,6 +491,9 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 		}
 		case OPT_MONO:
 			o->mono = true;
+			break;
+		case OPT_NO_MIRROR:
+			o->cfg.mirror = false;
 			break;
 		case OPT_READ_ONLY:
 			o->cfg.read_only = true;

@@ -78,6 +78,10 @@ static const struct setting settings[] = {
         G("high_retry", K_INT, high_retry_min, 1, 1000000),
         G("page_size", K_INT, page_size, 1, 1000),
         G("lag_warning", K_SEC, lag_warning_s, MS_SEC, MS_DAY),
+        G("mirror", K_BOOL, mirror, 0, 0),
+        G("mirror_rows", K_INT, mirror_rows, 1000, 100000000),
+        G("mirror_reverify", K_SEC, mirror_reverify_s, 10 * MS_SEC, MS_DAY),
+        G("mirror_check", K_SEC, mirror_check_s, 10 * MS_SEC, MS_DAY),
         G("read_only", K_BOOL, read_only, 0, 0),
         G("recover_message", K_BOOL, recover_message, 0, 0),
         G("operator", K_STRING, operator_id, 0, 0),
@@ -536,6 +540,10 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->high_retry_min = 3;
 	cfg->page_size = 100;
 	cfg->lag_warning_s = 10;
+	cfg->mirror = true;
+	cfg->mirror_rows = 1000000;
+	cfg->mirror_reverify_s = 300;
+	cfg->mirror_check_s = 600;
 	cfg->protected_types = ev_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		cfg->protected_types[i] = ev_xstrdup(default_protected[i]);

@@ -65,6 +65,10 @@ struct ev_config {
 	int high_retry_min;       /* high-retry list: retry_count >= N; default 3 */
 	int page_size;            /* rows per list page; default 100; 1 .. 1000 */
 	int lag_warning_s;        /* replica lag shown as a warning from here; default 10 */
+	bool mirror;              /* the console's backlog mirror (core/mirror.h); default true */
+	int mirror_rows;          /* rows mirrored over every table and source; default 1M */
+	int mirror_reverify_s;    /* every mirrored row read again within this; default 300 */
+	int mirror_check_s;       /* the full counts compared this often; default 600 */
 	bool read_only;           /* default false */
 	bool recover_message;     /* allow "recover stuck" on the message table; default false */
 	char *operator_id;        /* operator or ticket id for the audit; NULL = ask */

@@ -115,6 +115,22 @@ static void log_sql(const struct ev_conn *c, const char *sql, double ms, long lo
 	pthread_mutex_unlock(&log_lock);
 }
 
+void ev_conn_log_note(const struct ev_conn *c, const char *note)
+{
+	pthread_mutex_lock(&log_lock);
+	if (sql_log != NULL) {
+		time_t t = time(NULL);
+		struct tm tm;
+		char when[32];
+		localtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		fprintf(sql_log, "%s [%s #%lu] note: %s\n", when, c->src->name ? c->src->name : "-",
+		        (unsigned long)atomic_load(&c->thread_id), note);
+		fflush(sql_log);
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
 static void log_query(const struct ev_conn *c, const struct ev_query *q, double ms, long long rows,
                       const char *error)
 {

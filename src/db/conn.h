@@ -47,6 +47,8 @@ void ev_conn_free(struct ev_conn **c);
  * missing table or column, otherwise the server's errno; err->msg says which. */
 int ev_conn_run(struct ev_conn *c, const struct ev_query *q, struct ev_rowset **out,
                 struct ev_error *err);
+/* A line of its own in the SQL log (--log-sql), when there is one: "note: TEXT". */
+void ev_conn_log_note(const struct ev_conn *c, const char *note);
 /* Run one statement without a result (session settings, a transaction's start and end;
  * while c is cancelled only a ROLLBACK runs). */
 int ev_conn_exec(struct ev_conn *c, const char *sql, struct ev_error *err);

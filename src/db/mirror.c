@@ -163,6 +163,15 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 			*err = cerr;
 			goto fail;
 		}
+		if (off >= 0) {
+			char note[200];
+			snprintf(note, sizeof(note),
+			         "mirror check: %s: %zu rows mirrored, mirror drift %lld%s",
+			         req->table_name ? req->table_name
+			                         : ev_model_table(req->table)->default_name,
+			         ev_mirror_rows(m), off, off > 0 ? " (corrected)" : "");
+			ev_conn_log_note(c, note);
+		}
 		if (off > 0) {
 			/* Corrected at once: every row read again by key, in the same snapshot. */
 			*drift = off;

@@ -457,13 +457,15 @@ static void dash_refresh(struct app *a, struct view *v)
 		for (int t = 0; t < EV_TABLE_COUNT; t++)
 			ev_mirror_free(&d->mirror[t]);
 	d->mirror_source = a->cur_source;
-	for (int t = 0; t < EV_TABLE_COUNT && !d->all; t++) {
+	for (int t = 0; t < EV_TABLE_COUNT && !d->all && a->cfg->mirror; t++) {
 		if (arg->table_name[t] == NULL)
 			continue;
 		arg->mirror[t] = d->mirror[t] ? d->mirror[t] : ev_mirror_new((enum ev_table_kind)t);
 		d->mirror[t] = NULL;
 	}
 	arg->mirror_opts.interval_s = a->refresh_ms / 1000.0;
+	arg->mirror_opts.reverify_s = a->cfg->mirror_reverify_s;
+	arg->mirror_opts.check_s = a->cfg->mirror_check_s;
 	/* The window counts read every event created in the window: the costliest query by far
 	 * on a busy table, and the slowest to change. Re-read them every fifth refresh (and for
 	 * a table with nothing to carry over: a table that came back reads them at once); the
@@ -1200,5 +1202,6 @@ struct view *view_dash_new(struct app *a)
 	d->focus = EV_TABLE_OUTBOX;
 	d->window_s = a->cfg->window_s;
 	d->all = a->all_mode;
+	ev_mirror_set_cap((size_t)a->cfg->mirror_rows);
 	return &d->base;
 }
