@@ -105,7 +105,11 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 	                 "SNAPSHOT, READ ONLY",
 	                 err) < 0)
 		return -1;
-	struct ev_query *q = ev_query_server_clock();
+	/* The snapshot's clock: every figure compares with this NOW(). */
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	q->name = "dash.mirror.clock";
+	q->sql = ev_xstrdup("/* evtop:dash.mirror.clock */ SELECT NOW()");
+	q->limit = 1;
 	int rc = ev_conn_run(c, q, &rs, err);
 	ev_query_free(&q);
 	if (rc < 0)
