@@ -6,6 +6,7 @@
 #ifndef EV_CORE_DASHBOARD_H
 #define EV_CORE_DASHBOARD_H
 
+#include "core/flow.h"
 #include "core/model.h"
 #include "core/query.h"
 #include "core/rowset.h"
@@ -48,6 +49,9 @@ struct ev_figure {
 struct ev_dash_row {
 	char *group; /* the group's value (sanitise before display); NULL for SQL NULL */
 	struct ev_figure f[EV_DASH_NFIGURES];
+	/* The honest rates (core/flow.h) over the last minute, when the dashboard has them
+	 * (flow_on); unknown for a group of a dimension no create_time index serves. */
+	struct ev_flow_rates flow;
 };
 
 struct ev_dash {
@@ -66,6 +70,8 @@ struct ev_dash {
 	double server_ms;    /* wall time of the queries that built it */
 	/* The backlog figures came from the mirror (core/mirror.h): its rows, what the refresh
 	 * read, the rows every full check found off, the age of the last check (-1: none). */
+	/* The rates come from the mirror's flows (row->flow), not from the window counts. */
+	bool flow_on;
 	struct {
 		bool on;
 		long long rows, entered, changed, left, pk_reads, range_rows, drift;

@@ -68,6 +68,27 @@ struct names {
 	size_t bytes; /* the strings */
 };
 
+/* Every spelling of a group value met (in the key reads, or asked of the server for the window
+ * counts' groups), with its collation key: the window counts' GROUP BY spells a group as it
+ * likes, and the mirror's backlog for it must land on that row (ev_mirror_adopt_spellings). */
+struct spell {
+	char *s;
+	size_t len;
+	char *key;
+	size_t keylen;
+};
+
+struct spells {
+	size_t n; /* v[1..n] */
+	size_t cap;
+	struct spell *v;
+	uint32_t *slots; /* open addressing on the spelling: index into v, 0 = empty */
+	size_t nslots;
+	size_t bytes;
+};
+
+#define MAX_SPELLS (4 * MAX_NAMES)
+
 struct ev_mirror {
 	enum ev_table_kind table;
 	const struct ev_table_def *def;
@@ -80,6 +101,7 @@ struct ev_mirror {
 	struct big *bigs; /* sorted by id */
 	size_t nbigs, bigs_cap;
 	struct names names[MAX_DIMS];
+	struct spells spells[MAX_DIMS];
 	size_t cursor;  /* the rolling re-verification's next position */
 	size_t counted; /* rows counted in the process-wide total */
 	bool over_cap;
@@ -148,6 +170,17 @@ static void names_clear(struct names *nm)
 	memset(nm, 0, sizeof(*nm));
 }
 
+static void spells_clear(struct spells *sp)
+{
+	for (size_t i = 1; i <= sp->n; i++) {
+		free(sp->v[i].s);
+		free(sp->v[i].key);
+	}
+	free(sp->v);
+	free(sp->slots);
+	memset(sp, 0, sizeof(*sp));
+}
+
 void ev_mirror_reset(struct ev_mirror *m)
 {
 	free(m->e);
@@ -159,8 +192,10 @@ void ev_mirror_reset(struct ev_mirror *m)
 	m->bigs = NULL;
 	m->n = m->cap = m->nfresh = m->fresh_cap = m->nwant = m->want_cap = 0;
 	m->nbigs = m->bigs_cap = 0;
-	for (int k = 0; k < MAX_DIMS; k++)
+	for (int k = 0; k < MAX_DIMS; k++) {
 		names_clear(&m->names[k]);
+		spells_clear(&m->spells[k]);
+	}
 	m->cursor = 0;
 	account(m);
 }
@@ -222,6 +257,8 @@ size_t ev_mirror_bytes(const struct ev_mirror *m)
 	for (int k = 0; k < MAX_DIMS; k++) {
 		const struct names *nm = &m->names[k];
 		b += nm->cap * sizeof(struct name) + nm->nslots * sizeof(uint32_t) + nm->bytes;
+		const struct spells *sp = &m->spells[k];
+		b += sp->cap * sizeof(struct spell) + sp->nslots * sizeof(uint32_t) + sp->bytes;
 	}
 	return b;
 }
@@ -577,6 +614,57 @@ static uint16_t intern(struct names *nm, const struct ev_cell *value, const stru
 	return (uint16_t)i;
 }
 
+static uint32_t *spell_slot(struct spells *sp, const char *s, size_t len)
+{
+	size_t mask = sp->nslots - 1;
+	for (size_t i = name_hash(s, len) & mask;; i = (i + 1) & mask) {
+		uint32_t x = sp->slots[i];
+		if (x == 0 || (sp->v[x].len == len && memcmp(sp->v[x].s, s, len) == 0))
+			return &sp->slots[i];
+	}
+}
+
+static const struct spell *spell_find(const struct spells *sp, const char *s, size_t len)
+{
+	if (sp->nslots == 0)
+		return NULL;
+	uint32_t x = *spell_slot((struct spells *)sp, s, len);
+	return x ? &sp->v[x] : NULL;
+}
+
+static void spells_rehash(struct spells *sp, size_t nslots)
+{
+	free(sp->slots);
+	sp->nslots = nslots;
+	sp->slots = ev_xcalloc(nslots, sizeof(*sp->slots));
+	for (size_t i = 1; i <= sp->n; i++)
+		*spell_slot(sp, sp->v[i].s, sp->v[i].len) = (uint32_t)i;
+}
+
+/* Record that spelling s has collation key `key` (the first one recorded stands). */
+static void spell_add(struct spells *sp, const char *s, size_t len, const char *key, size_t keylen)
+{
+	if (sp->nslots == 0)
+		spells_rehash(sp, 64);
+	uint32_t *slot = spell_slot(sp, s, len);
+	if (*slot != 0 || sp->n >= MAX_SPELLS)
+		return;
+	if (sp->n + 2 > sp->cap) {
+		sp->cap = sp->cap ? sp->cap * 2 : 16;
+		sp->v = ev_xrealloc(sp->v, sp->cap * sizeof(*sp->v));
+	}
+	size_t i = ++sp->n;
+	sp->v[i].s = ev_xstrndup(s, len);
+	sp->v[i].len = len;
+	sp->v[i].key = ev_xmalloc(keylen ? keylen : 1);
+	memcpy(sp->v[i].key, key, keylen);
+	sp->v[i].keylen = keylen;
+	sp->bytes += len + 1 + (keylen ? keylen : 1);
+	*slot = (uint32_t)i;
+	if (sp->n * 2 > sp->nslots)
+		spells_rehash(sp, sp->nslots * 2);
+}
+
 static void big_set(struct ev_mirror *m, uint64_t id, int64_t ct, int64_t ut)
 {
 	size_t lo = 0, hi = m->nbigs;
@@ -616,7 +704,11 @@ static const struct big *big_get(const struct ev_mirror *m, uint64_t id)
 	return NULL;
 }
 
-/* The key read's columns: these, then per dimension its value and WEIGHT_STRING(value). */
+/* The collation key of the expression x (x appears four times). */
+#define KEY_OF(x) "WEIGHT_STRING(IF(RTRIM(" x ") = " x ", RTRIM(" x "), " x "))"
+
+/* The key read's columns: these, then per dimension its value and its collation key
+ * (KEY_OF). */
 enum {
 	PK_ID,
 	PK_STATUS,
@@ -640,14 +732,34 @@ struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_
 	              "/* evtop:dash.mirror.rows */ SELECT id, %s, deleted, version, retry_count, "
 	              "max_retry_count, next_retry_time, create_time, update_time, %s",
 	              t->status_col, t->has_lock ? "lock_until" : "last_handle_time");
-	for (size_t k = 0; k < t->ndimensions; k++)
-		ev_buf_printf(&b, ", %s, WEIGHT_STRING(%s)", t->dimensions[k].column,
-		              t->dimensions[k].column);
-	ev_buf_printf(&b, " FROM `%s` WHERE id IN (",
-	              req->table_name ? req->table_name : t->default_name);
-	for (size_t i = 0; i < n; i++)
-		ev_buf_printf(&b, "%s%llu", i ? "," : "", (unsigned long long)ids[i]);
-	ev_buf_adds(&b, ")");
+	/* The collation key of a group value: what GROUP BY groups by. Trailing spaces count
+	 * only where the collation says so (a PAD SPACE collation, as every MariaDB utf8mb4 one
+	 * but the _nopad_ ones, compares 'a' and 'a ' equal; WEIGHT_STRING keeps the spaces). */
+	for (size_t k = 0; k < t->ndimensions; k++) {
+		const char *c = t->dimensions[k].column;
+		ev_buf_printf(&b, ", %s, " KEY_OF("%s"), c, c, c, c, c);
+	}
+	ev_buf_printf(&b, " FROM `%s` WHERE ", req->table_name ? req->table_name : t->default_name);
+	/* Two lists: ids below 2^63 and ids from 2^63 up. One IN list of three or more values
+	 * that mixes both is no range on the primary key for MariaDB (10.11: a full index scan);
+	 * each list alone, and their OR, is. */
+	for (int big = 0, lists = 0; big <= 1; big++) {
+		bool any = false;
+		for (size_t i = 0; i < n; i++) {
+			if ((ids[i] >> 63) != (uint64_t)big)
+				continue;
+			if (!any)
+				ev_buf_adds(&b, lists ? " OR id IN (" : "id IN (");
+			ev_buf_printf(&b, "%s%llu", any ? "," : "", (unsigned long long)ids[i]);
+			any = true;
+		}
+		if (any) {
+			ev_buf_adds(&b, ")");
+			lists++;
+		}
+	}
+	if (n == 0)
+		ev_buf_adds(&b, "FALSE");
 	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
 	q->name = "dash.mirror.rows";
 	q->sql = ev_buf_steal(&b);
@@ -694,9 +806,14 @@ void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t ro
 		e->flags |= F_BIG;
 		big_set(m, id, ct64, ut64);
 	}
-	for (size_t k = 0; k < m->def->ndimensions && k < MAX_DIMS; k++)
-		e->grp[k] = intern(&m->names[k], ev_rowset_cell(rs, row, PK_DIMS + 2 * k),
-		                   ev_rowset_cell(rs, row, PK_DIMS + 2 * k + 1));
+	for (size_t k = 0; k < m->def->ndimensions && k < MAX_DIMS; k++) {
+		const struct ev_cell *v = ev_rowset_cell(rs, row, PK_DIMS + 2 * k);
+		const struct ev_cell *key = ev_rowset_cell(rs, row, PK_DIMS + 2 * k + 1);
+		e->grp[k] = intern(&m->names[k], v, key);
+		if (v->s != NULL && key->s != NULL &&
+		    spell_find(&m->spells[k], v->s, v->len) == NULL)
+			spell_add(&m->spells[k], v->s, v->len, key->s, key->len);
+	}
 	m->st.pk_reads++;
 }
 
@@ -830,6 +947,99 @@ void ev_mirror_fill(const struct ev_mirror *m, const struct ev_dash_req *req, co
 	free(a);
 	/* The backlog's figures are this refresh's own: nothing to carry over. */
 	d->skipped &= ~((1u << EV_DQ_PENDING) | (1u << EV_DQ_PROCESSING) | (1u << EV_DQ_FAILED));
+}
+
+/* --- the window counts' spellings ---------------------------------------------------------- */
+
+static int dim_index(const struct ev_table_def *t, const char *dimension)
+{
+	for (size_t k = 0; dimension && k < t->ndimensions && k < MAX_DIMS; k++)
+		if (strcmp(t->dimensions[k].key, dimension) == 0)
+			return (int)k;
+	return -1;
+}
+
+size_t ev_mirror_unmet_spellings(const struct ev_mirror *m, const struct ev_dash *d,
+                                 const char ***out)
+{
+	*out = NULL;
+	int dim = dim_index(m->def, d->dimension);
+	if (dim < 0 || m->n == 0)
+		return 0;
+	const struct spells *sp = &m->spells[dim];
+	size_t n = 0;
+	for (size_t r = 0; r < d->nrows; r++) {
+		const char *g = d->rows[r].group;
+		if (g == NULL || spell_find(sp, g, strlen(g)) != NULL)
+			continue;
+		if (*out == NULL)
+			*out = ev_xcalloc(d->nrows, sizeof(**out));
+		(*out)[n++] = g;
+	}
+	return n;
+}
+
+struct ev_query *ev_mirror_query_keys(const struct ev_mirror *m, const struct ev_dash_req *req,
+                                      const char *const *spellings, size_t n)
+{
+	const struct ev_table_def *t = ev_model_table(req->table);
+	int dim = dim_index(t, req->dimension);
+	if (dim < 0 || m->n == 0 || n == 0)
+		return NULL;
+	/* A literal takes the column's collation in IF(FALSE, column, ?); the column is read
+	 * from one row the mirror holds, by primary key. */
+	const char *c = t->dimensions[dim].column;
+	const char *tn = req->table_name ? req->table_name : t->default_name;
+	unsigned long long id = (unsigned long long)id_of(&m->e[0]);
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	struct ev_buf b;
+	ev_buf_init(&b);
+	q->name = "dash.mirror.keys";
+	ev_buf_adds(&b, "/* evtop:dash.mirror.keys */ SELECT v, " KEY_OF("v") " FROM (");
+	for (size_t i = 0; i < n; i++) {
+		ev_buf_printf(&b, "%sSELECT IF(FALSE, %s, ?) AS v FROM `%s` WHERE id = %llu",
+		              i ? " UNION ALL " : "", c, tn, id);
+		ev_query_add_text(q, spellings[i]);
+	}
+	ev_buf_adds(&b, ") spellings");
+	q->sql = ev_buf_steal(&b);
+	q->limit = (int)n;
+	return q;
+}
+
+void ev_mirror_key_row(struct ev_mirror *m, const char *dimension, const struct ev_rowset *rs,
+                       size_t row)
+{
+	int dim = dim_index(m->def, dimension);
+	if (dim < 0 || rs->ncols < 2)
+		return;
+	const struct ev_cell *v = ev_rowset_cell(rs, row, 0), *key = ev_rowset_cell(rs, row, 1);
+	if (v->s != NULL && key->s != NULL)
+		spell_add(&m->spells[dim], v->s, v->len, key->s, key->len);
+}
+
+void ev_mirror_adopt_spellings(struct ev_mirror *m, const struct ev_dash *d)
+{
+	int dim = dim_index(m->def, d->dimension);
+	if (dim < 0)
+		return;
+	struct names *nm = &m->names[dim];
+	const struct spells *sp = &m->spells[dim];
+	if (nm->nslots == 0)
+		return;
+	for (size_t r = 0; r < d->nrows; r++) {
+		const char *g = d->rows[r].group;
+		const struct spell *x = g ? spell_find(sp, g, strlen(g)) : NULL;
+		if (x == NULL)
+			continue;
+		uint32_t i = *name_slot(nm, x->key, x->keylen);
+		if (i == 0 || strcmp(nm->v[i].display, g) == 0)
+			continue;
+		nm->bytes += strlen(g);
+		nm->bytes -= strlen(nm->v[i].display);
+		free(nm->v[i].display);
+		nm->v[i].display = ev_xstrdup(g);
+	}
 }
 
 void ev_mirror_totals(const struct ev_mirror *m, struct ev_mirror_totals *tt)

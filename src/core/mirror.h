@@ -109,6 +109,24 @@ size_t ev_mirror_share(const struct ev_mirror *m, double interval_s, int reverif
 void ev_mirror_fill(const struct ev_mirror *m, const struct ev_dash_req *req, const char *now,
                     struct ev_dash *d);
 
+/* The window counts' groups (d's rows, d of a dimension) spell a group as their GROUP BY
+ * chose, which need not be the spelling the mirror met first ('ORDER_PAID' and 'order_paid'
+ * are one group under a case-insensitive collation): before ev_mirror_fill, the mirror takes
+ * d's spellings for its groups (ev_mirror_adopt_spellings), so that a group's backlog lands
+ * on the row its window counts are on. A spelling the key reads never met is resolved by the
+ * server once (remembered after):
+ *   ev_mirror_unmet_spellings  d's groups whose collation key is unknown (d's texts, in a
+ *                              malloc'd array; 0 when none, or the mirror holds no row)
+ *   ev_mirror_query_keys       their keys, under the column's collation (NULL when none)
+ *   ev_mirror_key_row          each row of that read */
+size_t ev_mirror_unmet_spellings(const struct ev_mirror *m, const struct ev_dash *d,
+                                 const char ***out);
+struct ev_query *ev_mirror_query_keys(const struct ev_mirror *m, const struct ev_dash_req *req,
+                                      const char *const *spellings, size_t n);
+void ev_mirror_key_row(struct ev_mirror *m, const char *dimension, const struct ev_rowset *rs,
+                       size_t row);
+void ev_mirror_adopt_spellings(struct ev_mirror *m, const struct ev_dash *d);
+
 /* The totals of the figures the full counts check (no clock in them): pending, processing,
  * failed, failed_noretry, exhausted. */
 struct ev_mirror_totals {

@@ -44,6 +44,30 @@ static int read_keys(struct ev_conn *c, struct ev_mirror *m, const struct ev_das
 	return 0;
 }
 
+/* The collation keys of d's group spellings the mirror has not met (core/mirror.h), then its
+ * groups spelled as d spells them. Best effort: a failed read leaves those groups apart. */
+static void adopt_spellings(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                            const struct ev_dash *d)
+{
+	const char **sp = NULL;
+	size_t n = ev_mirror_unmet_spellings(m, d, &sp);
+	for (size_t i = 0; i < n; i += 100) {
+		size_t k = n - i < 100 ? n - i : 100;
+		struct ev_query *q = ev_mirror_query_keys(m, req, sp + i, k);
+		struct ev_rowset *rs = NULL;
+		struct ev_error err = {0};
+		if (q != NULL && ev_conn_run(c, q, &rs, &err) == 0)
+			for (size_t r = 0; r < rs->nrows; r++)
+				ev_mirror_key_row(m, req->dimension, rs, r);
+		ev_rowset_free(&rs);
+		ev_query_free(&q);
+		if (err.code != 0)
+			break;
+	}
+	free(sp);
+	ev_mirror_adopt_spellings(m, d);
+}
+
 /* The full counts of the backlog (totals only, read in the same snapshot) against the
  * mirror: the rows off, summed over the figures compared; -1 when they could not be read. */
 static long long full_check(struct ev_conn *c, const struct ev_mirror *m,
@@ -252,6 +276,8 @@ int ev_mirror_fetch(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash
 		*out = d;
 		return 0;
 	} else {
+		if (req->dimension != NULL)
+			adopt_spellings(c, m, req, d);
 		ev_mirror_fill(m, req, now, d);
 		d->mirror.on = true;
 		d->mirror.rows = (long long)st.rows;

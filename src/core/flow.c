@@ -1,0 +1,131 @@
+/* evtop — honest rates (see flow.h): a ring of the last EV_FLOW_SAMPLES refreshes' counts. */
+#include <config.h>
+
+#include "core/flow.h"
+
+#include "core/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct sample {
+	int64_t t;
+	bool created_known;
+	struct ev_flow_in total;
+	struct ev_flow_in *groups[EV_FLOW_DIMS];
+	size_t ngroups[EV_FLOW_DIMS];
+};
+
+struct ev_flow {
+	struct sample s[EV_FLOW_SAMPLES];
+	size_t n;    /* samples held */
+	size_t next; /* where the next one goes */
+};
+
+struct ev_flow *ev_flow_new(void)
+{
+	return ev_xcalloc(1, sizeof(struct ev_flow));
+}
+
+static void sample_clear(struct sample *s)
+{
+	for (int k = 0; k < EV_FLOW_DIMS; k++)
+		free(s->groups[k]);
+	memset(s, 0, sizeof(*s));
+}
+
+void ev_flow_reset(struct ev_flow *f)
+{
+	for (size_t i = 0; i < EV_FLOW_SAMPLES; i++)
+		sample_clear(&f->s[i]);
+	f->n = f->next = 0;
+}
+
+void ev_flow_free(struct ev_flow **fp)
+{
+	if (*fp == NULL)
+		return;
+	ev_flow_reset(*fp);
+	free(*fp);
+	*fp = NULL;
+}
+
+size_t ev_flow_samples(const struct ev_flow *f)
+{
+	return f->n;
+}
+
+void ev_flow_push(struct ev_flow *f, int64_t t, const struct ev_flow_in *total,
+                  const struct ev_flow_in *const groups[EV_FLOW_DIMS],
+                  const size_t ngroups[EV_FLOW_DIMS], bool created_known)
+{
+	struct sample *s = &f->s[f->next];
+	sample_clear(s);
+	s->t = t;
+	s->created_known = created_known;
+	s->total = *total;
+	for (int k = 0; k < EV_FLOW_DIMS; k++) {
+		if (groups == NULL || groups[k] == NULL || ngroups[k] == 0)
+			continue;
+		s->groups[k] = ev_xmalloc(ngroups[k] * sizeof(*s->groups[k]));
+		memcpy(s->groups[k], groups[k], ngroups[k] * sizeof(*s->groups[k]));
+		s->ngroups[k] = ngroups[k];
+	}
+	f->next = (f->next + 1) % EV_FLOW_SAMPLES;
+	if (f->n < EV_FLOW_SAMPLES)
+		f->n++;
+}
+
+/* The i-th newest sample (0 = the newest). */
+static const struct sample *newest(const struct ev_flow *f, size_t i)
+{
+	return &f->s[(f->next + EV_FLOW_SAMPLES - 1 - i) % EV_FLOW_SAMPLES];
+}
+
+static struct ev_flow_in counts(const struct sample *s, int k, size_t g)
+{
+	static const struct ev_flow_in none;
+	if (k < 0)
+		return s->total;
+	if (k >= EV_FLOW_DIMS || g >= s->ngroups[k])
+		return none;
+	return s->groups[k][g];
+}
+
+void ev_flow_rates(const struct ev_flow *f, int k, size_t g, int horizon_s,
+                   struct ev_flow_rates *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (f->n < 2)
+		return;
+	const struct sample *last = newest(f, 0);
+	long long created = 0, finished = 0, failed = 0;
+	int64_t from = last->t;
+	/* Intervals newest first: (i+1)-th newest -> i-th newest, while the interval ends within
+	 * the horizon. An interval without its created counts ends the span. */
+	for (size_t i = 0; i + 1 < f->n; i++) {
+		const struct sample *b = newest(f, i), *a = newest(f, i + 1);
+		if (last->t - b->t >= horizon_s && i > 0)
+			break;
+		if (!b->created_known || b->t <= a->t)
+			break;
+		struct ev_flow_in x = counts(b, k, g), y = counts(a, k, g);
+		long long done = x.created - (x.backlog - y.backlog) - x.deleted_left;
+		if (done < 0) {
+			out->clamped++;
+			done = 0;
+		}
+		created += x.created;
+		finished += done;
+		failed += x.failed_in;
+		from = a->t;
+	}
+	double span = (double)(last->t - from);
+	if (span <= 0)
+		return;
+	out->known = true;
+	out->span_s = span;
+	out->created_per_min = (double)created * 60.0 / span;
+	out->finished_per_min = (double)finished * 60.0 / span;
+	out->failed_per_min = (double)failed * 60.0 / span;
+}
