@@ -76,6 +76,9 @@ struct ev_dash {
 		bool on;
 		long long rows, entered, changed, left, pk_reads, range_rows, drift;
 		double check_age_s;
+		/* Seconds since the failed range was read (it is read every fifth refresh once
+		 * large; its figures are as of then, with the arrivals since): 0 when read now. */
+		long long failed_age_s;
 	} mirror;
 	unsigned skipped; /* bit (1 << ev_dash_query) per query not run this time */
 	/* Private to core/dashboard.c: the room in rows, and an open-addressing hash of the

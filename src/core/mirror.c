@@ -11,6 +11,8 @@
 
 #include "core/mirror.h"
 
+#include "core/flow.h"
+
 #include "core/util.h"
 
 #include <errno.h>
@@ -34,6 +36,9 @@ enum {
 	F_KNOWN = 16,    /* read by primary key at least once */
 	F_BIG = 32,      /* create_time or update_time outside the 32-bit range: see bigs */
 	F_GONE = 64,     /* the key read says it left the backlog */
+	F_LEFT = 128,    /* not in its range this refresh: read by key for where it went */
+	F_FAILIN = 256,  /* entered status 3 this refresh (the flows) */
+	F_DELLEFT = 512, /* left the backlog deleted, outright or soft (the flows) */
 };
 
 struct entry {
@@ -45,7 +50,7 @@ struct entry {
 	int32_t rc, mrc;
 	uint16_t grp[MAX_DIMS]; /* 0 = SQL NULL */
 	uint8_t status;
-	uint8_t flags;
+	uint16_t flags;
 };
 
 struct big {
@@ -109,6 +114,22 @@ struct ev_mirror {
 	bool checked;
 	double last_check; /* monotonic seconds */
 	long long drift;   /* rows found off by every full check together */
+	/* The flows (core/flow.h): the refresh's server time, the created counts read for it. */
+	struct ev_flow *flow;
+	int64_t now;
+	bool have_now;
+	int64_t cut; /* created counted up to here (server seconds) */
+	bool have_cut;
+	int64_t next_cut; /* this refresh's cut, once the created counts are read */
+	bool created_known;
+	struct ev_flow_in *created[2]; /* per group of dims 0 and 1, this refresh */
+	size_t ncreated[2];
+	long long created_total;
+	unsigned refreshes;
+	int64_t failed_read_at; /* server time the failed range was last read */
+	bool failed_carried;    /* this refresh did not read it */
+	size_t nfailed;         /* rows of status 3 */
+	bool correcting;        /* ev_mirror_want_all: the end to come is not a refresh */
 };
 
 static atomic_size_t g_cap = EV_MIRROR_CAP_DEFAULT;
@@ -197,6 +218,18 @@ void ev_mirror_reset(struct ev_mirror *m)
 		spells_clear(&m->spells[k]);
 	}
 	m->cursor = 0;
+	/* The flows compare a backlog with the one before: a mirror read anew starts them anew. */
+	if (m->flow != NULL)
+		ev_flow_reset(m->flow);
+	m->have_cut = false;
+	for (int k = 0; k < 2; k++) {
+		free(m->created[k]);
+		m->created[k] = NULL;
+		m->ncreated[k] = 0;
+	}
+	m->created_total = 0;
+	m->refreshes = 0;
+	m->nfailed = 0;
 	account(m);
 }
 
@@ -206,6 +239,7 @@ void ev_mirror_free(struct ev_mirror **mp)
 	if (m == NULL)
 		return;
 	ev_mirror_reset(m);
+	ev_flow_free(&m->flow);
 	free(m);
 	*mp = NULL;
 }
@@ -423,10 +457,19 @@ static void merge_fresh(struct ev_mirror *m)
 void ev_mirror_begin(struct ev_mirror *m)
 {
 	for (size_t i = 0; i < m->n; i++)
-		m->e[i].flags &= (uint8_t) ~(F_SEEN | F_WANT | F_GONE);
+		m->e[i].flags &=
+		        (uint16_t) ~(F_SEEN | F_WANT | F_GONE | F_LEFT | F_FAILIN | F_DELLEFT);
 	m->nfresh = 0;
 	m->nwant = 0;
 	memset(&m->st, 0, sizeof(m->st));
+	m->created_known = false;
+	m->created_total = 0;
+	for (int k = 0; k < 2; k++) {
+		free(m->created[k]);
+		m->created[k] = NULL;
+		m->ncreated[k] = 0;
+	}
+	m->failed_carried = false;
 }
 
 int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id_s, const char *next_retry,
@@ -443,6 +486,8 @@ int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id_s, const
 	struct entry *e = find(m, id);
 	if (e != NULL) {
 		if (e->status != status || e->nrt != nrt || e->rc != rc) {
+			if (status == 3 && e->status != 3)
+				e->flags |= F_FAILIN;
 			e->status = (uint8_t)status;
 			e->nrt = nrt;
 			e->rc = rc;
@@ -460,7 +505,7 @@ int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id_s, const
 	e->nrt = nrt;
 	e->rc = rc;
 	e->t1 = e->ct = e->ut = T_NULL;
-	e->flags = F_SEEN | F_WANT;
+	e->flags = F_SEEN | F_WANT | (status == 3 ? F_FAILIN : 0);
 	m->st.entered++;
 	return 0;
 }
@@ -498,18 +543,11 @@ static void want_add(struct ev_mirror *m, uint64_t id)
 size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t **ids)
 {
 	merge_fresh(m);
-	/* What was not seen left the backlog. */
-	size_t w = 0;
-	for (size_t r = 0; r < m->n; r++) {
-		if (!(m->e[r].flags & F_SEEN)) {
-			m->st.left++;
-			if (r < m->cursor && m->cursor > 0)
-				m->cursor--;
-			continue;
-		}
-		m->e[w++] = m->e[r];
-	}
-	m->n = w;
+	/* What was not seen left its range: read by key for where it went (success, cancelled,
+	 * deleted, or failed while the failed range is carried). */
+	for (size_t r = 0; r < m->n; r++)
+		if (!(m->e[r].flags & F_SEEN))
+			m->e[r].flags |= F_LEFT | F_WANT;
 	m->nwant = 0;
 	for (size_t r = 0; r < m->n; r++)
 		if (m->e[r].flags & F_WANT)
@@ -522,7 +560,7 @@ size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t *
 	for (size_t k = 0; k < share; k++) {
 		struct entry *e = &m->e[m->cursor];
 		m->cursor = (m->cursor + 1) % m->n;
-		if (e->flags & F_WANT)
+		if (e->flags & (F_WANT | F_LEFT))
 			continue;
 		e->flags |= F_WANT;
 		want_add(m, id_of(e));
@@ -534,6 +572,8 @@ size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t *
 
 size_t ev_mirror_want_all(struct ev_mirror *m, const uint64_t **ids)
 {
+	/* A correction within a refresh: its end is not a refresh of its own for the flows. */
+	m->correcting = true;
 	m->nwant = 0;
 	for (size_t r = 0; r < m->n; r++) {
 		m->e[r].flags |= F_WANT;
@@ -779,10 +819,18 @@ void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t ro
 		return;
 	const char *st = ev_rowset_cell(rs, row, PK_STATUS)->s;
 	int status = st ? atoi(st) : -1;
+	const char *del = ev_rowset_cell(rs, row, PK_DELETED)->s;
+	bool deleted = del != NULL && strtoll(del, NULL, 10) != 0;
 	if (status != 0 && status != 1 && status != 3) {
 		e->flags |= F_GONE;
+		if (deleted)
+			e->flags |= F_DELLEFT;
 		return;
 	}
+	/* Still in the backlog: a row that left its range for the failed one (carried this
+	 * refresh), or one the share or a change brought. */
+	if ((e->flags & F_LEFT) && status == 3 && e->status != 3)
+		e->flags |= F_FAILIN;
 	int64_t ct64 = 0, ut64 = 0, x;
 	bool big = false;
 	e->status = (uint8_t)status;
@@ -794,11 +842,10 @@ void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t ro
 	e->ut = time32(ev_rowset_cell(rs, row, PK_UT)->s, &ut64, &big);
 	bool t1big = false;
 	e->t1 = time32(ev_rowset_cell(rs, row, PK_T1)->s, &x, &t1big);
-	const char *del = ev_rowset_cell(rs, row, PK_DELETED)->s;
 	const char *ver = ev_rowset_cell(rs, row, PK_VERSION)->s;
-	uint8_t keep = e->flags & (F_SEEN);
+	uint16_t keep = e->flags & (F_SEEN | F_FAILIN);
 	e->flags = keep | F_KNOWN;
-	if (del != NULL && strtoll(del, NULL, 10) != 0)
+	if (deleted)
 		e->flags |= F_DELETED;
 	if (ver != NULL && strtoll(ver, NULL, 10) > 0)
 		e->flags |= F_VERSIONED;
@@ -817,24 +864,89 @@ void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t ro
 	m->st.pk_reads++;
 }
 
+/* The dimensions the flows are kept for: event_type (0), and topic (1) on the outbox. */
+static int flow_dims(const struct ev_mirror *m)
+{
+	return m->def->has_lock ? 2 : 1;
+}
+
+static void flow_add(struct ev_flow_in **v, size_t *n, size_t g, const struct ev_flow_in *x)
+{
+	if (g >= *n) {
+		size_t nn = g + 16;
+		*v = ev_xrealloc(*v, nn * sizeof(**v));
+		memset(*v + *n, 0, (nn - *n) * sizeof(**v));
+		*n = nn;
+	}
+	(*v)[g].backlog += x->backlog;
+	(*v)[g].deleted_left += x->deleted_left;
+	(*v)[g].failed_in += x->failed_in;
+	(*v)[g].created += x->created;
+}
+
 void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st)
 {
 	merge_fresh(m);
-	/* A row still wanted was not found by its key (gone between two reads: only outside a
-	 * snapshot), or its key read says it left: not in the backlog. */
+	struct ev_flow_in total = {0}, *groups[2] = {NULL, NULL};
+	size_t ngroups[2] = {0, 0};
+	int nd = flow_dims(m);
+	/* A row still wanted was not found by its key (deleted outright; a row new to a range:
+	 * only outside a snapshot), or its key read says it left: not in the backlog. */
 	size_t w = 0;
 	for (size_t r = 0; r < m->n; r++) {
 		struct entry *e = &m->e[r];
-		if ((e->flags & F_GONE) || ((e->flags & F_WANT) && !(e->flags & F_KNOWN))) {
+		struct ev_flow_in x = {0};
+		bool unread = !(e->flags & F_GONE) && (e->flags & F_WANT) &&
+		              (!(e->flags & F_KNOWN) || (e->flags & F_LEFT));
+		if ((e->flags & F_GONE) || unread) {
 			m->st.left++;
+			if (unread || (e->flags & F_DELLEFT)) {
+				x.deleted_left = 1;
+				total.deleted_left++;
+				for (int k = 0; k < nd; k++)
+					flow_add(&groups[k], &ngroups[k], e->grp[k], &x);
+			}
+			if (r < m->cursor && m->cursor > 0)
+				m->cursor--;
 			continue;
 		}
-		e->flags &= (uint8_t)~F_WANT;
+		e->flags &= (uint16_t)~F_WANT;
+		x.backlog = 1;
+		x.failed_in = (e->flags & F_FAILIN) != 0;
+		total.backlog++;
+		total.failed_in += x.failed_in;
+		for (int k = 0; k < nd; k++)
+			flow_add(&groups[k], &ngroups[k], e->grp[k], &x);
 		m->e[w++] = *e;
 	}
 	m->n = w;
 	if (m->cursor >= m->n)
 		m->cursor = 0;
+	/* The flows of this refresh: the created counts read for it, per group. */
+	total.created = m->created_total;
+	for (int k = 0; k < nd; k++)
+		for (size_t g = 0; g < m->ncreated[k]; g++) {
+			struct ev_flow_in c = {0};
+			c.created = m->created[k][g].created;
+			if (c.created != 0)
+				flow_add(&groups[k], &ngroups[k], g, &c);
+		}
+	if (m->have_now && !m->correcting) {
+		if (m->flow == NULL)
+			m->flow = ev_flow_new();
+		const struct ev_flow_in *gv[EV_FLOW_DIMS] = {groups[0], groups[1]};
+		ev_flow_push(m->flow, m->now, &total, gv, ngroups, m->created_known);
+	}
+	free(groups[0]);
+	free(groups[1]);
+	if (!m->correcting)
+		m->refreshes++;
+	m->correcting = false;
+	if (!m->failed_carried && m->have_now)
+		m->failed_read_at = m->now;
+	m->nfailed = 0;
+	for (size_t r = 0; r < m->n; r++)
+		m->nfailed += m->e[r].status == 3;
 	/* Give back what a backlog that shrank a lot no longer needs. */
 	if (m->cap > 1024 && m->n < m->cap / 4) {
 		m->cap = m->n + m->n / 4 + 64;
@@ -856,6 +968,130 @@ void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st)
 	m->st.rows = m->n;
 	if (st != NULL)
 		*st = m->st;
+}
+
+void ev_mirror_clock(struct ev_mirror *m, const char *now)
+{
+	m->have_now = ev_mirror_parse_time(now, &m->now);
+}
+
+bool ev_mirror_read_failed(const struct ev_mirror *m)
+{
+	return m->n == 0 || m->nfailed < EV_MIRROR_FAILED_SMALL ||
+	       m->refreshes % EV_MIRROR_FAILED_EVERY == 0;
+}
+
+void ev_mirror_carry_range(struct ev_mirror *m, int status)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].status == status)
+			m->e[i].flags |= F_SEEN;
+	if (status == 3)
+		m->failed_carried = true;
+}
+
+long long ev_mirror_failed_age(const struct ev_mirror *m)
+{
+	return m->have_now && m->refreshes > 0 ? m->now - m->failed_read_at : -1;
+}
+
+/* 'YYYY-MM-DD hh:mm:ss' of seconds since 2000-01-01 (Howard Hinnant's civil_from_days). */
+static void format_time(int64_t secs, char *buf, size_t size)
+{
+	int64_t z = secs + 946684800;
+	int64_t days = z >= 0 ? z / 86400 : (z - 86399) / 86400;
+	int64_t sod = z - days * 86400;
+	days += 719468;
+	int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+	unsigned doe = (unsigned)(days - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t y = (int64_t)yoe + era * 400;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	unsigned d = doy - (153 * mp + 2) / 5 + 1;
+	unsigned mo = mp < 10 ? mp + 3 : mp - 9;
+	y += mo <= 2;
+	int h = (int)(sod / 3600), mi = (int)(sod / 60 % 60), se = (int)(sod % 60);
+	if (y < 0 || y > 9999) {
+		snprintf(buf, size, "%s", y < 0 ? "0000-01-01 00:00:00" : "9999-12-31 23:59:59");
+		return;
+	}
+	snprintf(buf, size, "%04d-%02u-%02u %02d:%02d:%02d", (int)y, mo % 13, d % 32, h % 24,
+	         mi % 60, se % 60);
+}
+
+struct ev_query *ev_mirror_query_created(struct ev_mirror *m, const struct ev_dash_req *req,
+                                         int settle_s)
+{
+	const struct ev_table_def *t = m->def;
+	if (!m->have_now)
+		return NULL;
+	int64_t hi = m->now - (settle_s >= 0 ? settle_s : EV_MIRROR_SETTLE_S);
+	if (!m->have_cut) {
+		/* The first refresh: the flows start from here. */
+		m->cut = hi;
+		m->have_cut = true;
+		return NULL;
+	}
+	if (hi <= m->cut) {
+		/* The clock did not move (or went back): nothing created since. */
+		m->created_known = hi == m->cut;
+		return NULL;
+	}
+	const char *index = req->info ? ev_index_find(req->info, "create_time") : NULL;
+	if (req->info != NULL && index == NULL)
+		return NULL;
+	char lo_s[32], hi_s[32];
+	format_time(m->cut, lo_s, sizeof(lo_s));
+	format_time(hi, hi_s, sizeof(hi_s));
+	struct ev_buf b;
+	ev_buf_init(&b);
+	ev_buf_adds(&b, "/* evtop:dash.mirror.created */ SELECT event_type, " KEY_OF("event_type"));
+	if (t->has_lock)
+		ev_buf_adds(&b, ", topic, " KEY_OF("topic"));
+	ev_buf_printf(&b, ", COUNT(*) FROM `%s`",
+	              req->table_name ? req->table_name : t->default_name);
+	if (index != NULL)
+		ev_buf_printf(&b, " FORCE INDEX (`%s`)", index);
+	ev_buf_printf(&b, " WHERE create_time > ? AND create_time <= ? GROUP BY event_type%s",
+	              t->has_lock ? ", topic" : "");
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	q->name = "dash.mirror.created";
+	q->sql = ev_buf_steal(&b);
+	ev_query_add_text(q, lo_s);
+	ev_query_add_text(q, hi_s);
+	q->limit = 100000;
+	m->next_cut = hi;
+	return q;
+}
+
+void ev_mirror_created_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row)
+{
+	int nd = flow_dims(m);
+	if (rs->ncols < (size_t)(2 * nd + 1))
+		return;
+	const char *n = ev_rowset_cell(rs, row, (size_t)(2 * nd))->s;
+	long long count = n ? strtoll(n, NULL, 10) : 0;
+	struct ev_flow_in c = {0};
+	c.created = count;
+	m->created_total += count;
+	for (int k = 0; k < nd; k++) {
+		uint16_t g = intern(&m->names[k], ev_rowset_cell(rs, row, (size_t)(2 * k)),
+		                    ev_rowset_cell(rs, row, (size_t)(2 * k + 1)));
+		flow_add(&m->created[k], &m->ncreated[k], g, &c);
+	}
+}
+
+void ev_mirror_created_done(struct ev_mirror *m, bool ok)
+{
+	if (!ok) {
+		m->created_total = 0;
+		for (int k = 0; k < 2; k++)
+			m->ncreated[k] = 0;
+		return;
+	}
+	m->cut = m->next_cut;
+	m->created_known = true;
 }
 
 void ev_mirror_overflow(struct ev_mirror *m)
@@ -945,6 +1181,31 @@ void ev_mirror_fill(const struct ev_mirror *m, const struct ev_dash_req *req, co
 		        x->oldest_ut == INT64_MAX || !have_now ? -1 : now - x->oldest_ut;
 	}
 	free(a);
+	/* The rates by completion time (core/flow.h): the totals, and the groups of the dimensions
+	 * the flows are kept for; the other dimensions' groups have none ("—"). */
+	if (m->flow != NULL) {
+		d->flow_on = true;
+		ev_flow_rates(m->flow, -1, 0, EV_MIRROR_RATE_S, &d->total.flow);
+		if (dim >= 0 && dim < flow_dims(m)) {
+			for (size_t g = 0; g < ngroups; g++) {
+				struct ev_flow_rates fr;
+				ev_flow_rates(m->flow, dim, g, EV_MIRROR_RATE_S, &fr);
+				const char *name = nm && g > 0 ? nm->v[g].display : NULL;
+				struct ev_dash_row *r = NULL;
+				if (fr.known && (fr.created_per_min > 0 ||
+				                 fr.finished_per_min > 0 || fr.failed_per_min > 0))
+					r = ev_dash_row(d, name);
+				else if (name != NULL)
+					r = (struct ev_dash_row *)ev_dash_find(d, name);
+				else
+					for (size_t i = 0; i < d->nrows && r == NULL; i++)
+						if (d->rows[i].group == NULL)
+							r = &d->rows[i];
+				if (r != NULL)
+					r->flow = fr;
+			}
+		}
+	}
 	/* The backlog's figures are this refresh's own: nothing to carry over. */
 	d->skipped &= ~((1u << EV_DQ_PENDING) | (1u << EV_DQ_PROCESSING) | (1u << EV_DQ_FAILED));
 }

@@ -4,12 +4,16 @@
  * the backlog is computed here, for any dimension, without a query.
  *
  * A refresh (db/mirror.c runs it inside one consistent snapshot):
+ *   ev_mirror_clock       the snapshot's NOW()
  *   ev_mirror_begin
  *   ev_mirror_range_row   for every row of each status range (id, next_retry_time,
- *                         retry_count: the status index's columns)
+ *                         retry_count: the status index's columns); a range not read this
+ *                         time (the failed one, every 5th refresh only) ev_mirror_carry_range
  *   ev_mirror_lock_row    outbox: for every processing row (id, lock_until)
  *   ev_mirror_ranges_done the rows not seen left the backlog; which rows to read by key
  *   ev_mirror_pk_row      for each row read by primary key (ev_mirror_query_pk)
+ *   ev_mirror_created_row for each row of ev_mirror_query_created (the flows), then
+ *                         ev_mirror_created_done
  *   ev_mirror_end
  * then ev_mirror_fill puts the figures of one dimension into a dashboard.
  *
@@ -34,6 +38,17 @@
 #define EV_MIRROR_REVERIFY_S 300
 /* The full counts are compared with the mirror this often (seconds), and at the start. */
 #define EV_MIRROR_CHECK_S 600
+/* The failed range (the largest, and the slowest to change) is read every this many refreshes
+ * once it holds EV_MIRROR_FAILED_SMALL rows or more; in between it is carried, its arrivals
+ * known from the rows that left the other ranges (read by key), a row leaving it directly
+ * (cancelled, deleted) seen at its next read. */
+#define EV_MIRROR_FAILED_EVERY 5
+#define EV_MIRROR_FAILED_SMALL 5000
+/* Rows created within this many seconds are not counted yet (rows are inserted inside
+ * business transactions and commit late). */
+#define EV_MIRROR_SETTLE_S 30
+/* The rates are over the refreshes of the last minute. */
+#define EV_MIRROR_RATE_S 60
 /* Ids per primary-key read. */
 #define EV_MIRROR_PK_BATCH 500
 
@@ -84,8 +99,9 @@ int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id, const c
                         const char *retry_count);
 /* The lock read's row (outbox, status 1). */
 void ev_mirror_lock_row(struct ev_mirror *m, const char *id, const char *lock_until);
-/* The ranges are read: rows not seen have left the backlog. `share` more rows (the rolling
- * re-verification; ev_mirror_share) are read by key with the rows that entered or changed.
+/* The ranges are read: rows not seen left their range, and are read by key for where they
+ * went. `share` more rows (the rolling re-verification; ev_mirror_share) are read by key with
+ * them and the rows that entered or changed.
  * Returns the ids to read by primary key (owned by m, valid until the next begin) in *ids. */
 size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t **ids);
 /* Read every row by key this refresh (after a drift). Returns the ids as ranges_done. */
@@ -97,6 +113,25 @@ void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st);
 /* The backlog did not fit under the cap: the mirror drops its rows and says so. */
 void ev_mirror_overflow(struct ev_mirror *m);
 bool ev_mirror_is_over_cap(const struct ev_mirror *m);
+
+/* The snapshot's NOW() (before ev_mirror_begin): the flows' clock. */
+void ev_mirror_clock(struct ev_mirror *m, const char *now);
+/* Whether this refresh reads the failed range (else ev_mirror_carry_range(m, 3)). */
+bool ev_mirror_read_failed(const struct ev_mirror *m);
+/* The rows of `status` stay as they are this refresh (their range is not read). */
+void ev_mirror_carry_range(struct ev_mirror *m, int status);
+/* Seconds since the failed range was last read (server time; -1 before the first). */
+long long ev_mirror_failed_age(const struct ev_mirror *m);
+/* The created counts of this refresh's flows: rows created between the last refresh's cut and
+ * NOW() - settle_s (-1: the default), per event_type (and topic on the outbox), through the
+ * create_time index (only the rows created since: what changed). NULL when there is nothing
+ * to read: the first refresh (the flows start at the next), the clock not moved, no index.
+ * Then each row to ev_mirror_created_row, and ev_mirror_created_done (false: the read
+ * failed, the interval yields no rates). */
+struct ev_query *ev_mirror_query_created(struct ev_mirror *m, const struct ev_dash_req *req,
+                                         int settle_s);
+void ev_mirror_created_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row);
+void ev_mirror_created_done(struct ev_mirror *m, bool ok);
 
 /* The rolling share for a refresh every interval_s seconds: every row read again within
  * reverify_s seconds. */

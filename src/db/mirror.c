@@ -142,8 +142,15 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 	         rs->nrows > 0 && ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
 	ev_rowset_free(&rs);
 
+	ev_mirror_clock(m, now);
+	/* The failed range, the largest, is read every fifth refresh once it is large. */
+	bool all_ranges = ev_mirror_read_failed(m);
 	ev_mirror_begin(m);
 	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		if (statuses[i] == 3 && !all_ranges) {
+			ev_mirror_carry_range(m, 3);
+			continue;
+		}
 		q = ev_mirror_query_range(req, statuses[i], room - got + 1, err);
 		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
 			ev_query_free(&q);
@@ -182,9 +189,25 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 	        &ids);
 	if (read_keys(c, m, req, ids, n, err) < 0)
 		goto fail;
+	/* What was created since the last refresh, for the rates by completion time. */
+	q = ev_mirror_query_created(m, req, o->settle_s ? o->settle_s : EV_MIRROR_SETTLE_S);
+	if (q != NULL) {
+		struct ev_error cerr = {0};
+		rc = ev_conn_run(c, q, &rs, &cerr);
+		ev_query_free(&q);
+		if (rc < 0 && cerr.code == EV_ERR_CONNECT) {
+			*err = cerr;
+			goto fail;
+		}
+		for (size_t r = 0; rc == 0 && r < rs->nrows; r++)
+			ev_mirror_created_row(m, rs, r);
+		ev_mirror_created_done(m, rc == 0);
+		ev_rowset_free(&rs);
+	}
 	ev_mirror_end(m, st);
 	*drift = 0;
-	if (ev_mirror_check_due(m, mono_s(), o->check_s)) {
+	/* The full counts compare with a mirror that read every range this time. */
+	if (all_ranges && ev_mirror_check_due(m, mono_s(), o->check_s)) {
 		struct ev_error cerr = {0};
 		long long off = full_check(c, m, req, &cerr);
 		if (off < 0 && cerr.code == EV_ERR_CONNECT) {
@@ -288,6 +311,7 @@ int ev_mirror_fetch(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash
 		d->mirror.range_rows = (long long)st.range_rows;
 		d->mirror.drift = drift;
 		d->mirror.check_age_s = ev_mirror_check_age(m, mono_s());
+		d->mirror.failed_age_s = ev_mirror_failed_age(m);
 	}
 	d->server_ms += (mono_s() - t0) * 1e3;
 	if (d->skipped == 0)

@@ -11,6 +11,7 @@ struct ev_mirror_opts {
 	double interval_s; /* the refresh interval: sizes the rolling re-verification */
 	int reverify_s;    /* every row read again by key within this (0: the default) */
 	int check_s;       /* the full counts compared this often (0: the default) */
+	int settle_s;      /* rows created this recently are counted later (0: the default) */
 };
 
 /* A dashboard as ev_dash_fetch makes it, its backlog figures from m, refreshed on c: the

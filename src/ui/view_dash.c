@@ -62,7 +62,7 @@ struct dash_view {
 static const char all_dim[] = "source";
 
 /* Columns derived from the figures: the rates over the window and the time to drain. */
-enum { RATE_CREATED = EV_DASH_NFIGURES, RATE_FINISHED, RATE_DRAIN };
+enum { RATE_CREATED = EV_DASH_NFIGURES, RATE_FINISHED, RATE_DRAIN, RATE_FAILED, RATE_OPER };
 
 /* The columns, left to right: their headers, and what they count for the help screen's legend
  * (one table for both). The group column stays; the figures scroll left and right under the
@@ -91,10 +91,16 @@ static const struct {
         {EV_DASH_OLDEST_PENDING_AGE, "OLDEST", 7, EV_LIST_PENDING,
          "age of the oldest pending event (create_time)"},
         {RATE_DRAIN, "DRAIN", 7, -1,
-         "time to clear PEND + PROC + FAIL at the DONE/m rate (∞: never)"},
-        {RATE_CREATED, "NEW/m", 7, -1, "events created per minute over the window"},
+         "time to clear what drains by itself (PEND, PROC not stuck, FAIL with retries left) "
+         "at DONE/m (∞: never); OPER is the rest"},
+        {RATE_OPER, "OPER", 6, -1, "needs an operator: STUCK + EXHST (never drains by itself)"},
+        {RATE_CREATED, "NEW/m", 7, -1,
+         "events created per minute, the last minute (without the mirror: over the window)"},
         {RATE_FINISHED, "DONE/m", 7, -1,
-         "events succeeded or cancelled per minute over the window"},
+         "events finished per minute, the last minute: created - backlog growth - deleted "
+         "(without the mirror: created in the window and finished)"},
+        {RATE_FAILED, "FAIL/m", 7, -1,
+         "events that failed per minute, the last minute (with the mirror only)"},
         {EV_DASH_LONGEST_RETRY_WAIT, "RWAIT", 7, EV_LIST_PENDING,
          "longest wait of a pending event since a retry made it pending"},
         {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED,
@@ -713,22 +719,64 @@ static void cell_text(const struct ev_figure *f, enum ev_dash_figure fig, char *
 }
 
 /* The rates of a row: events per minute (≥ when a count is capped), and the drain time. */
-static void rate_text(const struct ev_dash_row *row, int window_s, int which, char *buf,
+/* The derived columns. With the mirror's flows (d->flow_on) the rates are by completion time
+ * over the last minute, "—" where the group's dimension has none; without, over the window
+ * by creation time. */
+static void rate_text(const struct ev_dash *d, const struct ev_dash_row *row, int which, char *buf,
                       size_t size)
 {
-	struct ev_dash_rates r;
-	ev_dash_rates(row, window_s, &r);
-	if (!r.known) {
-		snprintf(buf, size, "?");
-	} else if (which == RATE_DRAIN) {
-		if (isinf(r.drain_s))
+	const struct ev_figure *f = row->f;
+	if (which == RATE_OPER) {
+		if (f[EV_DASH_STUCK].unknown || f[EV_DASH_EXHAUSTED].unknown)
+			snprintf(buf, size, "?");
+		else
+			snprintf(buf, size, "%s%lld",
+			         f[EV_DASH_STUCK].capped || f[EV_DASH_EXHAUSTED].capped ? "≥" : "",
+			         f[EV_DASH_STUCK].value + f[EV_DASH_EXHAUSTED].value);
+		return;
+	}
+	double created, finished, failed = -1;
+	double drainable = (double)(f[EV_DASH_PENDING].value + f[EV_DASH_PROCESSING].value +
+	                            f[EV_DASH_FAILED].value);
+	bool lower = false;
+	if (d != NULL && d->flow_on) {
+		if (!row->flow.known) {
+			snprintf(buf, size, "—");
+			return;
+		}
+		created = row->flow.created_per_min;
+		finished = row->flow.finished_per_min;
+		failed = row->flow.failed_per_min;
+		drainable = (double)(f[EV_DASH_PENDING].value + f[EV_DASH_PROCESSING].value -
+		                     f[EV_DASH_STUCK].value + f[EV_DASH_FAILED].value -
+		                     f[EV_DASH_EXHAUSTED].value);
+	} else {
+		struct ev_dash_rates r;
+		ev_dash_rates(row, d ? d->window_s : 3600, &r);
+		if (!r.known) {
+			snprintf(buf, size, "?");
+			return;
+		}
+		created = r.created_per_min;
+		finished = r.finished_per_min;
+		lower = r.lower_bound;
+	}
+	if (which == RATE_DRAIN) {
+		double s = drainable <= 0 ? 0
+		           : finished > 0 ? drainable / finished * 60.0
+		                          : INFINITY;
+		if (isinf(s))
 			snprintf(buf, size, "∞");
 		else
-			ev_format_duration((long long)r.drain_s, buf, size);
-	} else {
-		double v = which == RATE_CREATED ? r.created_per_min : r.finished_per_min;
-		snprintf(buf, size, "%s%.*f", r.lower_bound ? "≥" : "", v < 10 ? 1 : 0, v);
+			ev_format_duration((long long)s, buf, size);
+		return;
 	}
+	if (which == RATE_FAILED && failed < 0) {
+		snprintf(buf, size, "—");
+		return;
+	}
+	double v = which == RATE_CREATED ? created : which == RATE_FINISHED ? finished : failed;
+	snprintf(buf, size, "%s%.*f", lower ? "≥" : "", v < 10 ? 1 : 0, v);
 }
 
 static const struct ev_dash_row *prev_row(const struct table_state *ts, const char *group)
@@ -831,7 +879,7 @@ static bool clock_column(int fig)
 {
 	return fig == EV_DASH_STUCK || fig == EV_DASH_FAILED_DUE || fig == EV_DASH_FAILED_WAITING ||
 	       fig == EV_DASH_OLDEST_PENDING_AGE || fig == EV_DASH_LONGEST_RETRY_WAIT ||
-	       fig == RATE_DRAIN;
+	       fig == RATE_DRAIN || fig == RATE_OPER;
 }
 
 static void draw_row(int y, int cols, const struct table_state *ts, const struct ev_dash_row *row,
@@ -853,8 +901,7 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 	for (int c = first; c < first + ncols; c++) {
 		char buf[48];
 		if (columns[c].fig >= EV_DASH_NFIGURES) {
-			rate_text(row, ts->cur ? ts->cur->window_s : 3600, columns[c].fig, buf,
-			          sizeof(buf));
+			rate_text(ts->cur, row, columns[c].fig, buf, sizeof(buf));
 			draw_text_right(y, x + 1, columns[c].width - 1,
 			                selected && c == sel_col ? EV_STYLE_SELECTED
 			                : stale                  ? EV_STYLE_STALE
@@ -906,11 +953,26 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	if (ts->stale_since[0] != '\0')
 		snprintf(stale, sizeof(stale), " · STALE since %s", ts->stale_since);
 	bool suspect = ts->cur != NULL && ts->cur->clock_suspect != NULL;
-	/* The stale and clock marks go first: a narrow terminal cuts the title from the right. */
-	snprintf(title, sizeof(title),
-	         "%s %s (%s)%s%s · by %s · rates and CANC over the last %s (create_time)",
-	         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-	         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win);
+	/* The stale and clock marks go first: a narrow terminal cuts the title from the right.
+	 * With the mirror the rates are by completion over the last minute, and the failed
+	 * figures are as of the failed range's last read (every fifth refresh once large). */
+	char failed_age[80] = "";
+	if (ts->cur != NULL && ts->cur->mirror.on && ts->cur->mirror.failed_age_s > 0) {
+		char dur[32];
+		ev_format_duration(ts->cur->mirror.failed_age_s, dur, sizeof(dur));
+		snprintf(failed_age, sizeof(failed_age), " · FAIL as of %s ago", dur);
+	}
+	if (ts->cur != NULL && ts->cur->flow_on)
+		snprintf(title, sizeof(title),
+		         "%s %s (%s)%s%s · by %s · rates: the last minute · CANC NEW OK: the last "
+		         "%s%s",
+		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
+		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win, failed_age);
+	else
+		snprintf(title, sizeof(title),
+		         "%s %s (%s)%s%s · by %s · rates and CANC over the last %s (create_time)",
+		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
+		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win);
 	draw_text_pad(top, 0, cols,
 	              stale[0]  ? EV_STYLE_STALE
 	              : suspect ? EV_STYLE_WARNING

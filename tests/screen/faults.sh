@@ -160,8 +160,9 @@ shows drop-table/enter-on-dropped "no list behind this column"
 lacks drop-table/restored "doesn't exist"
 lacks drop-table/restored "no longer shown"
 shows drop-table/restored "TOTAL                   14     9     5    25    10     7     4     4"
-# Read in full on its return (nothing carried over from before the drop): the window's rates.
-shows drop-table/restored "ORDER_CREATED            8     3     1    14     7     4     3     0 19d02h      ∞    0.1"
+# Read in full on its return (nothing carried over from before the drop): the backlog, and no
+# rates yet (the mirror of the table read anew has one refresh: —), OPER = STUCK + EXHST.
+shows drop-table/restored "ORDER_CREATED            8     3     1    14     7     4     3     0 19d02h      —     1      —"
 shows drop-table/restored-again "TOTAL                   14     9     5    25"
 # The privileges revoked, then granted again: each table's last figures kept, marked stale.
 shows revoke/revoked 'denied'

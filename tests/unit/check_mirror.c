@@ -158,13 +158,19 @@ static struct ev_rowset *key_rows(struct table *t, const uint64_t *ids, size_t n
 	return rs;
 }
 
-/* One refresh as db/mirror.c makes it, from the simulated table. */
+/* One refresh as db/mirror.c makes it, from the simulated table (tiered: the failed range
+ * read only when ev_mirror_read_failed says so). */
+static bool tiered;
 static void refresh(struct ev_mirror *m, struct table *t, size_t share, struct ev_mirror_stats *st)
 {
 	static const int statuses[] = {0, 1, 3};
 	char id[32], rc[16];
+	bool all = !tiered || ev_mirror_read_failed(m);
+	ev_mirror_clock(m, NOW);
 	ev_mirror_begin(m);
-	for (int s = 0; s < 3; s++)
+	if (!all)
+		ev_mirror_carry_range(m, 3);
+	for (int s = 0; s < (all ? 3 : 2); s++)
 		for (size_t i = 0; i < t->n; i++) {
 			const struct row *x = &t->r[i];
 			if (x->status != statuses[s])
@@ -552,6 +558,151 @@ START_TEST(far_times_keep_exact_ages)
 }
 END_TEST
 
+START_TEST(the_failed_range_is_carried)
+{
+	/* 6,000 failed rows (the range is then read every fifth refresh): a row that leaves
+	 * processing for failed in between is counted at once (its key read says where it went);
+	 * a failed row cancelled directly is counted until the next read of the range. */
+	req.table = EV_TABLE_OUTBOX;
+	tiered = true;
+	struct table t = {0};
+	for (int i = 0; i < 6000; i++) {
+		struct row *x = add(&t, (unsigned long long)i + 1);
+		x->status = 3;
+		x->deleted = 0;
+	}
+	for (int i = 0; i < 50; i++) {
+		struct row *x = add(&t, 10000ull + (unsigned long long)i);
+		x->status = 1;
+		x->deleted = 0;
+	}
+	struct ev_mirror *m = ev_mirror_new(req.table);
+	struct ev_mirror_stats st;
+	refresh(m, &t, 0, &st); /* the first reads every range */
+	compare(m, &t, 0);
+	ck_assert(!ev_mirror_read_failed(m));
+	/* 1 -> 3 (the failure UPDATE) while the range is carried: exact. */
+	struct row *p = by_id(&t, 10000);
+	p->status = 3;
+	p->rc++;
+	rand_time(p->nrt, 1);
+	refresh(m, &t, 0, &st);
+	compare(m, &t, 1);
+	/* 3 -> 4 directly: still failed in the mirror until the range is read again. */
+	by_id(&t, 1)->status = 4;
+	refresh(m, &t, 0, &st);
+	struct ev_mirror_totals tot;
+	ev_mirror_totals(m, &tot);
+	long long want[EV_DASH_NFIGURES];
+	expect(&t, NULL, want);
+	ck_assert_int_eq(tot.failed, want[EV_DASH_FAILED] + 1);
+	int more = 0;
+	while (!ev_mirror_read_failed(m)) {
+		refresh(m, &t, 0, &st);
+		more++;
+	}
+	ck_assert_int_le(more, EV_MIRROR_FAILED_EVERY);
+	refresh(m, &t, 0, &st); /* this one reads it */
+	compare(m, &t, 2);
+	ev_mirror_free(&m);
+	free(t.r);
+	tiered = false;
+}
+END_TEST
+
+START_TEST(flows_from_the_refreshes)
+{
+	/* The flows: rows created (the created read), the backlog, rows deleted outright. */
+	req.table = EV_TABLE_MESSAGE;
+	struct table t = {0};
+	for (int i = 0; i < 100; i++) {
+		struct row *x = add(&t, (unsigned long long)i + 1);
+		x->status = 0;
+		x->deleted = 0;
+		x->type = "ORDER_PAID";
+	}
+	struct ev_mirror *m = ev_mirror_new(req.table);
+	struct ev_mirror_stats st;
+	const char *times[] = {"2026-06-01 12:00:00", "2026-06-01 12:00:02"};
+	/* Refresh 1: the flows start (no created read yet). */
+	ev_mirror_clock(m, times[0]);
+	ck_assert_ptr_null(ev_mirror_query_created(m, &req, 2));
+	refresh(m, &t, 0, &st);
+	/* 30 of the 100 finish, 10 new ones are created, 5 more are deleted outright. */
+	for (int i = 0; i < 30; i++)
+		t.r[i].status = 2;
+	memmove(&t.r[30], &t.r[35], (t.n - 35) * sizeof(t.r[0]));
+	t.n -= 5;
+	for (int i = 0; i < 10; i++) {
+		struct row *x = add(&t, 1000ull + (unsigned long long)i);
+		x->status = 0;
+		x->deleted = 0;
+		x->type = "ORDER_PAID";
+	}
+	char id[32], rc[16];
+	ev_mirror_clock(m, times[1]);
+	ev_mirror_begin(m);
+	for (size_t i = 0; i < t.n; i++) {
+		if (t.r[i].status != 0)
+			continue;
+		snprintf(id, sizeof(id), "%llu", t.r[i].id);
+		snprintf(rc, sizeof(rc), "%d", t.r[i].rc);
+		ev_mirror_range_row(m, 0, id, nul(t.r[i].nrt), rc);
+	}
+	const uint64_t *ids;
+	size_t n = ev_mirror_ranges_done(m, 0, &ids);
+	struct ev_rowset *rs = key_rows(&t, ids, n);
+	for (size_t r = 0; r < rs->nrows; r++)
+		ev_mirror_pk_row(m, rs, r);
+	ev_rowset_free(&rs);
+	struct ev_query *q = ev_mirror_query_created(m, &req, 2);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_ptr_nonnull(strstr(q->sql, "create_time > ? AND create_time <= ?"));
+	ck_assert_uint_eq(q->nparams, 2);
+	ev_query_free(&q);
+	static const char *const cn[] = {"event_type", "k", "n"};
+	enum ev_ctype ct[] = {EV_CT_TEXT, EV_CT_TEXT, EV_CT_INT};
+	rs = ev_rowset_new(3, cn, ct);
+	struct ev_cell *c = ev_rowset_add_row(rs);
+	ev_cell_set(&c[0], "ORDER_PAID", 10);
+	ev_cell_set(&c[1], "ORDER_PAID", 10);
+	ev_cell_set(&c[2], "10", 2);
+	ev_mirror_created_row(m, rs, 0);
+	ev_rowset_free(&rs);
+	ev_mirror_created_done(m, true);
+	ev_mirror_end(m, &st);
+	ck_assert_uint_eq(st.left, 35);
+	struct ev_dash *d = ev_dash_new(&req);
+	ev_mirror_fill(m, &req, times[1], d);
+	ev_dash_finish(d);
+	ck_assert(d->flow_on);
+	ck_assert(d->total.flow.known);
+	/* created 10 - (75 - 100) - 5 deleted = 30 finished in 2 s: 900 a minute. */
+	ck_assert_msg(d->total.flow.finished_per_min > 899.9 &&
+	                      d->total.flow.finished_per_min < 900.1,
+	              "%f (created %f, span %f, clamped %lld)", d->total.flow.finished_per_min,
+	              d->total.flow.created_per_min, d->total.flow.span_s, d->total.flow.clamped);
+	ck_assert(d->total.flow.created_per_min > 299.9 && d->total.flow.created_per_min < 300.1);
+	const struct ev_dash_row *row = ev_dash_find(d, "ORDER_PAID");
+	ck_assert_ptr_nonnull(row);
+	ck_assert(row->flow.known);
+	ck_assert(row->flow.finished_per_min > 899.9 && row->flow.finished_per_min < 900.1);
+	ev_dash_free(&d);
+	/* By a dimension without flows (source): the groups have none, the totals do. */
+	struct ev_dash_req by_source = req;
+	by_source.dimension = "source";
+	d = ev_dash_new(&by_source);
+	ev_mirror_fill(m, &by_source, times[1], d);
+	ev_dash_finish(d);
+	ck_assert(d->total.flow.known);
+	ck_assert_uint_ge(d->nrows, 1);
+	ck_assert(!d->rows[0].flow.known);
+	ev_dash_free(&d);
+	ev_mirror_free(&m);
+	free(t.r);
+}
+END_TEST
+
 START_TEST(the_cap_is_shared)
 {
 	ev_mirror_set_cap(1000);
@@ -619,6 +770,8 @@ int main(void)
 	tcase_add_test(tc, groups_merge_as_the_collation_does);
 	tcase_add_test(tc, times_compare_as_the_server_does);
 	tcase_add_test(tc, far_times_keep_exact_ages);
+	tcase_add_test(tc, the_failed_range_is_carried);
+	tcase_add_test(tc, flows_from_the_refreshes);
 	tcase_add_test(tc, the_cap_is_shared);
 	tcase_add_test(tc, memory_per_row);
 	suite_add_tcase(s, tc);
