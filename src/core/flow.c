@@ -102,19 +102,24 @@ void ev_flow_rates(const struct ev_flow *f, int k, size_t g, int horizon_s,
 	long long created = 0, finished = 0, failed = 0;
 	int64_t from = last->t;
 	/* Intervals newest first: (i+1)-th newest -> i-th newest, while the interval ends within
-	 * the horizon. An interval without its created counts ends the span. */
+	 * the horizon. An interval without its created counts ends the span, and so does the
+	 * clock going back; two refreshes within one server second make an interval of 0 s,
+	 * which counts (its backlog change is part of the span's). */
 	for (size_t i = 0; i + 1 < f->n; i++) {
 		const struct sample *b = newest(f, i), *a = newest(f, i + 1);
 		if (last->t - b->t >= horizon_s && i > 0)
 			break;
-		if (!b->created_known || b->t <= a->t)
+		if (!b->created_known || b->t < a->t)
 			break;
 		struct ev_flow_in x = counts(b, k, g), y = counts(a, k, g);
 		long long done = x.created - (x.backlog - y.backlog) - x.deleted_left;
-		if (done < 0) {
+		/* A negative interval is counted, and summed as it is: an interval's error (the
+		 * settled created counts against the backlog of the moment) is undone by the
+		 * next ones, where clamping each interval would add every interval's error up (an
+		 * outage, finishing nothing, read as finishing something). The span's sum is
+		 * clamped. */
+		if (done < 0)
 			out->clamped++;
-			done = 0;
-		}
 		created += x.created;
 		finished += done;
 		failed += x.failed_in;
@@ -123,6 +128,8 @@ void ev_flow_rates(const struct ev_flow *f, int k, size_t g, int horizon_s,
 	double span = (double)(last->t - from);
 	if (span <= 0)
 		return;
+	if (finished < 0)
+		finished = 0;
 	out->known = true;
 	out->span_s = span;
 	out->created_per_min = (double)created * 60.0 / span;

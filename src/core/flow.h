@@ -7,9 +7,11 @@
  * per interval between two refreshes, where created counts every row created in the interval
  * (settled: shifted back by a settle time, for rows committed late), the backlog is every row
  * of statuses 0, 1 and 3 (soft-deleted ones too, as created counts them), and a row that left
- * the backlog deleted (outright or soft) finished nothing. A negative result (created counted
- * late, a row inserted with an old create_time) is clamped to 0 and counted. Rows created and
- * finished between two refreshes count too: they are in created and never in the backlog.
+ * the backlog deleted (outright or soft) finished nothing. An interval's negative result
+ * (created counted late, a row inserted with an old create_time) is counted and summed as it
+ * is (the next intervals undo an interval's error; clamping each would add them up): the
+ * span's sum is clamped to 0. Rows created and finished between two refreshes count too: they
+ * are in created and never in the backlog.
  *
  * The rates are kept for the totals and per group of up to two dimensions (the ones an index
  * on create_time serves: event_type, and topic on the outbox), groups by the index the mirror

@@ -705,6 +705,7 @@ END_TEST
 
 START_TEST(the_cap_is_shared)
 {
+	req.table = EV_TABLE_OUTBOX;
 	ev_mirror_set_cap(1000);
 	struct ev_mirror *a = ev_mirror_new(EV_TABLE_OUTBOX), *b = ev_mirror_new(EV_TABLE_MESSAGE);
 	ck_assert_uint_eq(ev_mirror_room(a), 1000);
