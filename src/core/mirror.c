@@ -970,6 +970,15 @@ void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st)
 		*st = m->st;
 }
 
+struct ev_query *ev_mirror_query_clock(void)
+{
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	q->name = "dash.mirror.clock";
+	q->sql = ev_xstrdup("/* evtop:dash.mirror.clock */ SELECT NOW()");
+	q->limit = 1;
+	return q;
+}
+
 void ev_mirror_clock(struct ev_mirror *m, const char *now)
 {
 	m->have_now = ev_mirror_parse_time(now, &m->now);

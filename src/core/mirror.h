@@ -114,6 +114,8 @@ void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st);
 void ev_mirror_overflow(struct ev_mirror *m);
 bool ev_mirror_is_over_cap(const struct ev_mirror *m);
 
+/* The snapshot's clock: SELECT NOW(), the refresh's first read inside it. */
+struct ev_query *ev_mirror_query_clock(void);
 /* The snapshot's NOW() (before ev_mirror_begin): the flows' clock. */
 void ev_mirror_clock(struct ev_mirror *m, const char *now);
 /* Whether this refresh reads the failed range (else ev_mirror_carry_range(m, 3)). */

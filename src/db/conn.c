@@ -91,18 +91,26 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* A record's start in the SQL log: the local time, the source and the connection's thread. The
+ * caller holds log_lock. */
+static void log_head(const struct ev_conn *c)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	char when[32];
+	localtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(sql_log, "%s [%s #%lu] ", when, c->src->name ? c->src->name : "-",
+	        (unsigned long)atomic_load(&c->thread_id));
+}
+
 static void log_sql(const struct ev_conn *c, const char *sql, double ms, long long rows,
                     const char *error)
 {
 	pthread_mutex_lock(&log_lock);
 	if (sql_log != NULL) {
-		time_t t = time(NULL);
-		struct tm tm;
-		char when[32];
-		localtime_r(&t, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-		fprintf(sql_log, "%s [%s #%lu] %.3f ms ", when, c->src->name ? c->src->name : "-",
-		        (unsigned long)atomic_load(&c->thread_id), ms);
+		log_head(c);
+		fprintf(sql_log, "%.3f ms ", ms);
 		if (error != NULL)
 			fprintf(sql_log, "error: %s", error);
 		else if (rows >= 0)
@@ -119,13 +127,8 @@ void ev_conn_log_note(const struct ev_conn *c, const char *note)
 {
 	pthread_mutex_lock(&log_lock);
 	if (sql_log != NULL) {
-		time_t t = time(NULL);
-		struct tm tm;
-		char when[32];
-		localtime_r(&t, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-		fprintf(sql_log, "%s [%s #%lu] note: %s\n", when, c->src->name ? c->src->name : "-",
-		        (unsigned long)atomic_load(&c->thread_id), note);
+		log_head(c);
+		fprintf(sql_log, "note: %s\n", note);
 		fflush(sql_log);
 	}
 	pthread_mutex_unlock(&log_lock);

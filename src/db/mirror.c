@@ -130,10 +130,7 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 	                 err) < 0)
 		return -1;
 	/* The snapshot's clock: every figure compares with this NOW(). */
-	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
-	q->name = "dash.mirror.clock";
-	q->sql = ev_xstrdup("/* evtop:dash.mirror.clock */ SELECT NOW()");
-	q->limit = 1;
+	struct ev_query *q = ev_mirror_query_clock();
 	int rc = ev_conn_run(c, q, &rs, err);
 	ev_query_free(&q);
 	if (rc < 0)

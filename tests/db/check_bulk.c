@@ -432,39 +432,11 @@ static void add_failed_outbox(unsigned long long first, unsigned n, unsigned pay
 
 /* --- racing ---------------------------------------------------------------------------------- */
 
-static char *sim_path(void)
-{
-	const char *p = getenv("EVTOP_SIM");
-	if (p != NULL)
-		return strdup(p);
-	/* Next to evtop (make check sets EVTOP), or at the top of the build directory this test
-	 * was built in (BUILD/tests/db/check_bulk). */
-	char buf[4096];
-	const char *evtop = getenv("EVTOP");
-	int up = 1;
-	if (evtop == NULL) {
-		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
-		ck_assert_msg(n > 0, "set EVTOP_SIM to the path of evtop-sim");
-		buf[n] = '\0';
-		evtop = buf;
-		up = 3;
-	}
-	char *s = malloc(strlen(evtop) + 16);
-	strcpy(s, evtop);
-	for (int i = 0; i < up; i++) {
-		char *slash = strrchr(s, '/');
-		ck_assert_ptr_nonnull(slash);
-		*slash = '\0';
-	}
-	strcat(s, "/evtop-sim");
-	return s;
-}
-
 /* Run evtop-sim with these arguments (after the option file and --format json), its summary to
  * out; returns its pid. */
 static pid_t start_sim(char *const *args, const char *out)
 {
-	char *sim = sim_path();
+	char *sim = tdb_sim_path();
 	char arg[600];
 	char *argv[40];
 	int n = 0;

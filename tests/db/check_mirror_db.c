@@ -451,39 +451,11 @@ END_TEST
 
 /* --- the simulator -------------------------------------------------------------------------- */
 
-static char *sim_path(void)
-{
-	const char *p = getenv("EVTOP_SIM");
-	if (p != NULL)
-		return strdup(p);
-	/* Next to evtop (make check sets EVTOP), or at the top of the build directory this test
-	 * was built in (BUILD/tests/db/check_mirror_db). */
-	char buf[4096];
-	const char *evtop = getenv("EVTOP");
-	int up = 1;
-	if (evtop == NULL) {
-		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
-		ck_assert_msg(n > 0, "set EVTOP_SIM to the path of evtop-sim");
-		buf[n] = '\0';
-		evtop = buf;
-		up = 3;
-	}
-	char *s = malloc(strlen(evtop) + 16);
-	strcpy(s, evtop);
-	for (int i = 0; i < up; i++) {
-		char *slash = strrchr(s, '/');
-		ck_assert_ptr_nonnull(slash);
-		*slash = '\0';
-	}
-	strcat(s, "/evtop-sim");
-	return s;
-}
-
 /* Run evtop-sim with args (split on spaces) and the harness's option file; in the background
  * (returns its pid) or to the end (returns 0 after checking it exited 0). */
 static pid_t sim_run(const char *args, bool background, const char *out)
 {
-	char *sim = sim_path();
+	char *sim = tdb_sim_path();
 	char defaults[1024];
 	snprintf(defaults, sizeof(defaults), "--defaults-file=%s",
 	         getenv("EVTOP_TEST_DEFAULTS_FILE"));

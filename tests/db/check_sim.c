@@ -17,34 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static char *sim_path(void)
-{
-	const char *p = getenv("EVTOP_SIM");
-	if (p != NULL)
-		return strdup(p);
-	/* Next to evtop (make check sets EVTOP), or at the top of the build directory this test
-	 * was built in (BUILD/tests/db/check_sim). */
-	char buf[4096];
-	const char *evtop = getenv("EVTOP");
-	int up = 1;
-	if (evtop == NULL) {
-		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
-		ck_assert_msg(n > 0, "set EVTOP_SIM to the path of evtop-sim");
-		buf[n] = '\0';
-		evtop = buf;
-		up = 3;
-	}
-	char *s = malloc(strlen(evtop) + 16);
-	strcpy(s, evtop);
-	for (int i = 0; i < up; i++) {
-		char *slash = strrchr(s, '/');
-		ck_assert_ptr_nonnull(slash);
-		*slash = '\0';
-	}
-	strcat(s, "/evtop-sim");
-	return s;
-}
-
 /* A fresh pair of tables and the transition log. */
 static MYSQL *fresh_db(void)
 {
@@ -64,7 +36,7 @@ static MYSQL *fresh_db(void)
  * returns its summary, and its exit status in *status. */
 static json_t *run_sim(const char *args, int *status)
 {
-	char *sim = sim_path();
+	char *sim = tdb_sim_path();
 	char cmd[2048];
 	snprintf(cmd, sizeof(cmd), "%s --defaults-file=%s --format json %s", sim,
 	         getenv("EVTOP_TEST_DEFAULTS_FILE"), args);
@@ -342,7 +314,7 @@ static double mono_s(void)
 START_TEST(sigterm_stops_between_steps)
 {
 	MYSQL *db = fresh_db();
-	char *sim = sim_path();
+	char *sim = tdb_sim_path();
 	char out[512], arg[512];
 	snprintf(out, sizeof(out), "%s/sim.json", getenv("EVTOP_TEST_DIR"));
 	snprintf(arg, sizeof(arg), "--defaults-file=%s", getenv("EVTOP_TEST_DEFAULTS_FILE"));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *vfmt(const char *fmt, va_list ap)
 {
@@ -164,4 +165,31 @@ char *tdb_pinned_defaults(const char *now)
 	fclose(in);
 	ck_assert_int_eq(fclose(out), 0);
 	return path;
+}
+
+char *tdb_sim_path(void)
+{
+	const char *p = getenv("EVTOP_SIM");
+	if (p != NULL)
+		return strdup(p);
+	char buf[4096];
+	const char *evtop = getenv("EVTOP");
+	int up = 1;
+	if (evtop == NULL) {
+		ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 32);
+		ck_assert_msg(n > 0, "set EVTOP_SIM to the path of evtop-sim");
+		buf[n] = '\0';
+		evtop = buf;
+		up = 3;
+	}
+	char *s = malloc(strlen(evtop) + 16);
+	ck_assert_ptr_nonnull(s);
+	strcpy(s, evtop);
+	for (int i = 0; i < up; i++) {
+		char *slash = strrchr(s, '/');
+		ck_assert_ptr_nonnull(slash);
+		*slash = '\0';
+	}
+	strcat(s, "/evtop-sim");
+	return s;
 }

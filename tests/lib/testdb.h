@@ -22,4 +22,9 @@ void tdb_source(MYSQL *db, const char *path);
  * ('YYYY-MM-DD hh:mm:ss') on every connect of evtop's sessions; malloc'd path. */
 char *tdb_pinned_defaults(const char *now);
 
+/* The path of evtop-sim: EVTOP_SIM, else beside evtop (make check sets EVTOP), else at the top
+ * of the build directory the test was built in (BUILD/tests/db/TEST); malloc'd. Aborts the
+ * current test when none can be told. */
+char *tdb_sim_path(void);
+
 #endif
