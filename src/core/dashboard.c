@@ -368,7 +368,8 @@ static int row_cmp(const void *a, const void *b)
 
 void ev_dash_finish(struct ev_dash *d)
 {
-	qsort(d->rows, d->nrows, sizeof(*d->rows), row_cmp);
+	if (d->nrows > 0)
+		qsort(d->rows, d->nrows, sizeof(*d->rows), row_cmp);
 	if (d->nslots > 0)
 		reindex(d, d->nslots);
 	for (int f = 0; f < EV_DASH_NFIGURES; f++) {

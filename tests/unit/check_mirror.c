@@ -703,6 +703,27 @@ START_TEST(flows_from_the_refreshes)
 }
 END_TEST
 
+START_TEST(an_empty_backlog_has_empty_figures)
+{
+	/* No backlog row at all (a drained table, the full check of an empty one): no group, every
+	 * count 0, no age; finishing a dashboard without rows sorts nothing. */
+	req.table = EV_TABLE_OUTBOX;
+	struct table t = {0};
+	struct ev_mirror *m = ev_mirror_new(req.table);
+	struct ev_mirror_stats st;
+	refresh(m, &t, 0, &st);
+	ck_assert_uint_eq(ev_mirror_rows(m), 0);
+	struct ev_dash *d = ev_dash_new(&req);
+	ev_mirror_fill(m, &req, NOW, d);
+	ev_dash_finish(d);
+	ck_assert_uint_eq(d->nrows, 0);
+	ck_assert_int_eq(d->total.f[EV_DASH_PENDING].value, 0);
+	ck_assert_int_eq(d->total.f[EV_DASH_OLDEST_PENDING_AGE].value, -1);
+	ev_dash_free(&d);
+	ev_mirror_free(&m);
+}
+END_TEST
+
 START_TEST(the_cap_is_shared)
 {
 	req.table = EV_TABLE_OUTBOX;
@@ -773,6 +794,7 @@ int main(void)
 	tcase_add_test(tc, far_times_keep_exact_ages);
 	tcase_add_test(tc, the_failed_range_is_carried);
 	tcase_add_test(tc, flows_from_the_refreshes);
+	tcase_add_test(tc, an_empty_backlog_has_empty_figures);
 	tcase_add_test(tc, the_cap_is_shared);
 	tcase_add_test(tc, memory_per_row);
 	suite_add_tcase(s, tc);
