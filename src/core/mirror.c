@@ -116,6 +116,7 @@ struct ev_mirror {
 	long long drift;   /* rows found off by every full check together */
 	/* The flows (core/flow.h): the refresh's server time, the created counts read for it. */
 	struct ev_flow *flow;
+	int rate_s; /* the rates' span (0: EV_MIRROR_RATE_S) */
 	int64_t now;
 	bool have_now;
 	int64_t cut; /* created counted up to here (server seconds) */
@@ -1117,6 +1118,11 @@ struct acc {
 	int64_t oldest_ut;
 };
 
+void ev_mirror_set_rate_span(struct ev_mirror *m, int seconds)
+{
+	m->rate_s = seconds;
+}
+
 void ev_mirror_fill(const struct ev_mirror *m, const struct ev_dash_req *req, const char *now_s,
                     struct ev_dash *d)
 {
@@ -1193,12 +1199,13 @@ void ev_mirror_fill(const struct ev_mirror *m, const struct ev_dash_req *req, co
 	/* The rates by completion time (core/flow.h): the totals, and the groups of the dimensions
 	 * the flows are kept for; the other dimensions' groups have none ("—"). */
 	if (m->flow != NULL) {
+		int rate_s = m->rate_s > 0 ? m->rate_s : EV_MIRROR_RATE_S;
 		d->flow_on = true;
-		ev_flow_rates(m->flow, -1, 0, EV_MIRROR_RATE_S, &d->total.flow);
+		ev_flow_rates(m->flow, -1, 0, rate_s, &d->total.flow);
 		if (dim >= 0 && dim < flow_dims(m)) {
 			for (size_t g = 0; g < ngroups; g++) {
 				struct ev_flow_rates fr;
-				ev_flow_rates(m->flow, dim, g, EV_MIRROR_RATE_S, &fr);
+				ev_flow_rates(m->flow, dim, g, rate_s, &fr);
 				const char *name = nm && g > 0 ? nm->v[g].display : NULL;
 				struct ev_dash_row *r = NULL;
 				if (fr.known && (fr.created_per_min > 0 ||

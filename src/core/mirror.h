@@ -78,6 +78,8 @@ void ev_mirror_free(struct ev_mirror **m);
 enum ev_table_kind ev_mirror_table(const struct ev_mirror *m);
 /* Forget every row (the next refresh reads the backlog anew). */
 void ev_mirror_reset(struct ev_mirror *m);
+/* The span of the rates from now on (seconds; 0: EV_MIRROR_RATE_S). */
+void ev_mirror_set_rate_span(struct ev_mirror *m, int seconds);
 
 /* The refresh's reads, built for req's table (its name and indexes; the group columns of
  * every dimension of the table). NULL with err EV_ERR_SCHEMA when the table lacks the

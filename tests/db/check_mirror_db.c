@@ -1459,18 +1459,20 @@ END_TEST
 
 /* The flows' settle (rows created this recently are counted at a later refresh) and the window
  * of the window counts the old rate comes from. */
-#define FLOW_SETTLE_S   2
-#define FLOW_WINDOW_S   60
+#define FLOW_SETTLE_S 2
+#define FLOW_WINDOW_S 60
+/* The rates' span here (the console's is a minute): short enough that a span fits inside the
+ * outage with room to spare however slowly the refreshes come (under sanitizers). */
+#define FLOW_RATE_S     15
 #define FLOW_MAX_GROUPS 64
 #define FLOW_MAX_POINTS 160
 /* The world: normal until OUTAGE_AT s, then one outage (a 10 ms break every 15 s) until that
  * simulator is stopped at OUTAGE_END s; then a simulator without outage for AFTER_S s. (A
  * simulator's outages start at --outage-every and recur every --outage-every, each shorter:
- * one outage longer than the rates' span, 31 s at a refresh a second, then a recovery, takes
- * two simulators.) No job runs (--recover-every 10m): the message table's exhausted rows stay
- * failed, not cancelled. */
+ * one outage longer than the rates' span, then a recovery, takes two simulators.) No job runs
+ * (--recover-every 10m): the message table's exhausted rows stay failed, not cancelled. */
 #define FLOW_OUTAGE_AT  15
-#define FLOW_OUTAGE_END 51
+#define FLOW_OUTAGE_END 45
 #define FLOW_AFTER_S    20
 
 static const char *const flow_world =
@@ -1713,8 +1715,10 @@ START_TEST(done_per_min_in_an_outage)
 	open_evtop(false);
 	truncate_tables();
 	struct ev_mirror *m[EV_TABLE_COUNT];
-	for (int t = 0; t < EV_TABLE_COUNT; t++)
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		m[t] = ev_mirror_new((enum ev_table_kind)t);
+		ev_mirror_set_rate_span(m[t], FLOW_RATE_S);
+	}
 	const struct ev_mirror_opts o = {
 	        .interval_s = 1, .reverify_s = 0, .check_s = 10, .settle_s = FLOW_SETTLE_S};
 	struct flow_point *pts[EV_TABLE_COUNT];
