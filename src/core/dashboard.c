@@ -122,6 +122,7 @@ struct ev_query *ev_dash_query(const struct ev_dash_req *req, enum ev_dash_query
 
 	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
 	q->name = query_names[which];
+	q->keep = true; /* the same text every refresh */
 	ev_buf_init(&b);
 	ev_buf_printf(&b, "/* evtop:%s */ SELECT grp, COUNT(*)", q->name);
 	switch (which) {

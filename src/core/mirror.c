@@ -977,6 +977,7 @@ struct ev_query *ev_mirror_query_clock(void)
 	q->name = "dash.mirror.clock";
 	q->sql = ev_xstrdup("/* evtop:dash.mirror.clock */ SELECT NOW()");
 	q->limit = 1;
+	q->keep = true;
 	return q;
 }
 
@@ -1071,6 +1072,7 @@ struct ev_query *ev_mirror_query_created(struct ev_mirror *m, const struct ev_da
 	ev_query_add_text(q, lo_s);
 	ev_query_add_text(q, hi_s);
 	q->limit = 100000;
+	q->keep = true;
 	m->next_cut = hi;
 	return q;
 }
@@ -1372,6 +1374,7 @@ struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status
 	ev_query_add_int(q, (long long)(limit > (size_t)LLONG_MAX ? LLONG_MAX : limit));
 	q->sql = ev_buf_steal(&b);
 	q->limit = limit > INT_MAX ? INT_MAX : (int)limit;
+	q->keep = true;
 	return q;
 }
 
@@ -1390,5 +1393,6 @@ struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limi
 	                      req->table_name ? req->table_name : t->default_name, index);
 	ev_query_add_int(q, (long long)(limit > (size_t)LLONG_MAX ? LLONG_MAX : limit));
 	q->limit = limit > INT_MAX ? INT_MAX : (int)limit;
+	q->keep = true;
 	return q;
 }

@@ -1177,6 +1177,7 @@ struct ev_query *ev_query_server_clock(void)
 	q->col_names[1] = "unix_time";
 	q->col_types[1] = EV_CT_INT;
 	q->limit = 1;
+	q->keep = true;
 	return q;
 }
 

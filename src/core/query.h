@@ -40,6 +40,9 @@ struct ev_query {
 	bool sort_desc;
 	bool sort_nullable;
 	int limit; /* rows asked for; the builder asks one more to know if a next page exists */
+	/* Run again and again with the same text (only the parameters change): the connection
+	 * keeps it prepared. */
+	bool keep;
 };
 
 void ev_query_add_int(struct ev_query *q, long long v);

@@ -31,6 +31,7 @@ struct ev_query *ev_zone_query_newest(const char *table_name, const char *index)
 		q->col_types[i] = EV_CT_TEXT;
 	}
 	q->limit = 1;
+	q->keep = true;
 	return q;
 }
 

@@ -19,7 +19,7 @@
 #define ER_STATEMENT_TIMEOUT 1969
 #endif
 #define ER_MYSQL_QUERY_TIMEOUT 3024 /* MySQL's max_execution_time exceeded */
-#define EV_STMT_CACHE          8    /* prepared write statements kept per connection */
+#define EV_STMT_CACHE          24   /* prepared statements kept per connection */
 
 struct ev_conn {
 	const struct ev_source *src;
@@ -33,8 +33,10 @@ struct ev_conn {
 	char *user;
 	char *read_only; /* why writes are refused, or NULL */
 	bool galera;     /* a Galera node (wsrep_on): reads wait for the cluster's commits */
-	/* The writes' prepared statements, kept while the connection lives: a bulk action runs
-	 * the same UPDATE and audit INSERT for every row, only the values change. */
+	/* Prepared statements kept while the connection lives, the least recently used given up
+	 * first: the writes' (a bulk action runs the same UPDATE and audit INSERT for every row,
+	 * only the values change) and the reads marked `keep` (a refresh runs the same reads every
+	 * time: the server parses them once, not at every refresh). */
 	struct {
 		char *sql;
 		MYSQL_STMT *st;
@@ -176,6 +178,35 @@ static void stmt_forget(struct ev_conn *c, int i)
 	free(c->stmts[i].sql);
 	c->stmts[i].st = NULL;
 	c->stmts[i].sql = NULL;
+}
+
+/* The statement kept for this text, prepared before, or a new one prepared in place of the
+ * least recently used; its slot in *slot. NULL when the prepare failed: the statement is in
+ * the slot still, for its error (stmt_forget after). */
+static MYSQL_STMT *stmt_kept(struct ev_conn *c, const char *sql, int *slot)
+{
+	int k = 0;
+	for (int i = 0; i < EV_STMT_CACHE; i++) {
+		if (c->stmts[i].sql != NULL && strcmp(c->stmts[i].sql, sql) == 0) {
+			k = i;
+			break;
+		}
+		if (c->stmts[i].used < c->stmts[k].used)
+			k = i;
+	}
+	*slot = k;
+	c->stmts[k].used = ++c->stmt_clock;
+	MYSQL_STMT *st = c->stmts[k].st;
+	if (st != NULL && strcmp(c->stmts[k].sql, sql) == 0)
+		return st;
+	stmt_forget(c, k);
+	st = mysql_stmt_init(c->db);
+	if (st == NULL)
+		ev_fatal("out of memory (mysql_stmt_init)");
+	c->stmts[k].st = st;
+	c->stmts[k].sql = ev_xstrdup(sql);
+	c->stmts[k].used = c->stmt_clock;
+	return mysql_stmt_prepare(st, sql, strlen(sql)) == 0 ? st : NULL;
 }
 
 void ev_conn_close(struct ev_conn *c)
@@ -479,16 +510,25 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 	struct ev_rowset *rs = NULL;
 	MYSQL_RES *meta = NULL;
 	unsigned int ncols = 0;
+	int slot = -1; /* the kept statement's slot (q->keep), else -1 */
 	int rc = -1;
 
 	*lost = false;
 	c->last_errno = 0;
 	c->last_sqlstate[0] = '\0';
-	st = mysql_stmt_init(c->db);
-	if (st == NULL)
-		ev_fatal("out of memory (mysql_stmt_init)");
-	if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0)
-		goto fail;
+	if (q->keep) {
+		st = stmt_kept(c, q->sql, &slot);
+		if (st == NULL) {
+			st = c->stmts[slot].st;
+			goto fail;
+		}
+	} else {
+		st = mysql_stmt_init(c->db);
+		if (st == NULL)
+			ev_fatal("out of memory (mysql_stmt_init)");
+		if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0)
+			goto fail;
+	}
 
 	if (q->nparams != mysql_stmt_param_count(st)) {
 		ev_error_set(err, EV_ERR_GENERIC, "%s: %zu parameters for %lu placeholders",
@@ -601,7 +641,12 @@ out:
 	free(pb);
 	free(plen);
 	ev_rowset_free(&rs);
-	mysql_stmt_close(st);
+	if (slot < 0)
+		mysql_stmt_close(st);
+	else if (rc == 0)
+		mysql_stmt_free_result(st); /* kept for the next run */
+	else
+		stmt_forget(c, slot); /* prepared anew next time: nothing of a failure is kept */
 	return rc;
 }
 
@@ -904,28 +949,11 @@ int ev_conn_write(struct ev_conn *c, const struct ev_query *q, unsigned long lon
 		return ev_error_set(err, EV_ERR_GENERIC, "read-only: %s", c->read_only);
 	if (c->db == NULL)
 		return ev_error_set(err, EV_ERR_CONNECT, "not connected");
-	/* The statement prepared for this text before, or a new one kept in place of the least
-	 * recently used. */
-	int slot = 0;
-	for (int i = 0; i < EV_STMT_CACHE; i++) {
-		if (c->stmts[i].sql != NULL && strcmp(c->stmts[i].sql, q->sql) == 0) {
-			slot = i;
-			break;
-		}
-		if (c->stmts[i].used < c->stmts[slot].used)
-			slot = i;
-	}
-	c->stmts[slot].used = ++c->stmt_clock;
-	MYSQL_STMT *st = c->stmts[slot].st;
-	if (st == NULL || strcmp(c->stmts[slot].sql, q->sql) != 0) {
-		stmt_forget(c, slot);
-		st = mysql_stmt_init(c->db);
-		if (st == NULL)
-			ev_fatal("out of memory (mysql_stmt_init)");
-		c->stmts[slot].st = st;
-		c->stmts[slot].sql = ev_xstrdup(q->sql);
-		if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0)
-			goto fail;
+	int slot;
+	MYSQL_STMT *st = stmt_kept(c, q->sql, &slot);
+	if (st == NULL) {
+		st = c->stmts[slot].st;
+		goto fail;
 	}
 	if (q->nparams != mysql_stmt_param_count(st)) {
 		ev_error_set(err, EV_ERR_GENERIC, "%s: %zu parameters for %lu placeholders",

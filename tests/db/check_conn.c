@@ -304,6 +304,79 @@ START_TEST(reconnects_after_a_lost_connection)
 }
 END_TEST
 
+/* The statements a connection has prepared so far (the server's count). */
+static long long prepares(MYSQL *db)
+{
+	return tdb_int(db, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE "
+	                   "VARIABLE_NAME = 'COM_STMT_PREPARE'");
+}
+
+/* A read marked keep is prepared once on a connection and run again with new parameters; a
+ * failed one is prepared anew, and so is every one on a new connection. Reads not marked are
+ * prepared every time. */
+START_TEST(kept_reads_are_prepared_once)
+{
+	struct ev_conn *c = connect_ok();
+	MYSQL *db = tdb_connect();
+	struct ev_query *q = raw_query("SELECT ? + 1");
+	q->keep = true;
+	struct ev_error err = {0};
+	long long p0 = prepares(db);
+	for (int i = 0; i < 5; i++) {
+		q->nparams = 0;
+		ev_query_add_int(q, i * 10);
+		struct ev_rowset *rs = NULL;
+		ck_assert_msg(ev_conn_run(c, q, &rs, &err) == 0, "run %d: %s", i, err.msg);
+		ck_assert_uint_eq(rs->nrows, 1);
+		char want[16];
+		snprintf(want, sizeof(want), "%d", i * 10 + 1);
+		ck_assert_str_eq(ev_rowset_cell(rs, 0, 0)->s, want);
+		ev_rowset_free(&rs);
+	}
+	ck_assert_int_eq(prepares(db) - p0, 1);
+
+	/* Not marked: prepared at each run. */
+	struct ev_query *once = raw_query("SELECT 7");
+	p0 = prepares(db);
+	for (int i = 0; i < 3; i++) {
+		struct ev_rowset *rs = NULL;
+		ck_assert_msg(ev_conn_run(c, once, &rs, &err) == 0, "%s", err.msg);
+		ev_rowset_free(&rs);
+	}
+	ck_assert_int_eq(prepares(db) - p0, 3);
+	ev_query_free(&once);
+
+	/* A kept read that fails (a value out of range) is given up: the next run prepares it
+	 * again, and works. */
+	struct ev_query *bad = raw_query("SELECT CAST(? AS UNSIGNED) + 18446744073709551615");
+	bad->keep = true;
+	ev_query_add_int(bad, 1);
+	struct ev_rowset *rs = NULL;
+	ck_assert_int_eq(ev_conn_run(c, bad, &rs, &err), -1);
+	bad->nparams = 0;
+	ev_query_add_int(bad, 0);
+	p0 = prepares(db);
+	ck_assert_msg(ev_conn_run(c, bad, &rs, &err) == 0, "%s", err.msg);
+	ck_assert_str_eq(ev_rowset_cell(rs, 0, 0)->s, "18446744073709551615");
+	ev_rowset_free(&rs);
+	ck_assert_int_eq(prepares(db) - p0, 1);
+	ev_query_free(&bad);
+
+	/* The connection lost: the read runs on the new one, prepared there. */
+	tdb_exec(db, "KILL CONNECTION %lu", ev_conn_thread_id(c));
+	p0 = prepares(db);
+	q->nparams = 0;
+	ev_query_add_int(q, 41);
+	ck_assert_msg(ev_conn_run(c, q, &rs, &err) == 0, "after the reconnect: %s", err.msg);
+	ck_assert_str_eq(ev_rowset_cell(rs, 0, 0)->s, "42");
+	ev_rowset_free(&rs);
+	ck_assert_int_ge(prepares(db) - p0, 1);
+	ev_query_free(&q);
+	mysql_close(db);
+	ev_conn_free(&c);
+}
+END_TEST
+
 struct killer {
 	struct ev_conn *c;
 	int rc;
@@ -480,6 +553,7 @@ int main(void)
 	tcase_add_test(tc, parameters_and_big_values_round_trip);
 	tcase_add_test(tc, reconnects_after_a_lost_connection);
 	tcase_add_test(tc, kill_query_cancels_on_the_server);
+	tcase_add_test(tc, kept_reads_are_prepared_once);
 	tcase_add_test(tc, sql_log_records_statements);
 	tcase_add_test(tc, worker_runs_and_supersedes);
 	tcase_add_test(tc, worker_reports_a_lost_server_and_backs_off);
