@@ -82,6 +82,7 @@ static const struct setting settings[] = {
         G("mirror_rows", K_INT, mirror_rows, 1000, 100000000),
         G("mirror_reverify", K_SEC, mirror_reverify_s, 10 * MS_SEC, MS_DAY),
         G("mirror_check", K_SEC, mirror_check_s, 10 * MS_SEC, MS_DAY),
+        G("mirror_settle", K_SEC, mirror_settle_s, MS_SEC, 10 * MS_MIN),
         G("read_only", K_BOOL, read_only, 0, 0),
         G("recover_message", K_BOOL, recover_message, 0, 0),
         G("operator", K_STRING, operator_id, 0, 0),
@@ -544,6 +545,7 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->mirror_rows = 1000000;
 	cfg->mirror_reverify_s = 300;
 	cfg->mirror_check_s = 600;
+	cfg->mirror_settle_s = 30;
 	cfg->protected_types = ev_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		cfg->protected_types[i] = ev_xstrdup(default_protected[i]);

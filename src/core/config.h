@@ -69,6 +69,7 @@ struct ev_config {
 	int mirror_rows;          /* rows mirrored over every table and source; default 1M */
 	int mirror_reverify_s;    /* every mirrored row read again within this; default 300 */
 	int mirror_check_s;       /* the full counts compared this often; default 600 */
+	int mirror_settle_s;      /* rows created this recently counted in the rates later; 30 */
 	bool read_only;           /* default false */
 	bool recover_message;     /* allow "recover stuck" on the message table; default false */
 	char *operator_id;        /* operator or ticket id for the audit; NULL = ask */

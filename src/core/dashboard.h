@@ -75,7 +75,10 @@ struct ev_dash {
 	struct {
 		bool on;
 		long long rows, entered, changed, left, pk_reads, range_rows, drift;
-		double check_age_s;
+		long long drift_total;   /* found by every check of this mirror together */
+		double check_age_s;      /* since the last check was due (monotonic) */
+		long long checked_ago_s; /* since the last check that ran to its end (server
+		                            time), -1: none */
 		/* Seconds since the failed range was read (it is read every fifth refresh once
 		 * large; its figures are as of then, with the arrivals since): 0 when read now. */
 		long long failed_age_s;

@@ -118,6 +118,9 @@ struct ev_mirror {
 	struct ev_flow *flow;
 	int rate_s; /* the rates' span (0: EV_MIRROR_RATE_S) */
 	int64_t now;
+	/* The last full check that ran to its end: the snapshot's server time then. */
+	int64_t checked_at;
+	bool checked_ok;
 	bool have_now;
 	int64_t cut; /* created counted up to here (server seconds) */
 	bool have_cut;
@@ -267,6 +270,17 @@ double ev_mirror_check_age(const struct ev_mirror *m, double now_s)
 void ev_mirror_drift(struct ev_mirror *m, long long rows)
 {
 	m->drift += rows;
+}
+
+void ev_mirror_checked(struct ev_mirror *m)
+{
+	m->checked_at = m->now;
+	m->checked_ok = true;
+}
+
+long long ev_mirror_checked_ago(const struct ev_mirror *m)
+{
+	return m->checked_ok && m->now >= m->checked_at ? (long long)(m->now - m->checked_at) : -1;
 }
 
 long long ev_mirror_drift_total(const struct ev_mirror *m)

@@ -181,6 +181,10 @@ double ev_mirror_check_age(const struct ev_mirror *m, double now_s);
 /* A full check found the mirror off by `rows` (summed over the figures compared). */
 void ev_mirror_drift(struct ev_mirror *m, long long rows);
 long long ev_mirror_drift_total(const struct ev_mirror *m);
+/* A full check ran to its end in this refresh's snapshot; the server seconds since the last
+ * one that did, as of the latest refresh (-1: none yet). */
+void ev_mirror_checked(struct ev_mirror *m);
+long long ev_mirror_checked_ago(const struct ev_mirror *m);
 
 size_t ev_mirror_rows(const struct ev_mirror *m);
 /* Bytes the mirror holds (its rows, its lookup, its interned group names). */

@@ -212,6 +212,7 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 			goto fail;
 		}
 		if (off >= 0) {
+			ev_mirror_checked(m);
 			char note[200];
 			snprintf(note, sizeof(note),
 			         "mirror check: %s: %zu rows mirrored, mirror drift %lld%s",
@@ -307,6 +308,8 @@ int ev_mirror_fetch(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash
 		d->mirror.pk_reads = (long long)st.pk_reads;
 		d->mirror.range_rows = (long long)st.range_rows;
 		d->mirror.drift = drift;
+		d->mirror.drift_total = ev_mirror_drift_total(m);
+		d->mirror.checked_ago_s = ev_mirror_checked_ago(m);
 		d->mirror.check_age_s = ev_mirror_check_age(m, mono_s());
 		d->mirror.failed_age_s = ev_mirror_failed_age(m);
 	}

@@ -472,6 +472,7 @@ static void dash_refresh(struct app *a, struct view *v)
 	arg->mirror_opts.interval_s = a->refresh_ms / 1000.0;
 	arg->mirror_opts.reverify_s = a->cfg->mirror_reverify_s;
 	arg->mirror_opts.check_s = a->cfg->mirror_check_s;
+	arg->mirror_opts.settle_s = a->cfg->mirror_settle_s;
 	/* The window counts read every event created in the window: the costliest query by far
 	 * on a busy table, and the slowest to change. Re-read them every fifth refresh (and for
 	 * a table with nothing to carry over: a table that came back reads them at once); the
@@ -962,12 +963,22 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 		ev_format_duration(ts->cur->mirror.failed_age_s, dur, sizeof(dur));
 		snprintf(failed_age, sizeof(failed_age), " · FAIL as of %s ago", dur);
 	}
+	/* The last full check's age (what no index carries is exact as of then), and the rows
+	 * the checks found the mirror off by, corrected. */
+	char checked[96] = "";
+	if (ts->cur != NULL && ts->cur->mirror.on && ts->cur->mirror.checked_ago_s >= 0) {
+		char dur[32], drift[48] = "";
+		ev_format_duration(ts->cur->mirror.checked_ago_s, dur, sizeof(dur));
+		if (ts->cur->mirror.drift_total > 0)
+			snprintf(drift, sizeof(drift), ", drift %lld", ts->cur->mirror.drift_total);
+		snprintf(checked, sizeof(checked), " · checked %s ago%s", dur, drift);
+	}
 	if (ts->cur != NULL && ts->cur->flow_on)
 		snprintf(title, sizeof(title),
-		         "%s %s (%s)%s%s · by %s · rates: the last minute · CANC NEW OK: the last "
-		         "%s%s",
+		         "%s %s (%s)%s%s · by %s · rates over 1m · CANC NEW OK in %s%s%s",
 		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win, failed_age);
+		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win, failed_age,
+		         checked);
 	else
 		snprintf(title, sizeof(title),
 		         "%s %s (%s)%s%s · by %s · rates and CANC over the last %s (create_time)",

@@ -724,6 +724,27 @@ START_TEST(an_empty_backlog_has_empty_figures)
 }
 END_TEST
 
+START_TEST(the_last_check_is_dated_by_the_server)
+{
+	/* No check yet: no age. A check in one refresh's snapshot; two refreshes later, by the
+	 * server's clock, it is 95 s old; the drift the checks found adds up. */
+	struct ev_mirror *m = ev_mirror_new(EV_TABLE_OUTBOX);
+	ev_mirror_clock(m, "2026-06-01 12:00:00");
+	ck_assert_int_eq(ev_mirror_checked_ago(m), -1);
+	ev_mirror_checked(m);
+	ck_assert_int_eq(ev_mirror_checked_ago(m), 0);
+	ev_mirror_drift(m, 3);
+	ev_mirror_clock(m, "2026-06-01 12:00:45");
+	ev_mirror_clock(m, "2026-06-01 12:01:35");
+	ck_assert_int_eq(ev_mirror_checked_ago(m), 95);
+	ev_mirror_drift(m, 2);
+	ck_assert_int_eq(ev_mirror_drift_total(m), 5);
+	ev_mirror_checked(m);
+	ck_assert_int_eq(ev_mirror_checked_ago(m), 0);
+	ev_mirror_free(&m);
+}
+END_TEST
+
 START_TEST(the_cap_is_shared)
 {
 	req.table = EV_TABLE_OUTBOX;
@@ -795,6 +816,7 @@ int main(void)
 	tcase_add_test(tc, the_failed_range_is_carried);
 	tcase_add_test(tc, flows_from_the_refreshes);
 	tcase_add_test(tc, an_empty_backlog_has_empty_figures);
+	tcase_add_test(tc, the_last_check_is_dated_by_the_server);
 	tcase_add_test(tc, the_cap_is_shared);
 	tcase_add_test(tc, memory_per_row);
 	suite_add_tcase(s, tc);
