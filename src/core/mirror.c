@@ -778,6 +778,16 @@ enum {
 	PK_DIMS,
 };
 
+/* The length a primary-key read's list of n ids is padded to (at most half as long again). */
+static size_t pk_list_len(size_t n)
+{
+	static const size_t lens[] = {4, 8, 16, 32, 64, 128, 192, 256, 384, EV_MIRROR_PK_BATCH};
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		if (n <= lens[i])
+			return lens[i];
+	return n;
+}
+
 struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n)
 {
 	const struct ev_table_def *t = ev_model_table(req->table);
@@ -798,26 +808,34 @@ struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_
 	/* Two lists: ids below 2^63 and ids from 2^63 up. One IN list of three or more values
 	 * that mixes both is no range on the primary key for MariaDB (10.11: a full index scan);
 	 * each list alone, and their OR, is. */
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
 	for (int big = 0, lists = 0; big <= 1; big++) {
-		bool any = false;
+		size_t k = 0;
+		uint64_t last = 0;
 		for (size_t i = 0; i < n; i++) {
 			if ((ids[i] >> 63) != (uint64_t)big)
 				continue;
-			if (!any)
-				ev_buf_adds(&b, lists ? " OR id IN (" : "id IN (");
-			ev_buf_printf(&b, "%s%llu", any ? "," : "", (unsigned long long)ids[i]);
-			any = true;
+			ev_buf_adds(&b, k == 0 ? (lists ? " OR id IN (?" : "id IN (?") : ",?");
+			ev_query_add_uint(q, ids[i]);
+			last = ids[i];
+			k++;
 		}
-		if (any) {
-			ev_buf_adds(&b, ")");
-			lists++;
+		if (k == 0)
+			continue;
+		/* The list padded (its last id again) to one of a few lengths: the same texts
+		 * refresh after refresh, kept prepared (q->keep). */
+		for (size_t want = pk_list_len(k); k < want; k++) {
+			ev_buf_adds(&b, ",?");
+			ev_query_add_uint(q, last);
 		}
+		ev_buf_adds(&b, ")");
+		lists++;
 	}
 	if (n == 0)
 		ev_buf_adds(&b, "FALSE");
-	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
 	q->name = "dash.mirror.rows";
 	q->sql = ev_buf_steal(&b);
+	q->keep = true;
 	q->limit = (int)n;
 	return q;
 }

@@ -19,7 +19,7 @@
 #define ER_STATEMENT_TIMEOUT 1969
 #endif
 #define ER_MYSQL_QUERY_TIMEOUT 3024 /* MySQL's max_execution_time exceeded */
-#define EV_STMT_CACHE          24   /* prepared statements kept per connection */
+#define EV_STMT_CACHE          32   /* prepared statements kept per connection */
 
 struct ev_conn {
 	const struct ev_source *src;

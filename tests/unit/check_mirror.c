@@ -745,6 +745,37 @@ START_TEST(the_last_check_is_dated_by_the_server)
 }
 END_TEST
 
+START_TEST(key_reads_keep_to_a_few_texts)
+{
+	/* A key read's ids are parameters, each list padded with its last id to one of a few
+	 * lengths: reads of 3 and of 4 ids share one text (kept prepared), ids from 2^63 up go
+	 * in a list of their own (one list mixing both is no range for MariaDB). */
+	req.table = EV_TABLE_OUTBOX;
+	uint64_t three[] = {5, 9, 7}, four[] = {1, 2, 3, 4};
+	struct ev_query *a = ev_mirror_query_pk(&req, three, 3);
+	struct ev_query *b = ev_mirror_query_pk(&req, four, 4);
+	ck_assert(a->keep && b->keep);
+	ck_assert_str_eq(a->sql, b->sql);
+	ck_assert_uint_eq(a->nparams, 4);
+	ck_assert_uint_eq(a->params[2].u, 7);
+	ck_assert_uint_eq(a->params[3].u, 7);
+	ck_assert_ptr_nonnull(strstr(a->sql, "id IN (?,?,?,?)"));
+	ev_query_free(&a);
+	ev_query_free(&b);
+
+	uint64_t ids[130];
+	for (size_t i = 0; i < 130; i++)
+		ids[i] = 1000 + i;
+	ids[129] = 18446744073709551615ull;
+	a = ev_mirror_query_pk(&req, ids, 130);
+	ck_assert_uint_eq(a->nparams, 192 + 4);
+	ck_assert_ptr_nonnull(strstr(a->sql, ") OR id IN (?,?,?,?)"));
+	ck_assert_uint_eq(a->params[192].u, 18446744073709551615ull);
+	ck_assert_uint_eq(a->params[191].u, 1128);
+	ev_query_free(&a);
+}
+END_TEST
+
 START_TEST(the_cap_is_shared)
 {
 	req.table = EV_TABLE_OUTBOX;
@@ -817,6 +848,7 @@ int main(void)
 	tcase_add_test(tc, flows_from_the_refreshes);
 	tcase_add_test(tc, an_empty_backlog_has_empty_figures);
 	tcase_add_test(tc, the_last_check_is_dated_by_the_server);
+	tcase_add_test(tc, key_reads_keep_to_a_few_texts);
 	tcase_add_test(tc, the_cap_is_shared);
 	tcase_add_test(tc, memory_per_row);
 	suite_add_tcase(s, tc);
