@@ -5,14 +5,12 @@
 
 #include "core/doctor.h"
 #include "core/text.h"
-#include "db/fetch.h"
-#include "db/mirror.h"
+#include "db/dashjob.h"
 #include "ui/app.h"
 #include "ui/term.h"
 
 #include <curses.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +55,6 @@ struct dash_view {
 	struct ev_mirror *mirror[EV_TABLE_COUNT];
 	int mirror_source;
 };
-
-/* The dimension of the every-source dashboard (one pointer, compared as the others are). */
-static const char all_dim[] = "source";
 
 /* Columns derived from the figures: the rates over the window and the time to drain. */
 enum { RATE_CREATED = EV_DASH_NFIGURES, RATE_FINISHED, RATE_DRAIN, RATE_FAILED, RATE_OPER };
@@ -116,336 +111,17 @@ static const int windows[] = {300, 900, 3600, 6 * 3600, 86400, 7 * 86400};
 static const char *dim_key(const struct dash_view *d, enum ev_table_kind t)
 {
 	if (d->all)
-		return all_dim;
+		return ev_dashjob_all_dim;
 	const struct ev_table_def *ob = ev_model_table(EV_TABLE_OUTBOX);
 	const char *key = ob->dimensions[d->dim].key;
 	/* topic and channel are the outbox's only: the message table stays by event_type. */
 	return ev_model_dimension(ev_model_table(t), key) ? key : "event_type";
 }
 
-/* --- the job ---------------------------------------------------------------------------------- */
-
-struct dash_arg {
-	char *table_name[EV_TABLE_COUNT];
-	struct ev_mirror *mirror[EV_TABLE_COUNT]; /* moved to the result */
-	struct ev_mirror_opts mirror_opts;
-	const char *dimension[EV_TABLE_COUNT];
-	int window_s, stuck_s;
-	unsigned skip[EV_TABLE_COUNT];
-	bool need_info;
-	struct ev_table_info info[EV_TABLE_COUNT];
-	char where[96];
-	/* Every source at once: its connections (the app's, used by this job only), names, and
-	 * what is known of its tables (need_all[i]: read them). */
-	int nall;
-	struct ev_conn **conns;
-	char **names;
-	char *(*table_all)[EV_TABLE_COUNT]; /* each source's names of the tables */
-	struct ev_table_info (*info_all)[EV_TABLE_COUNT];
-	bool *need_all;
-	bool *replica; /* source i is read on its replica: its lag is read too */
-};
-
-struct dash_result {
-	struct ev_mirror *mirror[EV_TABLE_COUNT]; /* given back to the view */
-	bool have_info;
-	struct ev_table_info info[EV_TABLE_COUNT];
-	struct ev_dash *dash[EV_TABLE_COUNT];
-	char note[EV_TABLE_COUNT][200];
-	bool gone[EV_TABLE_COUNT]; /* the table is missing or no longer has the model's shape */
-	char now[32];
-	long long unix_time;
-	char server[160];
-	bool failed; /* the connection: data is stale */
-	struct ev_error err;
-	/* Every source at once: the tables read anew (got_all[i]). */
-	int nall;
-	struct ev_table_info (*info_all)[EV_TABLE_COUNT];
-	bool *got_all;
-	long long *lag_all; /* a replica's lag in seconds, -1 unknown */
-};
-
-static void free_arg(void *p)
-{
-	struct dash_arg *a = p;
-	for (int t = 0; t < EV_TABLE_COUNT; t++) {
-		free(a->table_name[t]);
-		ev_table_info_clear(&a->info[t]);
-		ev_mirror_free(&a->mirror[t]);
-	}
-	for (int i = 0; i < a->nall; i++) {
-		free(a->names[i]);
-		for (int t = 0; t < EV_TABLE_COUNT; t++) {
-			ev_table_info_clear(&a->info_all[i][t]);
-			free(a->table_all[i][t]);
-		}
-	}
-	free(a->table_all);
-	free(a->conns);
-	free(a->names);
-	free(a->info_all);
-	free(a->need_all);
-	free(a->replica);
-	free(a);
-}
-
-static void free_result(void *p)
-{
-	struct dash_result *r = p;
-	for (int t = 0; t < EV_TABLE_COUNT; t++) {
-		ev_table_info_clear(&r->info[t]);
-		ev_dash_free(&r->dash[t]);
-		ev_mirror_free(&r->mirror[t]);
-	}
-	for (int i = 0; i < r->nall; i++)
-		for (int t = 0; t < EV_TABLE_COUNT; t++)
-			ev_table_info_clear(&r->info_all[i][t]);
-	free(r->info_all);
-	free(r->got_all);
-	free(r->lag_all);
-	free(r);
-}
-
-/* One source's part of the every-source dashboard: its clock, its tables (when not known
- * yet), the totals of both tables. Runs on a thread of its own. */
-struct part {
-	const struct dash_arg *arg;
-	struct dash_result *r;
-	int i;
-	struct ev_dash *dash[EV_TABLE_COUNT];
-	char now[32];
-	long long unix_time;
-	char server[160];
-	bool ok;
-	struct ev_error err;
-};
-
-static void *part_main(void *p)
-{
-	struct part *pt = p;
-	const struct dash_arg *arg = pt->arg;
-	struct ev_conn *c = arg->conns[pt->i];
-	struct ev_rowset *rs = NULL;
-	ev_db_thread_init();
-	struct ev_query *q = ev_query_server_clock();
-	int rc = ev_conn_run(c, q, &rs, &pt->err);
-	ev_query_free(&q);
-	if (rc == 0 && rs->nrows > 0) {
-		snprintf(pt->now, sizeof(pt->now), "%s",
-		         ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
-		pt->unix_time =
-		        ev_rowset_cell(rs, 0, 1)->s ? atoll(ev_rowset_cell(rs, 0, 1)->s) : 0;
-		const struct ev_server_version *v = ev_conn_server(c);
-		snprintf(pt->server, sizeof(pt->server), "%s %d.%d.%d", ev_flavour_name(v->flavour),
-		         v->major, v->minor, v->patch);
-	}
-	ev_rowset_free(&rs);
-	for (int t = 0; rc == 0 && t < EV_TABLE_COUNT; t++) {
-		struct ev_table_info *ti = &arg->info_all[pt->i][t];
-		if (arg->table_all[pt->i][t] == NULL)
-			continue; /* not one of this source's tables (the config's) */
-		if (arg->need_all[pt->i]) {
-			ti = &pt->r->info_all[pt->i][t];
-			if (ev_conn_table_info(c, arg->table_all[pt->i][t], ti, &pt->err) < 0) {
-				rc = -1;
-				break;
-			}
-		}
-		if (!ti->exists)
-			continue;
-		struct ev_dash_req req = {
-		        .info = ti,
-		        .table = (enum ev_table_kind)t,
-		        .table_name = arg->table_all[pt->i][t],
-		        .window_s = arg->window_s,
-		        .stuck_threshold_s = arg->stuck_s,
-		};
-		struct ev_error qerr = {0};
-		if (ev_dash_fetch(c, &req, &pt->dash[t], &qerr) < 0 &&
-		    qerr.code == EV_ERR_CONNECT) {
-			pt->err = qerr;
-			rc = -1;
-		}
-	}
-	if (rc == 0 && arg->need_all[pt->i])
-		pt->r->got_all[pt->i] = true;
-	pt->r->lag_all[pt->i] = -1;
-	if (rc == 0 && arg->replica[pt->i]) {
-		/* Its figures are as old as its lag. */
-		struct ev_query *lq = ev_doctor_query_replica(ev_conn_server(c));
-		char note[160];
-		if (ev_conn_run(c, lq, &rs, &pt->err) == 0)
-			pt->r->lag_all[pt->i] = ev_doctor_replica_lag(rs, note, sizeof(note));
-		ev_rowset_free(&rs);
-		ev_query_free(&lq);
-	}
-	pt->ok = rc == 0;
-	ev_db_thread_end();
-	return NULL;
-}
-
-/* Every source at once, in parallel: a row per source, the totals summed. */
-static int all_job(struct ev_job *job, struct ev_error *err)
-{
-	struct dash_arg *arg = job->arg;
-	struct dash_result *r = ev_xcalloc(1, sizeof(*r));
-	job->result = r;
-	job->free_result = free_result;
-	r->nall = arg->nall;
-	r->info_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->info_all));
-	r->got_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->got_all));
-	r->lag_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->lag_all));
-	struct part *parts = ev_xcalloc((size_t)arg->nall, sizeof(*parts));
-	pthread_t *th = ev_xcalloc((size_t)arg->nall, sizeof(*th));
-	bool *started = ev_xcalloc((size_t)arg->nall, sizeof(*started));
-	for (int i = 0; i < arg->nall; i++) {
-		parts[i] = (struct part){.arg = arg, .r = r, .i = i};
-		started[i] = pthread_create(&th[i], NULL, part_main, &parts[i]) == 0;
-		if (!started[i])
-			part_main(&parts[i]);
-	}
-	int up = 0;
-	for (int i = 0; i < arg->nall; i++) {
-		if (started[i])
-			pthread_join(th[i], NULL);
-		if (parts[i].ok && up++ == 0) {
-			snprintf(r->now, sizeof(r->now), "%s", parts[i].now);
-			r->unix_time = parts[i].unix_time;
-		}
-	}
-	snprintf(r->server, sizeof(r->server), "%d of %d sources answer", up, arg->nall);
-	if (up == 0) {
-		r->failed = true;
-		ev_error_set(&r->err, parts[0].err.code, "no source answers (%s: %.300s)",
-		             arg->names[0], parts[0].err.msg);
-		*err = r->err;
-	}
-	for (int t = 0; up > 0 && t < EV_TABLE_COUNT; t++) {
-		/* The sources that have the table (by the config): a row each. */
-		struct ev_dash **dash = ev_xcalloc((size_t)arg->nall, sizeof(*dash));
-		const char **names = ev_xcalloc((size_t)arg->nall, sizeof(*names));
-		int k = 0;
-		struct ev_buf why;
-		ev_buf_init(&why);
-		for (int i = 0; i < arg->nall; i++) {
-			if (arg->table_all[i][t] == NULL)
-				continue;
-			names[k] = arg->names[i];
-			dash[k++] = parts[i].dash[t];
-			if (!parts[i].ok)
-				ev_buf_printf(&why, "%s%s: no answer (%.120s)", why.len ? "; " : "",
-				              arg->names[i], parts[i].err.msg);
-			else if (parts[i].dash[t] == NULL)
-				ev_buf_printf(&why, "%s%s: no such table", why.len ? "; " : "",
-				              arg->names[i]);
-		}
-		struct ev_dash_req req = {
-		        .table = (enum ev_table_kind)t,
-		        .dimension = all_dim,
-		        .window_s = arg->window_s,
-		};
-		r->dash[t] = ev_dash_by_source(dash, names, k, &req);
-		free(names);
-		if (why.len > 0)
-			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", why.data);
-		else if (r->dash[t]->notes != NULL)
-			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", r->dash[t]->notes);
-		ev_buf_free(&why);
-		for (int i = 0; i < arg->nall; i++)
-			ev_dash_free(&parts[i].dash[t]);
-		free(dash);
-	}
-	free(started);
-	free(th);
-	free(parts);
-	return up == 0 ? -1 : 0;
-}
-
-/* Runs on the dashboard worker. */
-static int dash_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
-{
-	struct dash_arg *arg = job->arg;
-	if (arg->nall > 0)
-		return all_job(job, err);
-	struct dash_result *r = ev_xcalloc(1, sizeof(*r));
-	job->result = r;
-	job->free_result = free_result;
-
-	struct ev_query *q = ev_query_server_clock();
-	struct ev_rowset *rs = NULL;
-	if (ev_conn_run(c, q, &rs, err) < 0) {
-		ev_query_free(&q);
-		r->failed = true;
-		r->err = *err;
-		return -1;
-	}
-	snprintf(r->now, sizeof(r->now), "%s",
-	         ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
-	r->unix_time = ev_rowset_cell(rs, 0, 1)->s ? atoll(ev_rowset_cell(rs, 0, 1)->s) : 0;
-	ev_rowset_free(&rs);
-	ev_query_free(&q);
-	const struct ev_server_version *v = ev_conn_server(c);
-	snprintf(r->server, sizeof(r->server), "%s (%s %d.%d.%d)", arg->where,
-	         ev_flavour_name(v->flavour), v->major, v->minor, v->patch);
-
-	for (int t = 0; t < EV_TABLE_COUNT; t++) {
-		r->mirror[t] = arg->mirror[t];
-		arg->mirror[t] = NULL;
-	}
-	for (int t = 0; t < EV_TABLE_COUNT; t++) {
-		struct ev_table_info *ti = arg->need_info ? &r->info[t] : &arg->info[t];
-		if (arg->table_name[t] == NULL) {
-			snprintf(r->note[t], sizeof(r->note[t]),
-			         "not watched on this source (the config's tables leave it out)");
-			continue;
-		}
-		if (arg->need_info && ev_conn_table_info(c, arg->table_name[t], ti, err) < 0) {
-			r->failed = true;
-			r->err = *err;
-			return -1;
-		}
-		if (!ti->exists) {
-			snprintf(r->note[t], sizeof(r->note[t]),
-			         "%s: no such table in this database", arg->table_name[t]);
-			continue;
-		}
-		struct ev_dash_req req = {
-		        .info = ti,
-		        .table = (enum ev_table_kind)t,
-		        .table_name = arg->table_name[t],
-		        .dimension = arg->dimension[t],
-		        .window_s = arg->window_s,
-		        .stuck_threshold_s = arg->stuck_s,
-		        .skip = arg->skip[t],
-		};
-		struct ev_error qerr = {0};
-		int frc = r->mirror[t] != NULL
-		                  ? ev_mirror_fetch(c, r->mirror[t], &req, &arg->mirror_opts,
-		                                    &r->dash[t], &qerr)
-		                  : ev_dash_fetch(c, &req, &r->dash[t], &qerr);
-		if (frc < 0) {
-			if (qerr.code == EV_ERR_CONNECT) {
-				r->failed = true;
-				r->err = qerr;
-				*err = qerr;
-				return -1;
-			}
-			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", qerr.msg);
-			r->gone[t] = qerr.code == EV_ERR_SCHEMA;
-		} else if (r->dash[t] != NULL && r->dash[t]->notes != NULL) {
-			/* Why some figures show ? (a time limit hit, an index missing): said under
-			 * the table, as the sub-command says it. */
-			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", r->dash[t]->notes);
-		}
-	}
-	r->have_info = arg->need_info;
-	return 0;
-}
-
 static void dash_refresh(struct app *a, struct view *v)
 {
 	struct dash_view *d = (struct dash_view *)v;
-	struct dash_arg *arg = ev_xcalloc(1, sizeof(*arg));
+	struct ev_dashjob_arg *arg = ev_xcalloc(1, sizeof(*arg));
 	const struct site *here = &a->sites[a->cur_source];
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		if (a->src->tables & (1u << t))
@@ -513,7 +189,7 @@ static void dash_refresh(struct app *a, struct view *v)
 		for (int t = 0; t < EV_TABLE_COUNT; t++)
 			arg->skip[t] = 0;
 	}
-	struct ev_job *job = ev_job_new(0, 0, dash_job, arg, free_arg);
+	struct ev_job *job = ev_job_new(0, 0, ev_dashjob_run, arg, ev_dashjob_arg_free);
 	/* Every source's connection: Esc cancels their statements too. */
 	job->conns = arg->conns;
 	job->nconns = (size_t)arg->nall;
@@ -582,7 +258,7 @@ static void follow_group(struct table_state *ts)
 static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 {
 	struct dash_view *d = (struct dash_view *)v;
-	struct dash_result *r = job->result;
+	struct ev_dashjob_result *r = job->result;
 
 	/* The mirrors come back (unless the source changed meanwhile, or a newer one is here). */
 	for (int t = 0; r != NULL && t < EV_TABLE_COUNT; t++)
