@@ -45,28 +45,31 @@ until_ok 10 sh -c "tmux -L '$sock' capture-pane -p -t ev | grep -q TOTAL" &&
 (printf 'LOCK TABLES biz_outbox_event WRITE, biz_message_event WRITE;\nSELECT SLEEP(12);\n' |
 	"$client" --defaults-file="$cnf" >/dev/null 2>&1 &)
 until_ok 10 locked && ok "another session holds both tables" || not_ok "another session holds both tables"
+# A refresh now, not when the interval ends: under load the start-up refresh may cost enough
+# to stretch the next interval past the lock's 12 s, and no refresh would meet the lock.
+t send-keys -t ev C-r
 until_ok 10 waiting && ok "a refresh waits on the lock" || not_ok "a refresh waits on the lock"
 until_ok 20 unlocked && ok "the lock is released after 12 s" || not_ok "the lock is released after 12 s"
-until_ok 20 idle
-# The refresh that waited has come back (it took seconds): every interval the status line
-# shows from then on is at most 10 x 2 s, and once later refreshes, cheap, have come back it
-# is the set one again (or near it).
-took() { status | sed -n 's/.* (\([0-9]*\) ms) · .*/\1/p'; }
-slow=$(took)
-echo "# the refresh that waited took ${slow:-?} ms"
+# The refresh that waited comes back when the lock is gone, charged its seconds (it ran): the
+# next timed refresh shows the stretch (the stretch follows the last refresh's cost), and the
+# cheap one after it the set interval again. Every interval the status line shows meanwhile is
+# at most 10 x 2 s.
 worst=0
+stretched=
 back=
 i=0
 while [ $i -lt 450 ]; do # 45 s: longer than the longest stretch allowed (20 s) twice
 	ms=$(interval_ms)
 	[ -n "$ms" ] && [ "$ms" -gt "$worst" ] && worst=$ms
-	if [ -n "$ms" ] && [ "$ms" -le 4000 ] && [ "$(took)" != "$slow" ] && idle; then
+	[ -n "$ms" ] && [ "$ms" -gt 4000 ] && stretched=$ms
+	if [ -n "$stretched" ] && [ -n "$ms" ] && [ "$ms" -le 4000 ] && idle; then
 		back=$ms
 		break
 	fi
 	sleep 0.1
 	i=$((i + 1))
 done
+echo "# stretched to ${stretched:-?} ms after the refresh that waited"
 echo "# status line: $(status)"
 [ "$worst" -le 20000 ] && ok "never stretched past 10 x 2 s (at most ${worst} ms)" ||
 	not_ok "never stretched past 10 x 2 s (at most ${worst} ms)"
@@ -80,18 +83,17 @@ echo "# status line: $(status)"
 	"$client" --defaults-file="$cnf" >/dev/null 2>&1 &)
 holding() { [ "$(sql -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(60)%'")" -ge 1 ]; }
 until_ok 10 holding
+t send-keys -t ev C-r
 until_ok 10 waiting
 sleep 1 # the wait to be charged, not a synchronisation
 for id in $(sql -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(60)%'"); do
 	sql -e "KILL $id"
 done
-# The refresh that waited is back when the status line says it took a second or more (cheap
-# refreshes stretch the interval a little too where they cost over 20 ms, as under
-# sanitizers on a busy machine, 2-4 s: the interval before it is no evidence).
-waited_back() { ms=$(took); [ -n "$ms" ] && [ "$ms" -ge 1000 ]; }
+# The refresh that waited is back, charged over a second: the next timed refresh shows the
+# cap for 20 s (cheap refreshes stretch the interval a little too where they cost over 20 ms,
+# as under sanitizers on a busy machine, 2-4 s, never to the cap).
 capped() { ms=$(interval_ms); [ "${ms:-0}" -eq 20000 ]; }
-until_ok 10 waited_back
-until_ok 2 capped
+until_ok 15 capped
 ms=$(interval_ms)
 [ "${ms:-0}" -eq 20000 ] && ok "a refresh that waited over 1 s stretches the next to the cap, 20 s" ||
 	not_ok "a refresh that waited over 1 s stretches the next to the cap, 20 s (${ms:-?} ms)"
