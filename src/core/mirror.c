@@ -525,25 +525,52 @@ int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id_s, const
 	return 0;
 }
 
-void ev_mirror_lock_row(struct ev_mirror *m, const char *id_s, const char *lock_until)
+/* A row of the outbox's lock read: seen in `status` (processing); a row new to the backlog or
+ * come from another status is read by key (its retry columns with it: no processing figure
+ * needs them, and a row leaving processing is read by key). The entry, valid until the next
+ * row. */
+static struct entry *member(struct ev_mirror *m, int status, uint64_t id)
+{
+	m->st.range_rows++;
+	struct entry *e = find(m, id);
+	if (e != NULL) {
+		if (e->status != status) {
+			e->status = (uint8_t)status;
+			e->flags |= F_WANT;
+			m->st.changed++;
+		}
+		e->flags |= F_SEEN;
+		return e;
+	}
+	reserve(&m->fresh, &m->fresh_cap, m->nfresh + 1);
+	e = &m->fresh[m->nfresh++];
+	memset(e, 0, sizeof(*e));
+	set_id(e, id);
+	e->status = (uint8_t)status;
+	e->nrt = e->t1 = e->ct = e->ut = T_NULL;
+	e->flags = F_SEEN | F_WANT;
+	m->st.entered++;
+	return e;
+}
+
+int ev_mirror_lock_row(struct ev_mirror *m, const char *id_s, const char *lock_until)
 {
 	uint64_t id;
 	if (!parse_u64(id_s, &id))
-		return;
-	merge_fresh(m);
-	struct entry *e = find(m, id);
-	if (e == NULL)
-		return;
+		return -1;
+	struct entry *e = member(m, 1, id);
 	int64_t exact;
 	bool big = false;
 	int32_t t = time32(lock_until, &exact, &big);
 	if (e->t1 != t) {
 		e->t1 = t;
+		/* Taken again (by whom: locked_by is read by key). */
 		if (!(e->flags & F_WANT) && (e->flags & F_KNOWN)) {
 			e->flags |= F_WANT;
 			m->st.changed++;
 		}
 	}
+	return 0;
 }
 
 static void want_add(struct ev_mirror *m, uint64_t id)

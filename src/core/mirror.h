@@ -9,7 +9,8 @@
  *   ev_mirror_range_row   for every row of each status range (id, next_retry_time,
  *                         retry_count: the status index's columns); a range not read this
  *                         time (the failed one, every 5th refresh only) ev_mirror_carry_range
- *   ev_mirror_lock_row    outbox: for every processing row (id, lock_until)
+ *   ev_mirror_lock_row    outbox: for every processing row (id, lock_until), read through
+ *                         its lock index instead of its status range
  *   ev_mirror_ranges_done the rows not seen left the backlog; which rows to read by key
  *   ev_mirror_pk_row      for each row read by primary key (ev_mirror_query_pk)
  *   ev_mirror_created_row for each row of ev_mirror_query_created (the flows), then
@@ -87,8 +88,9 @@ void ev_mirror_set_rate_span(struct ev_mirror *m, int seconds);
  * at most `limit` rows (the cap left, plus one). */
 struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status, size_t limit,
                                        struct ev_error *err);
-/* Outbox: id and lock_until of every processing row, through (publish_status, lock_until);
- * NULL (no error) when the table has no such index: lock_until is then read by key. */
+/* Outbox: id and lock_until of every processing row, through (publish_status, lock_until),
+ * read in place of its status range; NULL (no error) when the table has no such index: the
+ * range is read, and lock_until by key. */
 struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limit);
 /* The rows of ids[0..n) by primary key, in the column order ev_mirror_pk_row reads. */
 struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n);
@@ -99,8 +101,11 @@ void ev_mirror_begin(struct ev_mirror *m);
  * when id does not parse (the row is ignored). */
 int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id, const char *next_retry,
                         const char *retry_count);
-/* The lock read's row (outbox, status 1). */
-void ev_mirror_lock_row(struct ev_mirror *m, const char *id, const char *lock_until);
+/* A row of the lock read (outbox, status 1): a processing row and its lock_until (a change
+ * of lock_until, a lock taken again, reads the row by key). Processing figures need no retry
+ * column: a processing row's retry_count or next_retry_time is read by key when it enters
+ * and when it leaves. Returns -1 when id does not parse. */
+int ev_mirror_lock_row(struct ev_mirror *m, const char *id, const char *lock_until);
 /* The ranges are read: rows not seen left their range, and are read by key for where they
  * went. `share` more rows (the rolling re-verification; ev_mirror_share) are read by key with
  * them and the rows that entered or changed.

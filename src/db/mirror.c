@@ -144,11 +144,19 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 	bool all_ranges = ev_mirror_read_failed(m);
 	ev_mirror_begin(m);
 	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
-		if (statuses[i] == 3 && !all_ranges) {
+		int status = statuses[i];
+		if (status == 3 && !all_ranges) {
 			ev_mirror_carry_range(m, 3);
 			continue;
 		}
-		q = ev_mirror_query_range(req, statuses[i], room - got + 1, err);
+		/* The outbox's processing rows come with their lock_until from its lock index;
+		 * without it, from the status index (lock_until then by key). */
+		bool locks = false;
+		q = NULL;
+		if (status == 1)
+			locks = (q = ev_mirror_query_lock(req, room - got + 1)) != NULL;
+		if (q == NULL)
+			q = ev_mirror_query_range(req, status, room - got + 1, err);
 		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
 			ev_query_free(&q);
 			goto fail;
@@ -161,21 +169,14 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 			ev_mirror_overflow(m);
 			return 1;
 		}
-		for (size_t r = 0; r < rs->nrows; r++)
-			ev_mirror_range_row(m, statuses[i], ev_rowset_cell(rs, r, 0)->s,
-			                    ev_rowset_cell(rs, r, 1)->s,
-			                    ev_rowset_cell(rs, r, 2)->s);
-		ev_rowset_free(&rs);
-	}
-	q = ev_mirror_query_lock(req, room + 1);
-	if (q != NULL) {
-		rc = ev_conn_run(c, q, &rs, err);
-		ev_query_free(&q);
-		if (rc < 0)
-			goto fail;
-		for (size_t r = 0; r < rs->nrows; r++)
-			ev_mirror_lock_row(m, ev_rowset_cell(rs, r, 0)->s,
-			                   ev_rowset_cell(rs, r, 1)->s);
+		for (size_t r = 0; r < rs->nrows; r++) {
+			const char *id = ev_rowset_cell(rs, r, 0)->s;
+			if (locks)
+				ev_mirror_lock_row(m, id, ev_rowset_cell(rs, r, 1)->s);
+			else
+				ev_mirror_range_row(m, status, id, ev_rowset_cell(rs, r, 1)->s,
+				                    ev_rowset_cell(rs, r, 2)->s);
+		}
 		ev_rowset_free(&rs);
 	}
 	const uint64_t *ids;
