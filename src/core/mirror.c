@@ -103,6 +103,8 @@ struct ev_mirror {
 	size_t nfresh, fresh_cap;
 	uint64_t *want;
 	size_t nwant, want_cap;
+	uint64_t *touched; /* rows evtop wrote, read by key at the next refresh */
+	size_t ntouched, touched_cap;
 	struct big *bigs; /* sorted by id */
 	size_t nbigs, bigs_cap;
 	struct names names[MAX_DIMS];
@@ -212,8 +214,10 @@ void ev_mirror_reset(struct ev_mirror *m)
 	free(m->fresh);
 	free(m->want);
 	free(m->bigs);
+	free(m->touched);
 	m->e = m->fresh = NULL;
-	m->want = NULL;
+	m->want = m->touched = NULL;
+	m->ntouched = m->touched_cap = 0;
 	m->bigs = NULL;
 	m->n = m->cap = m->nfresh = m->fresh_cap = m->nwant = m->want_cap = 0;
 	m->nbigs = m->bigs_cap = 0;
@@ -590,6 +594,14 @@ size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t *
 	for (size_t r = 0; r < m->n; r++)
 		if (!(m->e[r].flags & F_SEEN))
 			m->e[r].flags |= F_LEFT | F_WANT;
+	/* The rows evtop wrote since the last refresh: where they went, whatever their range
+	 * said (a failed row cancelled while the failed range is carried). */
+	for (size_t k = 0; k < m->ntouched; k++) {
+		struct entry *e = find(m, m->touched[k]);
+		if (e != NULL)
+			e->flags |= F_WANT;
+	}
+	m->ntouched = 0;
 	m->nwant = 0;
 	for (size_t r = 0; r < m->n; r++)
 		if (m->e[r].flags & F_WANT)
@@ -610,6 +622,15 @@ size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t *
 	}
 	*ids = m->want;
 	return m->nwant;
+}
+
+void ev_mirror_touch(struct ev_mirror *m, uint64_t id)
+{
+	if (m->ntouched == m->touched_cap) {
+		m->touched_cap = m->touched_cap ? m->touched_cap * 2 : 16;
+		m->touched = ev_xrealloc(m->touched, m->touched_cap * sizeof(*m->touched));
+	}
+	m->touched[m->ntouched++] = id;
 }
 
 size_t ev_mirror_want_all(struct ev_mirror *m, const uint64_t **ids)

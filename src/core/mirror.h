@@ -111,6 +111,10 @@ int ev_mirror_lock_row(struct ev_mirror *m, const char *id, const char *lock_unt
  * them and the rows that entered or changed.
  * Returns the ids to read by primary key (owned by m, valid until the next begin) in *ids. */
 size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t **ids);
+/* evtop wrote row id (an action applied, or skipped because the row had changed): the next
+ * refresh reads it by key, so that the figures show where it went at once, even from a range
+ * that refresh does not read (the failed one, carried). */
+void ev_mirror_touch(struct ev_mirror *m, uint64_t id);
 /* Read every row by key this refresh (after a drift). Returns the ids as ranges_done. */
 size_t ev_mirror_want_all(struct ev_mirror *m, const uint64_t **ids);
 /* A row of a primary-key read (rs made by ev_mirror_query_pk's statement). */

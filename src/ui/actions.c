@@ -353,6 +353,9 @@ bool ui_action_result(struct app *a, struct view *v, struct ev_job *job)
 		app_message(a, EV_STYLE_ERROR, "%s: %s", ev_action_result_name(r->result),
 		            r->out.msg[0] ? r->out.msg : r->why);
 	}
+	if (job->rc == 0 && r != NULL &&
+	    (r->result == EV_RESULT_APPLIED || r->result == EV_RESULT_SKIPPED))
+		ui_dash_wrote(a, P.site, t, &r->id, 1);
 	/* The row as it is now, in the view that showed it (if it is still open). */
 	struct view *origin = NULL;
 	for (int i = 0; i < a->nviews; i++)

@@ -240,6 +240,11 @@ struct view *view_bulk_confirm_new(struct app *a);
  * the operator has not said the zone is right: said on the message line, true (refused).
  * The write endpoint checks again when it applies (ev_action_check_access_clock). */
 bool ui_clock_refuses(struct app *a, int site, enum ev_table_kind t);
+/* evtop wrote rows ids[0..n) of table t on source site (applied, or skipped because they had
+ * changed): the dashboard's next refresh reads them by key, so its figures show where they
+ * went even when it does not read their range (core/mirror.h, ev_mirror_touch). */
+void ui_dash_wrote(struct app *a, int site, enum ev_table_kind t, const unsigned long long *ids,
+                   size_t n);
 /* Append the clock-ok audit line (the operator's reason, the suspect tables and why) to the
  * local audit file. Returns -1 with err set when it cannot be written. */
 int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err);

@@ -777,6 +777,18 @@ static const struct view_ops results_ops = {
 /* The marks of the rows the run applied go; those it did not apply (skipped, failed, not
  * attempted, protected, refused) stay marked, for another look. False when the run was not on
  * marked rows; else *unmarked and *left say how many went and stay. */
+/* The rows the run wrote (applied, or skipped: changed meanwhile), for the dashboard. */
+static void tell_dashboard(struct app *a, const struct ev_bulk_snapshot *s)
+{
+	unsigned long long *ids = ev_xcalloc(s->n + 1, sizeof(*ids));
+	size_t n = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->items[i].state == EV_BULK_APPLIED || s->items[i].state == EV_BULK_SKIPPED)
+			ids[n++] = s->items[i].row.id;
+	ui_dash_wrote(a, B.site, s->table, ids, n);
+	free(ids);
+}
+
 static bool unmark_applied(struct app *a, const struct ev_bulk_snapshot *s, size_t *unmarked,
                            int *left)
 {
@@ -837,6 +849,7 @@ bool ui_bulk_result(struct app *a, struct ev_job *job)
 	if (job->rc < 0) {
 		app_message(a, EV_STYLE_ERROR, "not started: %s (nothing written)", job->err.msg);
 	} else {
+		tell_dashboard(a, x->snap);
 		char *tally = ev_bulk_tally_describe(&x->snap->tally);
 		char marks[160] = "";
 		size_t unmarked = 0;

@@ -22,6 +22,16 @@ n=0
   'MQ', JSON_OBJECT('items', (SELECT JSON_ARRAYAGG(JSON_OBJECT('sku', CONCAT('SKU-', seq), 'qty', seq,
   'price', 199.00, 'name', '订单商品')) FROM seq_1_to_14000)), 2, 1, '2026-05-01 00:00:00',
   '2026-05-01 00:00:00')" || { echo "cannot insert the 1 MB payload"; exit 99; }
+# 6,000 failed outbox rows in tables of their own (tests/screen/scripts/zy-zzz-mirror-write):
+# the mirror then reads the failed range every fifth refresh only.
+"$client" --defaults-file="$cnf" -e "CREATE TABLE many_outbox_event LIKE biz_outbox_event;
+  CREATE TABLE many_message_event LIKE biz_message_event; INSERT INTO many_outbox_event (id,
+  event_no, aggregate_type, aggregate_id, event_type, event_source, publish_channel, event_payload,
+  publish_status, retry_count, fail_reason, version, next_retry_time, create_time, update_time)
+  SELECT seq, CONCAT('OB-MANY-', seq), 'ORDER', seq, IF(seq % 3 = 0, 'ORDER_PAID', 'ORDER_CREATED'),
+  'order-service', 'MQ', '{}', IF(seq <= 6000, 3, 0), IF(seq <= 6000, 1, 0), IF(seq <= 6000,
+  'HTTP 503', NULL), 0, IF(seq <= 6000, '2026-06-01 13:00:00', NULL), '$now' - INTERVAL 6010 -
+  seq SECOND, '$now' - INTERVAL 6010 - seq SECOND FROM seq_1_to_6010" || { echo "cannot make the many_ tables"; exit 99; }
 # evtop's sessions read [evtop]: pin NOW() there, re-applied on every reconnect.
 sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
 
