@@ -55,11 +55,53 @@ size_t ev_flow_samples(const struct ev_flow *f)
 	return f->n;
 }
 
+/* The i-th newest sample (0 = the newest). */
+static struct sample *newest(const struct ev_flow *f, size_t i)
+{
+	return (struct sample *)&f->s[(f->next + EV_FLOW_SAMPLES - 1 - i) % EV_FLOW_SAMPLES];
+}
+
+/* x's interval followed by y's, as one: the counts of both, the backlog at its end. */
+static struct ev_flow_in joined(struct ev_flow_in x, const struct ev_flow_in *y)
+{
+	x.backlog = y->backlog;
+	x.deleted_left += y->deleted_left;
+	x.failed_in += y->failed_in;
+	x.created += y->created;
+	return x;
+}
+
 void ev_flow_push(struct ev_flow *f, int64_t t, const struct ev_flow_in *total,
                   const struct ev_flow_in *const groups[EV_FLOW_DIMS],
                   const size_t ngroups[EV_FLOW_DIMS], bool created_known)
 {
-	struct sample *s = &f->s[f->next];
+	struct sample *s;
+	/* The newest interval shorter than EV_FLOW_STEP_S: this refresh's extends it, in its
+	 * slot, so that the ring spans EV_FLOW_SAMPLES steps at any refresh rate. */
+	if (f->n >= 2 && newest(f, 0)->t - newest(f, 1)->t < EV_FLOW_STEP_S &&
+	    newest(f, 0)->t <= t) {
+		s = newest(f, 0);
+		s->t = t;
+		s->created_known = s->created_known && created_known;
+		s->total = joined(s->total, total);
+		for (int k = 0; k < EV_FLOW_DIMS; k++) {
+			size_t n = groups == NULL || groups[k] == NULL ? 0 : ngroups[k];
+			if (n > s->ngroups[k]) {
+				s->groups[k] = ev_xrealloc(s->groups[k], n * sizeof(*s->groups[k]));
+				memset(s->groups[k] + s->ngroups[k], 0,
+				       (n - s->ngroups[k]) * sizeof(*s->groups[k]));
+				s->ngroups[k] = n;
+			}
+			/* A group this refresh does not name has its backlog no more. */
+			for (size_t g = 0; g < s->ngroups[k]; g++) {
+				static const struct ev_flow_in none;
+				s->groups[k][g] =
+				        joined(s->groups[k][g], g < n ? &groups[k][g] : &none);
+			}
+		}
+		return;
+	}
+	s = &f->s[f->next];
 	sample_clear(s);
 	s->t = t;
 	s->created_known = created_known;
@@ -74,12 +116,6 @@ void ev_flow_push(struct ev_flow *f, int64_t t, const struct ev_flow_in *total,
 	f->next = (f->next + 1) % EV_FLOW_SAMPLES;
 	if (f->n < EV_FLOW_SAMPLES)
 		f->n++;
-}
-
-/* The i-th newest sample (0 = the newest). */
-static const struct sample *newest(const struct ev_flow *f, size_t i)
-{
-	return &f->s[(f->next + EV_FLOW_SAMPLES - 1 - i) % EV_FLOW_SAMPLES];
 }
 
 static struct ev_flow_in counts(const struct sample *s, int k, size_t g)

@@ -24,7 +24,11 @@
 #include <stdint.h>
 
 #define EV_FLOW_SAMPLES 32
-#define EV_FLOW_DIMS    2
+/* Samples are EV_FLOW_STEP_S seconds apart at least: a refresh sooner after the one before
+ * extends the newest interval instead of starting one, so the ring spans 62 s or more at any
+ * refresh rate (a minute's rates at 0.5 s as at 2 s). */
+#define EV_FLOW_STEP_S 2
+#define EV_FLOW_DIMS   2
 
 /* One refresh's counts, for the totals or a group. */
 struct ev_flow_in {

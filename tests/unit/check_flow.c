@@ -141,8 +141,63 @@ START_TEST(the_span_is_the_last_minute)
 }
 END_TEST
 
+START_TEST(a_fast_refresh_still_spans_a_minute)
+{
+	/* A refresh a second (and twice in one server second) for two minutes: a sample
+	 * every 2 s, the newest interval extended in between, so 32 samples span a minute
+	 * and the rates are those of every refresh's counts. */
+	struct ev_flow *f = ev_flow_new();
+	struct ev_flow_rates r;
+	long long backlog = 1000;
+	push(f, 0, backlog, 0, 0, 0);
+	for (int i = 1; i <= 120; i++) {
+		/* Created 60 a second, finished 50 (the backlog grows by 10), 1 failing. */
+		backlog += 10;
+		push(f, i, backlog, 60, 0, 1);
+		if (i % 7 == 0)
+			push(f, i, backlog, 0, 0, 0); /* the same second again */
+	}
+	ck_assert_uint_eq(ev_flow_samples(f), EV_FLOW_SAMPLES);
+	ev_flow_rates(f, -1, 0, 60, &r);
+	ck_assert(r.known);
+	ck_assert_double_ge(r.span_s, 60);
+	ck_assert_double_le(r.span_s, 62);
+	ck_assert(NEAR(r.created_per_min, 3600));
+	ck_assert(NEAR(r.finished_per_min, 3000));
+	ck_assert(NEAR(r.failed_per_min, 60));
+	/* A refresh whose created counts failed makes the interval it joins unknown. */
+	backlog += 10;
+	push(f, 121, backlog, 60, 0, 0);
+	struct ev_flow_in in = {backlog, 0, 0, 0};
+	ev_flow_push(f, 122, &in, NULL, NULL, false);
+	ev_flow_rates(f, -1, 0, 60, &r);
+	ck_assert(!r.known);
+	/* Per group: a group the extending refresh does not name has no backlog left. */
+	struct ev_flow *g = ev_flow_new();
+	struct ev_flow_in a[2] = {{5, 0, 0, 0}, {7, 0, 0, 0}}, b[2] = {{5, 0, 0, 3}, {7, 0, 0, 0}},
+	                  c[1] = {{5, 0, 0, 2}};
+	const struct ev_flow_in *ga[EV_FLOW_DIMS] = {a, NULL}, *gb[EV_FLOW_DIMS] = {b, NULL},
+	                        *gc[EV_FLOW_DIMS] = {c, NULL};
+	size_t na[EV_FLOW_DIMS] = {2, 0}, nc[EV_FLOW_DIMS] = {1, 0};
+	struct ev_flow_in t0 = {12, 0, 0, 0}, t1 = {12, 0, 0, 3}, t2 = {5, 0, 0, 2};
+	ev_flow_push(g, 100, &t0, ga, na, true);
+	ev_flow_push(g, 101, &t1, gb, na, true);
+	ev_flow_push(g, 101, &t2, gc, nc, true); /* joins the interval 100 -> 101 */
+	ck_assert_uint_eq(ev_flow_samples(g), 2);
+	ev_flow_rates(g, 0, 0, 60, &r);
+	ck_assert(r.known);
+	ck_assert(NEAR(r.span_s, 1));
+	ck_assert(NEAR(r.finished_per_min, 5 * 60)); /* created 3 + 2, backlog unchanged */
+	ev_flow_rates(g, 0, 1, 60, &r);
+	ck_assert(NEAR(r.finished_per_min, 7 * 60)); /* its 7 rows left, none created */
+	ev_flow_free(&g);
+	ev_flow_free(&f);
+}
+END_TEST
+
 int main(void)
 {
+
 	Suite *s = suite_create("flow");
 	TCase *tc = tcase_create("flow");
 	tcase_add_test(tc, steady_state_finishes_what_is_created);
@@ -150,6 +205,7 @@ int main(void)
 	tcase_add_test(tc, deleted_rows_finished_nothing);
 	tcase_add_test(tc, groups_have_rates_of_their_own);
 	tcase_add_test(tc, the_span_is_the_last_minute);
+	tcase_add_test(tc, a_fast_refresh_still_spans_a_minute);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
