@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the replica says about its lag. */
-static void read_lag(struct ev_fan_src *fs)
+void ev_fan_read_lag(struct ev_fan_src *fs)
 {
 	struct ev_error err = {0};
 	struct ev_rowset *rs = NULL;
@@ -41,7 +40,7 @@ static int open_one(struct ev_fan_src *fs, void *arg)
 		return -1;
 	fs->up = true;
 	if (fs->on_replica)
-		read_lag(fs);
+		ev_fan_read_lag(fs);
 	return 0;
 }
 

@@ -51,6 +51,9 @@ int ev_fan_up(const struct ev_fan *f);
 /* Say on stderr, per source, what is wrong: down ("shard2: no answer: ..."), or a replica
  * lagging past the warning threshold or with unknown lag. */
 void ev_fan_report(const struct ev_fan *f, int lag_warning_s);
+/* Read fs's replica lag into fs->lag_s (EV_LAG_UNKNOWN with fs->lag_note when it cannot be
+ * read, or replication is stopped). */
+void ev_fan_read_lag(struct ev_fan_src *fs);
 /* "replica, 3s behind" / "replica, lag unknown (...)" / "primary": malloc'd. */
 char *ev_fan_lag_text(const struct ev_fan_src *fs);
 

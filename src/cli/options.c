@@ -70,6 +70,13 @@ enum {
 	OPT_ENABLE_MESSAGE_RECOVER,
 	OPT_PRIMARY,
 	OPT_CLOCK_OK,
+	OPT_LISTEN,
+	OPT_TEXTFILE,
+	OPT_ONCE,
+	OPT_INTERVAL,
+	OPT_TLS_CERT,
+	OPT_TLS_KEY,
+	OPT_BASIC_AUTH_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -137,6 +144,13 @@ static const struct option long_opts[] = {
         {"operator", required_argument, NULL, OPT_OPERATOR},
         {"enable-message-recover", no_argument, NULL, OPT_ENABLE_MESSAGE_RECOVER},
         {"clock-ok", no_argument, NULL, OPT_CLOCK_OK},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"textfile", required_argument, NULL, OPT_TEXTFILE},
+        {"once", no_argument, NULL, OPT_ONCE},
+        {"interval", required_argument, NULL, OPT_INTERVAL},
+        {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+        {"tls-key", required_argument, NULL, OPT_TLS_KEY},
+        {"basic-auth-file", required_argument, NULL, OPT_BASIC_AUTH_FILE},
         {NULL, 0, NULL, 0},
 };
 
@@ -184,6 +198,10 @@ void ev_opts_usage(FILE *out)
 	      "      --warning=EXPR --critical=EXPR (doc/check.md)\n"
 	      "      --clock-ok             the session's time zone is right although the newest\n"
 	      "                             rows suggest a mismatch (writes, check; audited)\n"
+	      "Metrics (doc/metrics.md):\n"
+	      "      --listen=ADDR:PORT (default 127.0.0.1:9787)  --interval=DUR (default 15s)\n"
+	      "      --textfile=FILE  --once  --tls-cert=FILE --tls-key=FILE\n"
+	      "      --basic-auth-file=FILE (user:crypt-hash lines)\n"
 	      "Console:\n"
 	      "      --read-only            no writes     --mono   no colours (also NO_COLOR)\n"
 	      "      --script=FILE --screen=COLSxROWS   a scripted run in a virtual terminal\n"
@@ -510,6 +528,30 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 		case OPT_WARNING:
 			set_str(&o->warning, optarg);
 			break;
+		case OPT_LISTEN:
+			set_str(&o->listen, optarg);
+			break;
+		case OPT_TEXTFILE:
+			set_str(&o->textfile, optarg);
+			break;
+		case OPT_ONCE:
+			o->once = true;
+			break;
+		case OPT_INTERVAL:
+			if (duration_opt("interval", "metrics_interval", optarg, 1000, 3600000, &v,
+			                 err) < 0)
+				return -1;
+			o->cfg.metrics_interval_s = (int)(v / 1000);
+			break;
+		case OPT_TLS_CERT:
+			set_str(&o->tls_cert, optarg);
+			break;
+		case OPT_TLS_KEY:
+			set_str(&o->tls_key, optarg);
+			break;
+		case OPT_BASIC_AUTH_FILE:
+			set_str(&o->basic_auth_file, optarg);
+			break;
 		case OPT_CRITICAL:
 			set_str(&o->critical, optarg);
 			break;
@@ -673,6 +715,11 @@ void ev_opts_free(struct ev_opts *o)
 	free(o->script);
 	free(o->warning);
 	free(o->critical);
+	free(o->listen);
+	free(o->textfile);
+	free(o->tls_cert);
+	free(o->tls_key);
+	free(o->basic_auth_file);
 	free(o->after);
 	free(o->chosen);
 	ev_filter_free(&o->filter);

@@ -42,6 +42,13 @@ struct ev_opts {
 	bool yes;               /* --yes: apply without asking */
 	bool include_protected; /* --include-protected: act on protected types too */
 	bool clock_ok; /* --clock-ok: the session zone is right although a mismatch is suspected */
+	/* evtop metrics */
+	char *listen;          /* --listen ADDR:PORT */
+	char *textfile;        /* --textfile FILE */
+	bool once;             /* --once: one refresh, then exit */
+	char *tls_cert;        /* --tls-cert FILE (PEM) */
+	char *tls_key;         /* --tls-key FILE (PEM) */
+	char *basic_auth_file; /* --basic-auth-file FILE: user:crypt(3) hash lines */
 	bool help;
 	/* Positional arguments after the options. */
 	int nargs;

@@ -83,6 +83,9 @@ static const struct setting settings[] = {
         G("mirror_reverify", K_SEC, mirror_reverify_s, 10 * MS_SEC, MS_DAY),
         G("mirror_check", K_SEC, mirror_check_s, 10 * MS_SEC, MS_DAY),
         G("mirror_settle", K_SEC, mirror_settle_s, MS_SEC, 10 * MS_MIN),
+        G("metrics_interval", K_SEC, metrics_interval_s, MS_SEC, MS_HOUR),
+        G("metrics_label_cap", K_INT, metrics_label_cap, 1, 100000),
+        G("metrics_topic", K_BOOL, metrics_topic, 0, 0),
         G("read_only", K_BOOL, read_only, 0, 0),
         G("recover_message", K_BOOL, recover_message, 0, 0),
         G("operator", K_STRING, operator_id, 0, 0),
@@ -546,6 +549,9 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->mirror_reverify_s = 300;
 	cfg->mirror_check_s = 600;
 	cfg->mirror_settle_s = 30;
+	cfg->metrics_interval_s = 15;
+	cfg->metrics_label_cap = 200;
+	cfg->metrics_topic = true;
 	cfg->protected_types = ev_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		cfg->protected_types[i] = ev_xstrdup(default_protected[i]);

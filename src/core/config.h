@@ -70,6 +70,9 @@ struct ev_config {
 	int mirror_reverify_s;    /* every mirrored row read again within this; default 300 */
 	int mirror_check_s;       /* the full counts compared this often; default 600 */
 	int mirror_settle_s;      /* rows created this recently counted in the rates later; 30 */
+	int metrics_interval_s;   /* evtop metrics: the figures refreshed this often; 15 */
+	int metrics_label_cap;    /* evtop metrics: values per label, source and table; 200 */
+	bool metrics_topic;       /* evtop metrics: the outbox by topic too; default true */
 	bool read_only;           /* default false */
 	bool recover_message;     /* allow "recover stuck" on the message table; default false */
 	char *operator_id;        /* operator or ticket id for the audit; NULL = ask */

@@ -16,10 +16,19 @@ struct sample {
 	size_t ngroups[EV_FLOW_DIMS];
 };
 
+/* Sums since the flows (re)started: created, and finished by the interval's formula. */
+struct sums {
+	long long created, finished;
+};
+
 struct ev_flow {
 	struct sample s[EV_FLOW_SAMPLES];
 	size_t n;    /* samples held */
 	size_t next; /* where the next one goes */
+	unsigned epoch;
+	struct sums total_sums;
+	struct sums *sums[EV_FLOW_DIMS];
+	size_t nsums[EV_FLOW_DIMS];
 };
 
 struct ev_flow *ev_flow_new(void)
@@ -39,6 +48,13 @@ void ev_flow_reset(struct ev_flow *f)
 	for (size_t i = 0; i < EV_FLOW_SAMPLES; i++)
 		sample_clear(&f->s[i]);
 	f->n = f->next = 0;
+	f->epoch++;
+	memset(&f->total_sums, 0, sizeof(f->total_sums));
+	for (int k = 0; k < EV_FLOW_DIMS; k++) {
+		free(f->sums[k]);
+		f->sums[k] = NULL;
+		f->nsums[k] = 0;
+	}
 }
 
 void ev_flow_free(struct ev_flow **fp)
@@ -71,11 +87,49 @@ static struct ev_flow_in joined(struct ev_flow_in x, const struct ev_flow_in *y)
 	return x;
 }
 
+static struct ev_flow_in counts(const struct sample *s, int k, size_t g);
+
+/* One interval's finished count: created, less the backlog's change, less the rows that left
+ * deleted. */
+static long long done_in(const struct ev_flow_in *x, long long backlog_before)
+{
+	return x->created - (x->backlog - backlog_before) - x->deleted_left;
+}
+
+/* The sums over the interval from the newest sample to this push (before it is stored). */
+static void add_sums(struct ev_flow *f, const struct ev_flow_in *total,
+                     const struct ev_flow_in *const groups[EV_FLOW_DIMS],
+                     const size_t ngroups[EV_FLOW_DIMS])
+{
+	const struct sample *prev = newest(f, 0);
+	f->total_sums.created += total->created;
+	f->total_sums.finished += done_in(total, prev->total.backlog);
+	for (int k = 0; k < EV_FLOW_DIMS; k++) {
+		size_t n = groups == NULL || groups[k] == NULL ? 0 : ngroups[k];
+		size_t want = n > prev->ngroups[k] ? n : prev->ngroups[k];
+		if (want > f->nsums[k]) {
+			f->sums[k] = ev_xrealloc(f->sums[k], want * sizeof(*f->sums[k]));
+			memset(f->sums[k] + f->nsums[k], 0,
+			       (want - f->nsums[k]) * sizeof(*f->sums[k]));
+			f->nsums[k] = want;
+		}
+		for (size_t g = 0; g < want; g++) {
+			static const struct ev_flow_in none;
+			const struct ev_flow_in *x = g < n ? &groups[k][g] : &none;
+			f->sums[k][g].created += x->created;
+			f->sums[k][g].finished += done_in(x, counts(prev, k, g).backlog);
+		}
+	}
+}
+
 void ev_flow_push(struct ev_flow *f, int64_t t, const struct ev_flow_in *total,
                   const struct ev_flow_in *const groups[EV_FLOW_DIMS],
                   const size_t ngroups[EV_FLOW_DIMS], bool created_known)
 {
 	struct sample *s;
+	/* The sums: every interval whose created counts were read. */
+	if (f->n >= 1 && created_known && newest(f, 0)->t <= t)
+		add_sums(f, total, groups, ngroups);
 	/* The newest interval shorter than EV_FLOW_STEP_S: this refresh's extends it, in its
 	 * slot, so that the ring spans EV_FLOW_SAMPLES steps at any refresh rate. */
 	if (f->n >= 2 && newest(f, 0)->t - newest(f, 1)->t < EV_FLOW_STEP_S &&
@@ -132,6 +186,14 @@ void ev_flow_rates(const struct ev_flow *f, int k, size_t g, int horizon_s,
                    struct ev_flow_rates *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->epoch = f->epoch;
+	const struct sums *sm = k < 0                                 ? &f->total_sums
+	                        : k < EV_FLOW_DIMS && g < f->nsums[k] ? &f->sums[k][g]
+	                                                              : NULL;
+	if (sm != NULL) {
+		out->created_sum = sm->created;
+		out->finished_sum = sm->finished;
+	}
 	if (f->n < 2)
 		return;
 	const struct sample *last = newest(f, 0);
@@ -148,7 +210,7 @@ void ev_flow_rates(const struct ev_flow *f, int k, size_t g, int horizon_s,
 		if (!b->created_known || b->t < a->t)
 			break;
 		struct ev_flow_in x = counts(b, k, g), y = counts(a, k, g);
-		long long done = x.created - (x.backlog - y.backlog) - x.deleted_left;
+		long long done = done_in(&x, y.backlog);
 		/* A negative interval is counted, and summed as it is: an interval's error (the
 		 * settled created counts against the backlog of the moment) is undone by the
 		 * next ones, where clamping each interval would add every interval's error up (an

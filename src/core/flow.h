@@ -44,6 +44,12 @@ struct ev_flow_rates {
 	double created_per_min, finished_per_min, failed_per_min;
 	long long clamped; /* intervals whose finished count came out negative */
 	double span_s;     /* what they are measured over */
+	/* Since the flows (re)started (epoch: ev_flow_reset's count): rows created, and rows
+	 * finished by the formula above, over every interval with its created counts; the
+	 * finished sum is not clamped (an interval's error is undone by later ones). For
+	 * counters (evtop metrics), known or not. */
+	long long created_sum, finished_sum;
+	unsigned epoch;
 };
 
 struct ev_flow;

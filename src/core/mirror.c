@@ -124,7 +124,8 @@ struct ev_mirror {
 	int64_t checked_at;
 	bool checked_ok;
 	bool have_now;
-	int64_t cut; /* created counted up to here (server seconds) */
+	char now_text[32]; /* the same, as the server wrote it */
+	int64_t cut;       /* created counted up to here (server seconds) */
 	bool have_cut;
 	int64_t next_cut; /* this refresh's cut, once the created counts are read */
 	bool created_known;
@@ -1064,6 +1065,12 @@ struct ev_query *ev_mirror_query_clock(void)
 void ev_mirror_clock(struct ev_mirror *m, const char *now)
 {
 	m->have_now = ev_mirror_parse_time(now, &m->now);
+	snprintf(m->now_text, sizeof(m->now_text), "%s", now ? now : "");
+}
+
+const char *ev_mirror_now(const struct ev_mirror *m)
+{
+	return m->now_text;
 }
 
 bool ev_mirror_read_failed(const struct ev_mirror *m)

@@ -129,6 +129,9 @@ bool ev_mirror_is_over_cap(const struct ev_mirror *m);
 struct ev_query *ev_mirror_query_clock(void);
 /* The snapshot's NOW() (before ev_mirror_begin): the flows' clock. */
 void ev_mirror_clock(struct ev_mirror *m, const char *now);
+/* The last refresh's NOW() as given to ev_mirror_clock ("" before the first): for a second
+ * ev_mirror_fill of the same refresh (another dimension). */
+const char *ev_mirror_now(const struct ev_mirror *m);
 /* Whether this refresh reads the failed range (else ev_mirror_carry_range(m, 3)). */
 bool ev_mirror_read_failed(const struct ev_mirror *m);
 /* The rows of `status` stay as they are this refresh (their range is not read). */

@@ -141,6 +141,51 @@ START_TEST(the_span_is_the_last_minute)
 }
 END_TEST
 
+START_TEST(the_sums_count_every_interval_since_the_start)
+{
+	/* 40 refreshes (a ring of 32 samples): the sums cover all 39 intervals, a fast refresh
+	 * and an interval without its created counts included, and groups keep theirs. */
+	struct ev_flow *f = ev_flow_new();
+	struct ev_flow_in g0[2] = {{10, 0, 0, 0}, {5, 0, 0, 0}};
+	const struct ev_flow_in *gv[EV_FLOW_DIMS] = {g0, NULL};
+	size_t ng[EV_FLOW_DIMS] = {2, 0};
+	struct ev_flow_in tot = {15, 0, 0, 0};
+	ev_flow_push(f, 0, &tot, gv, ng, false);
+	for (int i = 1; i <= 40; i++) {
+		/* Group 0: 3 created, backlog +1 (2 finished); group 1: 1 created, 1 deleted. */
+		g0[0] = (struct ev_flow_in){10 + i, 0, 0, 3};
+		g0[1] = (struct ev_flow_in){5, 1, 0, 1};
+		tot = (struct ev_flow_in){15 + i, 1, 0, 4};
+		ev_flow_push(f, 2 * i + (i == 20 ? -1 : 0), &tot, gv, ng, i != 30);
+	}
+	struct ev_flow_rates r, r0, r1;
+	ev_flow_rates(f, -1, 0, 60, &r);
+	ev_flow_rates(f, 0, 0, 60, &r0);
+	ev_flow_rates(f, 0, 1, 60, &r1);
+	/* Interval 30 had no created counts: 39 intervals summed. */
+	ck_assert_int_eq(r.created_sum, 39 * 4);
+	ck_assert_int_eq(r.finished_sum, 39 * 2);
+	ck_assert_int_eq(r0.created_sum, 39 * 3);
+	ck_assert_int_eq(r0.finished_sum, 39 * 2);
+	ck_assert_int_eq(r1.created_sum, 39);
+	ck_assert_int_eq(r1.finished_sum, 0);
+	ck_assert_uint_eq(r.epoch, 0);
+	/* A group that goes away: its backlog left, finished (nothing created, nothing
+	 * deleted). */
+	ng[0] = 1;
+	tot = (struct ev_flow_in){51, 0, 0, 0};
+	ev_flow_push(f, 100, &tot, gv, ng, true);
+	ev_flow_rates(f, 0, 1, 60, &r1);
+	ck_assert_int_eq(r1.finished_sum, 5);
+	/* A reset starts the sums anew, in a new epoch. */
+	ev_flow_reset(f);
+	ev_flow_rates(f, -1, 0, 60, &r);
+	ck_assert_int_eq(r.created_sum, 0);
+	ck_assert_uint_eq(r.epoch, 1);
+	ev_flow_free(&f);
+}
+END_TEST
+
 START_TEST(a_fast_refresh_still_spans_a_minute)
 {
 	/* A refresh a second (and twice in one server second) for two minutes: a sample
@@ -206,6 +251,7 @@ int main(void)
 	tcase_add_test(tc, groups_have_rates_of_their_own);
 	tcase_add_test(tc, the_span_is_the_last_minute);
 	tcase_add_test(tc, a_fast_refresh_still_spans_a_minute);
+	tcase_add_test(tc, the_sums_count_every_interval_since_the_start);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
