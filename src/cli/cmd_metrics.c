@@ -243,7 +243,7 @@ static void report(struct msrc *m)
 {
 	struct ev_fan_src *fs = m->fs;
 	const char *name = fs->src->name;
-	if (fs->up != (m->said_up == 1)) {
+	if (m->said_up < 0 || fs->up != (m->said_up == 1)) {
 		if (fs->up) {
 			const struct ev_server_version *v = ev_conn_server(fs->s.conn);
 			say(name, "up (%s %d.%d.%d, %s%s)", ev_flavour_name(v->flavour), v->major,

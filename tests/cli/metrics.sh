@@ -260,6 +260,58 @@ labels=$(grep -c '^evtop_events{source="default",table="message",event_type="[^"
 check "metrics_label_cap = 10: 11 series a state ($labels)" [ "$labels" = 11 ]
 sql -e "DROP DATABASE evt_metrics_many"
 
+# --- several sources, a clock suspect -------------------------------------------------------------
+# Two databases of the harness's server as two sources, and a third that is not there: each
+# with its source label, the missing one evtop_up 0; the second written 8 hours ahead of the
+# session's zone: its clock-dependent series are left out and evtop_clock_suspect says why.
+for s in sa sb; do
+	sql -e "DROP DATABASE IF EXISTS evt_m_$s; CREATE DATABASE evt_m_$s" && sql -D "evt_m_$s" <"$src/sql/mariadb/schema.sql"
+	cat >"$dir/$s.cnf" <<EOF
+[client]
+socket=${EVTOP_TEST_SOCKET:?}
+user=${EVTOP_TEST_USER:-root}
+password=${EVTOP_TEST_PASSWORD:-}
+database=evt_m_$s
+EOF
+	chmod 600 "$dir/$s.cnf"
+done
+sql -D evt_m_sa -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id,
+  event_type, event_source, publish_channel, topic, event_payload, publish_status, retry_count,
+  max_retry_count, locked_by, lock_until, create_time)
+  VALUES (1, 'A1', 'ORDER', '1', 'ORDER_CREATED', 's', 'MQ', 't', '{}', 0, 0, 5, NULL, NULL, NOW() - INTERVAL 1 MINUTE)"
+sql -D evt_m_sb -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id,
+  event_type, event_source, publish_channel, topic, event_payload, publish_status, retry_count,
+  max_retry_count, locked_by, lock_until, create_time, update_time)
+  SELECT seq, CONCAT('B', seq), 'ORDER', seq, 'ORDER_CREATED', 's', 'MQ', 't', '{}', seq % 2, 0, 5,
+  IF(seq % 2, 'p-1', NULL), IF(seq % 2, NOW() + INTERVAL 8 HOUR, NULL), NOW() + INTERVAL 8 HOUR,
+  NOW() + INTERVAL 8 HOUR FROM seq_1_to_20"
+cat >"$dir/sources.conf" <<EOF
+[source sa]
+defaults_file = $dir/sa.cnf
+[source sb]
+defaults_file = $dir/sb.cnf
+[source gone]
+socket = /nonexistent.sock
+EOF
+"$evtop" --config "$dir/sources.conf" --connect-timeout 1s metrics --once >"$dir/src.prom" 2>"$dir/src.err"
+rc=$?
+check "three sources, one gone: --once exits 3 ($rc)" [ $rc = 3 ]
+check "each source has its label: sa up" [ "$(series "$dir/src.prom" 'evtop_up{source="sa"}')" = 1 ]
+check "... sb up" [ "$(series "$dir/src.prom" 'evtop_up{source="sb"}')" = 1 ]
+check "... gone: evtop_up 0" [ "$(series "$dir/src.prom" 'evtop_up{source="gone"}')" = 0 ]
+check "... said on stderr by name" grep -q "gone: down:" "$dir/src.err"
+check "sa's figures under its label" \
+	[ "$(series "$dir/src.prom" 'evtop_events{source="sa",table="outbox",event_type="ORDER_CREATED",state="pending"}')" = 1 ]
+check "sb's clock is suspect" [ "$(series "$dir/src.prom" 'evtop_clock_suspect{source="sb",table="outbox"}')" = 1 ]
+check "... sa's is not" [ "$(series "$dir/src.prom" 'evtop_clock_suspect{source="sa",table="outbox"}')" = 0 ]
+bad=$(grep -c 'source="sb",table="outbox".*state="stuck"\|evtop_oldest_pending_age_seconds{source="sb",table="outbox"\|evtop_drain_seconds{source="sb",table="outbox"' "$dir/src.prom")
+check "sb: no stuck, no ages, no drain while suspect ($bad)" [ "$bad" = 0 ]
+check "sb: processing counts every processing row then (10)" \
+	[ "$(series "$dir/src.prom" 'evtop_events{source="sb",table="outbox",event_type="ORDER_CREATED",state="processing"}')" = 10 ]
+promtool check metrics <"$dir/src.prom" >"$dir/lint" 2>&1
+check "promtool: several sources clean" [ $? -eq 0 ]
+sql -e "DROP DATABASE evt_m_sa; DROP DATABASE evt_m_sb"
+
 # --- a server killed under the exporter --------------------------------------------------------
 sh "$src/tests/harness/server.sh" start "$dir/s2" >/dev/null 2>&1
 s2() { "$client" --no-defaults -S "$dir/s2/sock" -uroot "$@"; }
