@@ -69,6 +69,12 @@ evc_check "replica behind: main reads the replica's (older) pending $(pending_r)
 	evc_jq -n --argjson g "$got" --argjson p "$(pending_r)" \
 	'$g[0] == true and $g[1] == "replica" and ($g[2] | type) == "number" and $g[2] >= 3 and $g[3] == $p'
 evc_check "... warned past lag_warning: $(cat "$dir/dash.err")" grep -q '^evtop: main: warning: the replica is [0-9]*s behind' "$dir/dash.err"
+ev metrics --once >"$dir/m.prom" 2>"$dir/m.err"
+lag=$(awk '/^evtop_replica_lag_seconds\{source="main"\} / { print $2 }' "$dir/m.prom")
+evc_check "metrics: evtop_replica_lag_seconds of main is its lag, >= 3 ($lag)" [ "${lag:-0}" -ge 3 ]
+evc_check "... other, on its primary, has no lag series" sh -c "! grep -q '^evtop_replica_lag_seconds{source=\"other\"}' '$dir/m.prom'"
+evc_eq "... main's pending is the replica's" \
+	"$(awk '/^evtop_events\{source="main",table="outbox",.*state="pending"\}/ { s += $2 } END { print s + 0 }' "$dir/m.prom")" "$(pending_r)"
 ev dashboard --format json --primary >"$dir/dash.json" 2>"$dir/dash.err"
 evc_eq "--primary: main reads its primary (the 3 new rows), no lag" "$(src_json "$dir/dash.json" main)" \
 	"[true,\"primary\",null,$(pending_p)]"
@@ -144,6 +150,9 @@ evc_check "replication stopped: main still read on the replica, lag unknown (nul
 evc_check "... warned: $(cat "$dir/dash.err")" grep -q '^evtop: main: warning: .*lag is unknown' "$dir/dash.err"
 ev dashboard --table outbox >"$dir/dash.txt" 2>&1
 evc_check "... table format: '# source main: replica, lag unknown'" grep -q '^# source main: replica, lag unknown' "$dir/dash.txt"
+ev metrics --once >"$dir/m.prom" 2>"$dir/m.err"
+evc_check "metrics: main's lag unknown, its series left out" sh -c "! grep -q '^evtop_replica_lag_seconds{source=\"main\"}' '$dir/m.prom'"
+evc_check "... said on stderr: $(cat "$dir/m.err")" grep -q "main: replica lag unknown" "$dir/m.err"
 all_console "$dir/c-all-stopped.txt"
 evc_check "... every source at once: main's row says its lag is unknown" grep -Eq "^main lag \? " "$dir/c-all-stopped.txt"
 
