@@ -22,3 +22,11 @@ GRANT UPDATE (publish_status, retry_count, max_retry_count, next_retry_time, fai
               locked_by, lock_until, version, update_time)
     ON events.biz_outbox_event TO 'evtop_ops'@'%';
 GRANT REPLICA MONITOR ON *.* TO 'evtop_ops'@'%';
+
+-- The Prometheus exporter (evtop metrics, doc/metrics.md): SELECT on the two tables is all it
+-- needs (it never writes, whatever the account may do); REPLICA MONITOR for the lag of a
+-- source read on a replica. Use it from /etc/evtop/metrics.cnf.
+CREATE USER 'evtop_metrics'@'localhost' IDENTIFIED BY 'change-me';
+GRANT SELECT ON events.biz_message_event TO 'evtop_metrics'@'localhost';
+GRANT SELECT ON events.biz_outbox_event TO 'evtop_metrics'@'localhost';
+GRANT REPLICA MONITOR ON *.* TO 'evtop_metrics'@'localhost';

@@ -131,6 +131,27 @@ check "a stuck message event (handled 30 minutes ago)" \
 check "evtop_up 1" [ "$(series "$dir/once.prom" 'evtop_up{source="default"}')" = 1 ]
 check "the build is named" grep -q '^evtop_build_info{version="[0-9.]*"} 1$' "$dir/once.prom"
 
+# --- the account of sql/grants.sql: SELECT only -------------------------------------------------
+db=${EVTOP_TEST_DB:?}
+u=evt_mx_$$
+sed -n '/^-- The Prometheus exporter/,$p' "$src/sql/grants.sql" |
+	sed "s/evtop_metrics/$u/g; s/events\./\`$db\`./g; s/change-me/mx-pass-1/" | sql
+check "sql/grants.sql's exporter account is created" [ $? -eq 0 ]
+cat >"$dir/mx.cnf" <<EOF
+[client]
+socket=${EVTOP_TEST_SOCKET:?}
+user=$u
+password=mx-pass-1
+database=$db
+EOF
+chmod 600 "$dir/mx.cnf"
+"$evtop" --defaults-file="$dir/mx.cnf" metrics --once >"$dir/mx.prom" 2>"$dir/mx.err"
+rc=$?
+check "with SELECT only: --once exits 0 ($rc: $(head -c 300 "$dir/mx.err"))" [ $rc = 0 ]
+check "... and serves the same figures as root" \
+	[ "$(grep '^evtop_events{' "$dir/mx.prom")" = "$(grep '^evtop_events{' "$dir/once.prom")" ]
+sql -e "DROP USER '$u'@'localhost'"
+
 # --- a real Prometheus scrapes it --------------------------------------------------------------
 mp=$(free_port)
 "$evtop" --defaults-file="$cnf" metrics --listen "127.0.0.1:$mp" --interval 1s 2>"$dir/m.err" &
