@@ -39,6 +39,7 @@ enum {
 	F_LEFT = 128,    /* not in its range this refresh: read by key for where it went */
 	F_FAILIN = 256,  /* entered status 3 this refresh (the flows) */
 	F_DELLEFT = 512, /* left the backlog deleted, outright or soft (the flows) */
+	F_VERIFY = 1024, /* in this refresh's rolling share: its key read compares */
 };
 
 struct entry {
@@ -103,6 +104,8 @@ struct ev_mirror {
 	size_t nfresh, fresh_cap;
 	uint64_t *want;
 	size_t nwant, want_cap;
+	uint64_t *verify; /* this refresh's rolling share */
+	size_t nverify, verify_cap;
 	uint64_t *touched; /* rows evtop wrote, read by key at the next refresh */
 	size_t ntouched, touched_cap;
 	struct big *bigs; /* sorted by id */
@@ -214,6 +217,7 @@ void ev_mirror_reset(struct ev_mirror *m)
 	free(m->e);
 	free(m->fresh);
 	free(m->want);
+	free(m->verify);
 	free(m->bigs);
 	free(m->touched);
 	m->e = m->fresh = NULL;
@@ -477,8 +481,8 @@ static void merge_fresh(struct ev_mirror *m)
 void ev_mirror_begin(struct ev_mirror *m)
 {
 	for (size_t i = 0; i < m->n; i++)
-		m->e[i].flags &=
-		        (uint16_t) ~(F_SEEN | F_WANT | F_GONE | F_LEFT | F_FAILIN | F_DELLEFT);
+		m->e[i].flags &= (uint16_t) ~(F_SEEN | F_WANT | F_GONE | F_LEFT | F_FAILIN |
+		                              F_DELLEFT | F_VERIFY);
 	m->nfresh = 0;
 	m->nwant = 0;
 	memset(&m->st, 0, sizeof(m->st));
@@ -492,6 +496,37 @@ void ev_mirror_begin(struct ev_mirror *m)
 	m->failed_carried = false;
 }
 
+/* Row id seen in range `status`: a row new to the backlog, or come from another status, is
+ * read by key (F_WANT); *was is its status before (-1: new). The entry, valid until the
+ * next row. */
+static struct entry *member(struct ev_mirror *m, int status, uint64_t id, int *was)
+{
+	m->st.range_rows++;
+	struct entry *e = find(m, id);
+	if (e != NULL) {
+		*was = e->status;
+		if (e->status != status) {
+			if (status == 3)
+				e->flags |= F_FAILIN;
+			e->status = (uint8_t)status;
+			e->flags |= F_WANT;
+			m->st.changed++;
+		}
+		e->flags |= F_SEEN;
+		return e;
+	}
+	*was = -1;
+	reserve(&m->fresh, &m->fresh_cap, m->nfresh + 1);
+	e = &m->fresh[m->nfresh++];
+	memset(e, 0, sizeof(*e));
+	set_id(e, id);
+	e->status = (uint8_t)status;
+	e->nrt = e->t1 = e->ct = e->ut = T_NULL;
+	e->flags = F_SEEN | F_WANT | (status == 3 ? F_FAILIN : 0);
+	m->st.entered++;
+	return e;
+}
+
 int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id_s, const char *next_retry,
                         const char *retry_count)
 {
@@ -502,60 +537,18 @@ int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id_s, const
 	bool big = false;
 	int32_t nrt = time32(next_retry, &exact, &big);
 	int32_t rc = int32_of(retry_count);
-	m->st.range_rows++;
-	struct entry *e = find(m, id);
-	if (e != NULL) {
-		if (e->status != status || e->nrt != nrt || e->rc != rc) {
-			if (status == 3 && e->status != 3)
-				e->flags |= F_FAILIN;
-			e->status = (uint8_t)status;
-			e->nrt = nrt;
-			e->rc = rc;
+	int was;
+	struct entry *e = member(m, status, id, &was);
+	if (was < 0 || e->nrt != nrt || e->rc != rc) {
+		/* The retry columns changed in place: read by key (a status change already is). */
+		if (was == status) {
 			e->flags |= F_WANT;
 			m->st.changed++;
 		}
-		e->flags |= F_SEEN;
-		return 0;
+		e->nrt = nrt;
+		e->rc = rc;
 	}
-	reserve(&m->fresh, &m->fresh_cap, m->nfresh + 1);
-	e = &m->fresh[m->nfresh++];
-	memset(e, 0, sizeof(*e));
-	set_id(e, id);
-	e->status = (uint8_t)status;
-	e->nrt = nrt;
-	e->rc = rc;
-	e->t1 = e->ct = e->ut = T_NULL;
-	e->flags = F_SEEN | F_WANT | (status == 3 ? F_FAILIN : 0);
-	m->st.entered++;
 	return 0;
-}
-
-/* A row of the outbox's lock read: seen in `status` (processing); a row new to the backlog or
- * come from another status is read by key (its retry columns with it: no processing figure
- * needs them, and a row leaving processing is read by key). The entry, valid until the next
- * row. */
-static struct entry *member(struct ev_mirror *m, int status, uint64_t id)
-{
-	m->st.range_rows++;
-	struct entry *e = find(m, id);
-	if (e != NULL) {
-		if (e->status != status) {
-			e->status = (uint8_t)status;
-			e->flags |= F_WANT;
-			m->st.changed++;
-		}
-		e->flags |= F_SEEN;
-		return e;
-	}
-	reserve(&m->fresh, &m->fresh_cap, m->nfresh + 1);
-	e = &m->fresh[m->nfresh++];
-	memset(e, 0, sizeof(*e));
-	set_id(e, id);
-	e->status = (uint8_t)status;
-	e->nrt = e->t1 = e->ct = e->ut = T_NULL;
-	e->flags = F_SEEN | F_WANT;
-	m->st.entered++;
-	return e;
 }
 
 int ev_mirror_lock_row(struct ev_mirror *m, const char *id_s, const char *lock_until)
@@ -563,7 +556,8 @@ int ev_mirror_lock_row(struct ev_mirror *m, const char *id_s, const char *lock_u
 	uint64_t id;
 	if (!parse_u64(id_s, &id))
 		return -1;
-	struct entry *e = member(m, 1, id);
+	int was;
+	struct entry *e = member(m, 1, id, &was);
 	int64_t exact;
 	bool big = false;
 	int32_t t = time32(lock_until, &exact, &big);
@@ -578,13 +572,18 @@ int ev_mirror_lock_row(struct ev_mirror *m, const char *id_s, const char *lock_u
 	return 0;
 }
 
+static void ids_add(uint64_t **v, size_t *n, size_t *cap, uint64_t id)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		*v = ev_xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[(*n)++] = id;
+}
+
 static void want_add(struct ev_mirror *m, uint64_t id)
 {
-	if (m->nwant == m->want_cap) {
-		m->want_cap = m->want_cap ? m->want_cap * 2 : 256;
-		m->want = ev_xrealloc(m->want, m->want_cap * sizeof(*m->want));
-	}
-	m->want[m->nwant++] = id;
+	ids_add(&m->want, &m->nwant, &m->want_cap, id);
 }
 
 size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t **ids)
@@ -612,17 +611,24 @@ size_t ev_mirror_ranges_done(struct ev_mirror *m, size_t share, const uint64_t *
 		share = m->n;
 	if (m->cursor >= m->n)
 		m->cursor = 0;
+	m->nverify = 0;
 	for (size_t k = 0; k < share; k++) {
 		struct entry *e = &m->e[m->cursor];
 		m->cursor = (m->cursor + 1) % m->n;
-		if (e->flags & (F_WANT | F_LEFT))
+		if (e->flags & (F_WANT | F_LEFT) || !(e->flags & F_KNOWN))
 			continue;
-		e->flags |= F_WANT;
-		want_add(m, id_of(e));
+		e->flags |= F_VERIFY;
+		ids_add(&m->verify, &m->nverify, &m->verify_cap, id_of(e));
 		m->st.reverified++;
 	}
 	*ids = m->want;
 	return m->nwant;
+}
+
+size_t ev_mirror_share_ids(const struct ev_mirror *m, const uint64_t **ids)
+{
+	*ids = m->verify;
+	return m->nverify;
 }
 
 void ev_mirror_touch(struct ev_mirror *m, uint64_t id)
@@ -837,21 +843,29 @@ static size_t pk_list_len(size_t n)
 	return n;
 }
 
-struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n)
+/* A read of ids[0..n) by primary key: the key read, with each dimension's value and its
+ * collation key, or the rolling share's compare (dims false), with the values alone: the
+ * collation keys (WEIGHT_STRING) are half the server's time of a key read. */
+static struct ev_query *key_query(const struct ev_dash_req *req, const uint64_t *ids, size_t n,
+                                  bool dims)
 {
 	const struct ev_table_def *t = ev_model_table(req->table);
 	struct ev_buf b;
 	ev_buf_init(&b);
 	ev_buf_printf(&b,
-	              "/* evtop:dash.mirror.rows */ SELECT id, %s, deleted, version, retry_count, "
+	              "/* evtop:%s */ SELECT id, %s, deleted, version, retry_count, "
 	              "max_retry_count, next_retry_time, create_time, update_time, %s",
-	              t->status_col, t->has_lock ? "lock_until" : "last_handle_time");
+	              dims ? "dash.mirror.rows" : "dash.mirror.verify", t->status_col,
+	              t->has_lock ? "lock_until" : "last_handle_time");
 	/* The collation key of a group value: what GROUP BY groups by. Trailing spaces count
 	 * only where the collation says so (a PAD SPACE collation, as every MariaDB utf8mb4 one
 	 * but the _nopad_ ones, compares 'a' and 'a ' equal; WEIGHT_STRING keeps the spaces). */
 	for (size_t k = 0; k < t->ndimensions; k++) {
 		const char *c = t->dimensions[k].column;
-		ev_buf_printf(&b, ", %s, " KEY_OF("%s"), c, c, c, c, c);
+		if (dims)
+			ev_buf_printf(&b, ", %s, " KEY_OF("%s"), c, c, c, c, c);
+		else
+			ev_buf_printf(&b, ", %s", c);
 	}
 	ev_buf_printf(&b, " FROM `%s` WHERE ", req->table_name ? req->table_name : t->default_name);
 	/* Two lists: ids below 2^63 and ids from 2^63 up. One IN list of three or more values
@@ -882,11 +896,22 @@ struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_
 	}
 	if (n == 0)
 		ev_buf_adds(&b, "FALSE");
-	q->name = "dash.mirror.rows";
+	q->name = dims ? "dash.mirror.rows" : "dash.mirror.verify";
 	q->sql = ev_buf_steal(&b);
 	q->keep = true;
 	q->limit = (int)n;
 	return q;
+}
+
+struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n)
+{
+	return key_query(req, ids, n, true);
+}
+
+struct ev_query *ev_mirror_query_verify(const struct ev_dash_req *req, const uint64_t *ids,
+                                        size_t n)
+{
+	return key_query(req, ids, n, false);
 }
 
 void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row)
@@ -944,6 +969,71 @@ void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t ro
 			spell_add(&m->spells[k], v->s, v->len, key->s, key->len);
 	}
 	m->st.pk_reads++;
+}
+
+/* Whether time text s reads as t (a time outside the 32-bit range never does: read whole). */
+static bool same_time(const char *s, int32_t t)
+{
+	int64_t x;
+	bool big = false;
+	int32_t v = time32(s, &x, &big);
+	return !big && v == t;
+}
+
+/* Whether group value v (a cell of the share's read) is entry group g of dimension k: by
+ * the collation key of its spelling, when the spelling is known. */
+static bool same_group(const struct ev_mirror *m, size_t k, uint16_t g, const struct ev_cell *v)
+{
+	if (v->s == NULL)
+		return g == 0;
+	if (g == 0 || g > m->names[k].n)
+		return false;
+	const struct spell *sp = spell_find(&m->spells[k], v->s, v->len);
+	const struct name *nm = &m->names[k].v[g];
+	return sp != NULL && sp->keylen == nm->keylen && memcmp(sp->key, nm->key, nm->keylen) == 0;
+}
+
+void ev_mirror_verify_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row)
+{
+	if (rs->ncols < PK_DIMS + m->def->ndimensions)
+		return;
+	uint64_t id;
+	if (!parse_u64(ev_rowset_cell(rs, row, PK_ID)->s, &id))
+		return;
+	struct entry *e = find(m, id);
+	if (e == NULL || !(e->flags & F_VERIFY) || (e->flags & F_WANT))
+		return;
+	const char *st = ev_rowset_cell(rs, row, PK_STATUS)->s;
+	const char *del = ev_rowset_cell(rs, row, PK_DELETED)->s;
+	const char *ver = ev_rowset_cell(rs, row, PK_VERSION)->s;
+	bool deleted = del != NULL && strtoll(del, NULL, 10) != 0;
+	bool versioned = ver != NULL && strtoll(ver, NULL, 10) > 0;
+	bool same = st != NULL && atoi(st) == e->status && deleted == !!(e->flags & F_DELETED) &&
+	            versioned == !!(e->flags & F_VERSIONED) && !(e->flags & F_BIG) &&
+	            int32_of(ev_rowset_cell(rs, row, PK_RC)->s) == e->rc &&
+	            int32_of(ev_rowset_cell(rs, row, PK_MRC)->s) == e->mrc &&
+	            same_time(ev_rowset_cell(rs, row, PK_NRT)->s, e->nrt) &&
+	            same_time(ev_rowset_cell(rs, row, PK_CT)->s, e->ct) &&
+	            same_time(ev_rowset_cell(rs, row, PK_UT)->s, e->ut) &&
+	            same_time(ev_rowset_cell(rs, row, PK_T1)->s, e->t1);
+	for (size_t k = 0; same && k < m->def->ndimensions && k < MAX_DIMS; k++)
+		same = same_group(m, k, e->grp[k], ev_rowset_cell(rs, row, PK_DIMS + k));
+	if (!same)
+		e->flags |= F_WANT;
+}
+
+size_t ev_mirror_verify_done(struct ev_mirror *m, const uint64_t **ids)
+{
+	m->nwant = 0;
+	for (size_t k = 0; k < m->nverify; k++) {
+		struct entry *e = find(m, m->verify[k]);
+		if (e != NULL && (e->flags & F_WANT) && (e->flags & F_VERIFY)) {
+			want_add(m, m->verify[k]);
+			m->st.changed++;
+		}
+	}
+	*ids = m->want;
+	return m->nwant;
 }
 
 /* The dimensions the flows are kept for: event_type (0), and topic (1) on the outbox. */

@@ -13,6 +13,10 @@
  *                         its lock index instead of its status range
  *   ev_mirror_ranges_done the rows not seen left the backlog; which rows to read by key
  *   ev_mirror_pk_row      for each row read by primary key (ev_mirror_query_pk)
+ *   ev_mirror_verify_row  for each row of the rolling share (ev_mirror_share_ids), read by
+ *                         primary key without its group columns (ev_mirror_query_verify);
+ *                         then ev_mirror_verify_done names the rows found changed, read
+ *                         whole (ev_mirror_pk_row)
  *   ev_mirror_created_row for each row of ev_mirror_query_created (the flows), then
  *                         ev_mirror_created_done
  *   ev_mirror_end
@@ -61,8 +65,9 @@ struct ev_mirror_stats {
 	size_t entered;    /* rows new to the backlog */
 	size_t changed;    /* rows whose indexed columns changed */
 	size_t left;       /* rows that left the backlog */
-	size_t pk_reads;   /* rows read by primary key (entered + changed + the rolling share) */
-	size_t reverified; /* of those, the rolling share */
+	size_t pk_reads;   /* rows read whole by primary key (entered, changed, left) */
+	size_t reverified; /* rows of the rolling share, compared by primary key without their
+	                      group columns (those found changed are read whole too) */
 	size_t range_rows; /* rows the index-only range reads returned */
 	bool over_cap;     /* the backlog does not fit: the mirror is empty, figures come from
 	                      the capped counts */
@@ -94,11 +99,18 @@ struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status
 struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limit);
 /* The rows of ids[0..n) by primary key, in the column order ev_mirror_pk_row reads. */
 struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n);
+/* The same with the group columns' values but not their collation keys (half the server's
+ * time), for ev_mirror_verify_row. */
+struct ev_query *ev_mirror_query_verify(const struct ev_dash_req *req, const uint64_t *ids,
+                                        size_t n);
 
 /* A new refresh. */
 void ev_mirror_begin(struct ev_mirror *m);
-/* A row of status range `status` (0, 1 or 3) as the index-only read gives it. Returns -1
- * when id does not parse (the row is ignored). */
+/* A row of status range `status` (0, 1 or 3) as the index-only read gives it: id,
+ * next_retry_time, retry_count. A change of either reads the row by key: besides the failed
+ * figures, they tell that a row went round (0→1→3→0, 1→3→1) between two reads, which
+ * changes what no index carries (update_time, last_handle_time). Returns -1 when id does
+ * not parse (the row is ignored). */
 int ev_mirror_range_row(struct ev_mirror *m, int status, const char *id, const char *next_retry,
                         const char *retry_count);
 /* A row of the lock read (outbox, status 1): a processing row and its lock_until (a change
@@ -119,6 +131,16 @@ void ev_mirror_touch(struct ev_mirror *m, uint64_t id);
 size_t ev_mirror_want_all(struct ev_mirror *m, const uint64_t **ids);
 /* A row of a primary-key read (rs made by ev_mirror_query_pk's statement). */
 void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row);
+/* The rolling share ev_mirror_ranges_done chose (owned by m, valid until the next begin):
+ * to read with ev_mirror_query_verify. */
+size_t ev_mirror_share_ids(const struct ev_mirror *m, const uint64_t **ids);
+/* A row of the share's read: what no index carries (deleted, max_retry_count, update_time,
+ * version > 0, create_time, the group columns: a value is compared by the collation key of
+ * its spelling, an unknown spelling is a difference) compared with the mirror, and the
+ * indexed columns with it; a difference reads the row whole. */
+void ev_mirror_verify_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row);
+/* The share's rows found changed, to read whole now (ev_mirror_query_pk; owned by m). */
+size_t ev_mirror_verify_done(struct ev_mirror *m, const uint64_t **ids);
 /* The refresh is done: stats of what it changed. */
 void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st);
 /* The backlog did not fit under the cap: the mirror drops its rows and says so. */

@@ -24,24 +24,36 @@ static void add_note(struct ev_dash *d, const char *what)
 	d->notes = n;
 }
 
-/* Read the rows of ids by primary key, in batches. */
-static int read_keys(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
-                     const uint64_t *ids, size_t n, struct ev_error *err)
+/* Read the rows of ids by primary key, in batches: whole, or (verify) the share's compare. */
+static int read_ids(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                    const uint64_t *ids, size_t n, bool verify, struct ev_error *err)
 {
-	/* The ids belong to m and stay put while its rows are read (pk_row never adds ids). */
+	/* The ids belong to m and stay put while its rows are read (pk_row and verify_row
+	 * never add ids). */
 	for (size_t i = 0; i < n; i += EV_MIRROR_PK_BATCH) {
 		size_t k = n - i < EV_MIRROR_PK_BATCH ? n - i : EV_MIRROR_PK_BATCH;
-		struct ev_query *q = ev_mirror_query_pk(req, ids + i, k);
+		struct ev_query *q = verify ? ev_mirror_query_verify(req, ids + i, k)
+		                            : ev_mirror_query_pk(req, ids + i, k);
 		struct ev_rowset *rs = NULL;
 		int rc = ev_conn_run(c, q, &rs, err);
 		ev_query_free(&q);
 		if (rc < 0)
 			return -1;
-		for (size_t r = 0; r < rs->nrows; r++)
-			ev_mirror_pk_row(m, rs, r);
+		for (size_t r = 0; r < rs->nrows; r++) {
+			if (verify)
+				ev_mirror_verify_row(m, rs, r);
+			else
+				ev_mirror_pk_row(m, rs, r);
+		}
 		ev_rowset_free(&rs);
 	}
 	return 0;
+}
+
+static int read_keys(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                     const uint64_t *ids, size_t n, struct ev_error *err)
+{
+	return read_ids(c, m, req, ids, n, false, err);
 }
 
 /* The collation keys of d's group spellings the mirror has not met (core/mirror.h), then its
@@ -187,6 +199,13 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 	        &ids);
 	if (read_keys(c, m, req, ids, n, err) < 0)
 		goto fail;
+	/* The rolling share: compared without its group columns, read whole if it changed. */
+	n = ev_mirror_share_ids(m, &ids);
+	if (read_ids(c, m, req, ids, n, true, err) < 0)
+		goto fail;
+	n = ev_mirror_verify_done(m, &ids);
+	if (read_keys(c, m, req, ids, n, err) < 0)
+		goto fail;
 	/* What was created since the last refresh, for the rates by completion time. */
 	q = ev_mirror_query_created(m, req, o->settle_s ? o->settle_s : EV_MIRROR_SETTLE_S);
 	if (q != NULL) {
@@ -306,7 +325,9 @@ int ev_mirror_fetch(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash
 		d->mirror.entered = (long long)st.entered;
 		d->mirror.changed = (long long)st.changed;
 		d->mirror.left = (long long)st.left;
-		d->mirror.pk_reads = (long long)st.pk_reads;
+		/* Rows read by primary key: whole, or compared (the rolling share; a row found
+		 * changed is then read whole too, and counts twice). */
+		d->mirror.pk_reads = (long long)(st.pk_reads + st.reverified);
 		d->mirror.range_rows = (long long)st.range_rows;
 		d->mirror.drift = drift;
 		d->mirror.drift_total = ev_mirror_drift_total(m);

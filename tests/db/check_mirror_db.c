@@ -1208,6 +1208,10 @@ static void explain_mirror(const char *label)
 		q = ev_mirror_query_pk(&req, ids, EV_MIRROR_PK_BATCH);
 		explain_one(q, def->default_name, "PRIMARY", false, 1, label);
 		ev_query_free(&q);
+		/* The rolling share's compare reads the same way. */
+		q = ev_mirror_query_verify(&req, ids, EV_MIRROR_PK_BATCH);
+		explain_one(q, def->default_name, "PRIMARY", false, 1, label);
+		ev_query_free(&q);
 		/* The collation keys of spellings the window counts use: one row by key each. */
 		struct ev_mirror *m = ev_mirror_new((enum ev_table_kind)t);
 		const struct ev_mirror_opts o = {.interval_s = 1};

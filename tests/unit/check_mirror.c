@@ -108,7 +108,9 @@ static struct ev_dash_req req = {
 };
 
 /* The key read's rowset for the wanted ids, in ev_mirror_query_pk's column order. */
-static struct ev_rowset *key_rows(struct table *t, const uint64_t *ids, size_t n)
+/* The key read's rows (keys: each group value with its collation key) or the share's
+ * compare (values alone). */
+static struct ev_rowset *read_rows(struct table *t, const uint64_t *ids, size_t n, bool keys)
 {
 	static const char *const names[] = {
 	        "id",  "status", "deleted", "version", "retry_count", "max_retry_count",
@@ -116,7 +118,8 @@ static struct ev_rowset *key_rows(struct table *t, const uint64_t *ids, size_t n
 	        "d2",  "w2",     "d3",      "w3",      "d4",          "w4",
 	        "d5",  "w5"};
 	bool outbox = req.table == EV_TABLE_OUTBOX;
-	size_t ncols = outbox ? 20 : 16;
+	size_t ndims = outbox ? 5 : 3;
+	size_t ncols = 10 + (keys ? 2 : 1) * ndims;
 	enum ev_ctype ty[20];
 	for (int i = 0; i < 20; i++)
 		ty[i] = EV_CT_TEXT;
@@ -144,6 +147,10 @@ static struct ev_rowset *key_rows(struct table *t, const uint64_t *ids, size_t n
 		const char *msg[3] = {x->type, "order-service", "ORDER"};
 		const char *const *vals = outbox ? ob : msg;
 		for (int i = 0; i < (outbox ? 5 : 3); i++) {
+			if (!keys) {
+				ev_cell_set(&c[10 + i], vals[i], vals[i] ? strlen(vals[i]) : 0);
+				continue;
+			}
 			ev_cell_set(&c[10 + 2 * i], vals[i], vals[i] ? strlen(vals[i]) : 0);
 			char key[64] = "";
 			for (size_t j = 0; vals[i] && vals[i][j] && j < 63; j++)
@@ -156,6 +163,11 @@ static struct ev_rowset *key_rows(struct table *t, const uint64_t *ids, size_t n
 		}
 	}
 	return rs;
+}
+
+static struct ev_rowset *key_rows(struct table *t, const uint64_t *ids, size_t n)
+{
+	return read_rows(t, ids, n, true);
 }
 
 /* One refresh as db/mirror.c makes it, from the simulated table (tiered: the failed range
@@ -188,6 +200,17 @@ static void refresh(struct ev_mirror *m, struct table *t, size_t share, struct e
 	const uint64_t *ids;
 	size_t n = ev_mirror_ranges_done(m, share, &ids);
 	struct ev_rowset *rs = key_rows(t, ids, n);
+	for (size_t r = 0; r < rs->nrows; r++)
+		ev_mirror_pk_row(m, rs, r);
+	ev_rowset_free(&rs);
+	/* The share: its rows compared, the changed ones read whole. */
+	n = ev_mirror_share_ids(m, &ids);
+	rs = read_rows(t, ids, n, false);
+	for (size_t r = 0; r < rs->nrows; r++)
+		ev_mirror_verify_row(m, rs, r);
+	ev_rowset_free(&rs);
+	n = ev_mirror_verify_done(m, &ids);
+	rs = key_rows(t, ids, n);
 	for (size_t r = 0; r < rs->nrows; r++)
 		ev_mirror_pk_row(m, rs, r);
 	ev_rowset_free(&rs);
