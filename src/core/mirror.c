@@ -1297,6 +1297,44 @@ struct acc {
 	int64_t oldest_ut;
 };
 
+/* Row e into x's figures; the clock's (stuck, due, the ages) only when have_now. */
+static void acc_add(const struct ev_mirror *m, struct acc *x, const struct entry *e, bool have_now,
+                    int64_t now, int64_t stuck_before)
+{
+	const struct ev_table_def *t = m->def;
+	switch (e->status) {
+	case 0: {
+		x->pending++;
+		const struct big *b = (e->flags & F_BIG) ? big_get(m, id_of(e)) : NULL;
+		int64_t ct = b ? b->ct : e->ct, ut = b ? b->ut : e->ut;
+		if (e->ct != T_NULL && ct < x->oldest_ct)
+			x->oldest_ct = ct;
+		if ((e->flags & F_VERSIONED) && e->ut != T_NULL && ut < x->oldest_ut)
+			x->oldest_ut = ut;
+		break;
+	}
+	case 1:
+		x->processing++;
+		if (e->t1 != T_NULL && have_now &&
+		    (t->has_lock ? e->t1 <= now : e->t1 <= stuck_before))
+			x->stuck++;
+		break;
+	case 3:
+		x->failed++;
+		if (e->rc >= e->mrc)
+			x->exhausted++;
+		else if (e->nrt == T_NULL)
+			x->noretry++;
+		else if (have_now && e->nrt <= now)
+			x->due++;
+		else
+			x->waiting++;
+		break;
+	default:
+		break;
+	}
+}
+
 void ev_mirror_set_rate_span(struct ev_mirror *m, int seconds)
 {
 	m->rate_s = seconds;
@@ -1323,38 +1361,7 @@ void ev_mirror_fill(const struct ev_mirror *m, const struct ev_dash_req *req, co
 		const struct entry *e = &m->e[i];
 		if ((e->flags & F_DELETED) || !(e->flags & F_KNOWN))
 			continue;
-		struct acc *x = &a[dim >= 0 ? e->grp[dim] : 0];
-		switch (e->status) {
-		case 0: {
-			x->pending++;
-			const struct big *b = (e->flags & F_BIG) ? big_get(m, id_of(e)) : NULL;
-			int64_t ct = b ? b->ct : e->ct, ut = b ? b->ut : e->ut;
-			if (e->ct != T_NULL && ct < x->oldest_ct)
-				x->oldest_ct = ct;
-			if ((e->flags & F_VERSIONED) && e->ut != T_NULL && ut < x->oldest_ut)
-				x->oldest_ut = ut;
-			break;
-		}
-		case 1:
-			x->processing++;
-			if (e->t1 != T_NULL && have_now &&
-			    (t->has_lock ? e->t1 <= now : e->t1 <= stuck_before))
-				x->stuck++;
-			break;
-		case 3:
-			x->failed++;
-			if (e->rc >= e->mrc)
-				x->exhausted++;
-			else if (e->nrt == T_NULL)
-				x->noretry++;
-			else if (have_now && e->nrt <= now)
-				x->due++;
-			else
-				x->waiting++;
-			break;
-		default:
-			break;
-		}
+		acc_add(m, &a[dim >= 0 ? e->grp[dim] : 0], e, have_now, now, stuck_before);
 	}
 	for (size_t g = 0; g < ngroups; g++) {
 		const struct acc *x = &a[g];
@@ -1500,23 +1507,18 @@ void ev_mirror_adopt_spellings(struct ev_mirror *m, const struct ev_dash *d)
 
 void ev_mirror_totals(const struct ev_mirror *m, struct ev_mirror_totals *tt)
 {
-	memset(tt, 0, sizeof(*tt));
+	/* As the dashboard's figures count them (acc_add), without the clock. */
+	struct acc x = {.oldest_ct = INT64_MAX, .oldest_ut = INT64_MAX};
 	for (size_t i = 0; i < m->n; i++) {
 		const struct entry *e = &m->e[i];
-		if ((e->flags & F_DELETED) || !(e->flags & F_KNOWN))
-			continue;
-		if (e->status == 0)
-			tt->pending++;
-		else if (e->status == 1)
-			tt->processing++;
-		else if (e->status == 3) {
-			tt->failed++;
-			if (e->rc >= e->mrc)
-				tt->exhausted++;
-			else if (e->nrt == T_NULL)
-				tt->noretry++;
-		}
+		if (!(e->flags & F_DELETED) && (e->flags & F_KNOWN))
+			acc_add(m, &x, e, false, 0, 0);
 	}
+	*tt = (struct ev_mirror_totals){.pending = x.pending,
+	                                .processing = x.processing,
+	                                .failed = x.failed,
+	                                .noretry = x.noretry,
+	                                .exhausted = x.exhausted};
 }
 
 /* --- the range reads ------------------------------------------------------------------------ */

@@ -21,19 +21,16 @@ void ev_dashjob_arg_free(void *p)
 		ev_table_info_clear(&a->info[t]);
 		ev_mirror_free(&a->mirror[t]);
 	}
-	for (int i = 0; i < a->nall; i++) {
-		free(a->names[i]);
+	for (int i = 0; i < a->all.n; i++) {
+		struct ev_dashjob_src *s = &a->all.src[i];
+		free(s->name);
 		for (int t = 0; t < EV_TABLE_COUNT; t++) {
-			ev_table_info_clear(&a->info_all[i][t]);
-			free(a->table_all[i][t]);
+			ev_table_info_clear(&s->info[t]);
+			free(s->table_name[t]);
 		}
 	}
-	free(a->table_all);
-	free(a->conns);
-	free(a->names);
-	free(a->info_all);
-	free(a->need_all);
-	free(a->replica);
+	free(a->all.src);
+	free(a->all.conns);
 	free(a);
 }
 
@@ -47,10 +44,8 @@ static void free_result(void *p)
 	}
 	for (int i = 0; i < r->nall; i++)
 		for (int t = 0; t < EV_TABLE_COUNT; t++)
-			ev_table_info_clear(&r->info_all[i][t]);
-	free(r->info_all);
-	free(r->got_all);
-	free(r->lag_all);
+			ev_table_info_clear(&r->all[i].info[t]);
+	free(r->all);
 	free(r);
 }
 
@@ -72,7 +67,9 @@ static void *part_main(void *p)
 {
 	struct part *pt = p;
 	const struct ev_dashjob_arg *arg = pt->arg;
-	struct ev_conn *c = arg->conns[pt->i];
+	const struct ev_dashjob_src *src = &arg->all.src[pt->i];
+	struct ev_dashjob_src_result *out = &pt->r->all[pt->i];
+	struct ev_conn *c = arg->all.conns[pt->i];
 	struct ev_rowset *rs = NULL;
 	ev_db_thread_init();
 	struct ev_query *q = ev_query_server_clock();
@@ -89,12 +86,13 @@ static void *part_main(void *p)
 	}
 	ev_rowset_free(&rs);
 	for (int t = 0; rc == 0 && t < EV_TABLE_COUNT; t++) {
-		struct ev_table_info *ti = &arg->info_all[pt->i][t];
-		if (arg->table_all[pt->i][t] == NULL)
+		const struct ev_table_info *ti = &src->info[t];
+		if (src->table_name[t] == NULL)
 			continue; /* not one of this source's tables (the config's) */
-		if (arg->need_all[pt->i]) {
-			ti = &pt->r->info_all[pt->i][t];
-			if (ev_conn_table_info(c, arg->table_all[pt->i][t], ti, &pt->err) < 0) {
+		if (src->need_info) {
+			ti = &out->info[t];
+			if (ev_conn_table_info(c, src->table_name[t], &out->info[t], &pt->err) <
+			    0) {
 				rc = -1;
 				break;
 			}
@@ -104,7 +102,7 @@ static void *part_main(void *p)
 		struct ev_dash_req req = {
 		        .info = ti,
 		        .table = (enum ev_table_kind)t,
-		        .table_name = arg->table_all[pt->i][t],
+		        .table_name = src->table_name[t],
 		        .window_s = arg->window_s,
 		        .stuck_threshold_s = arg->stuck_s,
 		};
@@ -115,15 +113,15 @@ static void *part_main(void *p)
 			rc = -1;
 		}
 	}
-	if (rc == 0 && arg->need_all[pt->i])
-		pt->r->got_all[pt->i] = true;
-	pt->r->lag_all[pt->i] = -1;
-	if (rc == 0 && arg->replica[pt->i]) {
+	if (rc == 0 && src->need_info)
+		out->got_info = true;
+	out->lag = -1;
+	if (rc == 0 && src->replica) {
 		/* Its figures are as old as its lag. */
 		struct ev_query *lq = ev_doctor_query_replica(ev_conn_server(c));
 		char note[160];
 		if (ev_conn_run(c, lq, &rs, &pt->err) == 0)
-			pt->r->lag_all[pt->i] = ev_doctor_replica_lag(rs, note, sizeof(note));
+			out->lag = ev_doctor_replica_lag(rs, note, sizeof(note));
 		ev_rowset_free(&rs);
 		ev_query_free(&lq);
 	}
@@ -139,21 +137,20 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 	struct ev_dashjob_result *r = ev_xcalloc(1, sizeof(*r));
 	job->result = r;
 	job->free_result = free_result;
-	r->nall = arg->nall;
-	r->info_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->info_all));
-	r->got_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->got_all));
-	r->lag_all = ev_xcalloc((size_t)arg->nall, sizeof(*r->lag_all));
-	struct part *parts = ev_xcalloc((size_t)arg->nall, sizeof(*parts));
-	pthread_t *th = ev_xcalloc((size_t)arg->nall, sizeof(*th));
-	bool *started = ev_xcalloc((size_t)arg->nall, sizeof(*started));
-	for (int i = 0; i < arg->nall; i++) {
+	int nall = arg->all.n;
+	r->nall = nall;
+	r->all = ev_xcalloc((size_t)nall, sizeof(*r->all));
+	struct part *parts = ev_xcalloc((size_t)nall, sizeof(*parts));
+	pthread_t *th = ev_xcalloc((size_t)nall, sizeof(*th));
+	bool *started = ev_xcalloc((size_t)nall, sizeof(*started));
+	for (int i = 0; i < nall; i++) {
 		parts[i] = (struct part){.arg = arg, .r = r, .i = i};
 		started[i] = pthread_create(&th[i], NULL, part_main, &parts[i]) == 0;
 		if (!started[i])
 			part_main(&parts[i]);
 	}
 	int up = 0;
-	for (int i = 0; i < arg->nall; i++) {
+	for (int i = 0; i < nall; i++) {
 		if (started[i])
 			pthread_join(th[i], NULL);
 		if (parts[i].ok && up++ == 0) {
@@ -161,31 +158,32 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 			r->unix_time = parts[i].unix_time;
 		}
 	}
-	snprintf(r->server, sizeof(r->server), "%d of %d sources answer", up, arg->nall);
+	snprintf(r->server, sizeof(r->server), "%d of %d sources answer", up, nall);
 	if (up == 0) {
 		r->failed = true;
 		ev_error_set(&r->err, parts[0].err.code, "no source answers (%s: %.300s)",
-		             arg->names[0], parts[0].err.msg);
+		             arg->all.src[0].name, parts[0].err.msg);
 		*err = r->err;
 	}
 	for (int t = 0; up > 0 && t < EV_TABLE_COUNT; t++) {
 		/* The sources that have the table (by the config): a row each. */
-		struct ev_dash **dash = ev_xcalloc((size_t)arg->nall, sizeof(*dash));
-		const char **names = ev_xcalloc((size_t)arg->nall, sizeof(*names));
+		struct ev_dash **dash = ev_xcalloc((size_t)nall, sizeof(*dash));
+		const char **names = ev_xcalloc((size_t)nall, sizeof(*names));
 		int k = 0;
 		struct ev_buf why;
 		ev_buf_init(&why);
-		for (int i = 0; i < arg->nall; i++) {
-			if (arg->table_all[i][t] == NULL)
+		for (int i = 0; i < nall; i++) {
+			const struct ev_dashjob_src *src = &arg->all.src[i];
+			if (src->table_name[t] == NULL)
 				continue;
-			names[k] = arg->names[i];
+			names[k] = src->name;
 			dash[k++] = parts[i].dash[t];
 			if (!parts[i].ok)
 				ev_buf_printf(&why, "%s%s: no answer (%.120s)", why.len ? "; " : "",
-				              arg->names[i], parts[i].err.msg);
+				              src->name, parts[i].err.msg);
 			else if (parts[i].dash[t] == NULL)
 				ev_buf_printf(&why, "%s%s: no such table", why.len ? "; " : "",
-				              arg->names[i]);
+				              src->name);
 		}
 		struct ev_dash_req req = {
 		        .table = (enum ev_table_kind)t,
@@ -199,7 +197,7 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 		else if (r->dash[t]->notes != NULL)
 			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", r->dash[t]->notes);
 		ev_buf_free(&why);
-		for (int i = 0; i < arg->nall; i++)
+		for (int i = 0; i < nall; i++)
 			ev_dash_free(&parts[i].dash[t]);
 		free(dash);
 	}
@@ -212,7 +210,7 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 int ev_dashjob_run(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 {
 	struct ev_dashjob_arg *arg = job->arg;
-	if (arg->nall > 0)
+	if (arg->all.n > 0)
 		return all_job(job, err);
 	struct ev_dashjob_result *r = ev_xcalloc(1, sizeof(*r));
 	job->result = r;

@@ -14,7 +14,18 @@
  * pointer compares equal as the other dimensions' keys do. */
 extern const char ev_dashjob_all_dim[];
 
-/* What the job reads (owned by the job: ev_dashjob_arg_free). */
+/* One source of the every-source dashboard (its totals, a row per source). */
+struct ev_dashjob_src {
+	char *name;
+	char *table_name[EV_TABLE_COUNT]; /* NULL: not one of its tables (the config's) */
+	struct ev_table_info info[EV_TABLE_COUNT];
+	bool need_info; /* its tables' shapes are not known: read them */
+	bool replica;   /* read on its replica: its lag is read too */
+};
+
+/* What the job reads (owned by the job: ev_dashjob_arg_free): one source's dashboard, or
+ * (all.n > 0) every source's totals at once, where only window_s and stuck_s of the rest
+ * count. */
 struct ev_dashjob_arg {
 	char *table_name[EV_TABLE_COUNT];
 	struct ev_mirror *mirror[EV_TABLE_COUNT]; /* moved to the result */
@@ -25,15 +36,18 @@ struct ev_dashjob_arg {
 	bool need_info;
 	struct ev_table_info info[EV_TABLE_COUNT];
 	char where[96];
-	/* Every source at once: its connections (the app's, used by this job only), names, and
-	 * what is known of its tables (need_all[i]: read them). */
-	int nall;
-	struct ev_conn **conns;
-	char **names;
-	char *(*table_all)[EV_TABLE_COUNT]; /* each source's names of the tables */
-	struct ev_table_info (*info_all)[EV_TABLE_COUNT];
-	bool *need_all;
-	bool *replica; /* source i is read on its replica: its lag is read too */
+	struct {
+		int n;
+		struct ev_conn **conns; /* the app's, used by this job only (job->conns) */
+		struct ev_dashjob_src *src;
+	} all;
+};
+
+/* What the every-source job read of one source. */
+struct ev_dashjob_src_result {
+	bool got_info; /* info read anew */
+	struct ev_table_info info[EV_TABLE_COUNT];
+	long long lag; /* its replica's lag in seconds, -1 unknown */
 };
 
 /* What it read (job->result, freed with the job). */
@@ -49,11 +63,9 @@ struct ev_dashjob_result {
 	char server[160];
 	bool failed; /* the connection: data is stale */
 	struct ev_error err;
-	/* Every source at once: the tables read anew (got_all[i]). */
+	/* Every source at once: what was read of each. */
 	int nall;
-	struct ev_table_info (*info_all)[EV_TABLE_COUNT];
-	bool *got_all;
-	long long *lag_all; /* a replica's lag in seconds, -1 unknown */
+	struct ev_dashjob_src_result *all;
 };
 
 void ev_dashjob_arg_free(void *arg);

@@ -174,33 +174,29 @@ static void dash_refresh(struct app *a, struct view *v)
 	         a->src->database ? a->src->database : "");
 	if (d->all) {
 		int n = a->nsources;
-		arg->nall = n;
-		arg->conns = ev_xcalloc((size_t)n, sizeof(*arg->conns));
-		arg->names = ev_xcalloc((size_t)n, sizeof(*arg->names));
-		arg->info_all = ev_xcalloc((size_t)n, sizeof(*arg->info_all));
-		arg->table_all = ev_xcalloc((size_t)n, sizeof(*arg->table_all));
-		arg->need_all = ev_xcalloc((size_t)n, sizeof(*arg->need_all));
-		arg->replica = ev_xcalloc((size_t)n, sizeof(*arg->replica));
+		arg->all.n = n;
+		arg->all.conns = ev_xcalloc((size_t)n, sizeof(*arg->all.conns));
+		arg->all.src = ev_xcalloc((size_t)n, sizeof(*arg->all.src));
 		for (int i = 0; i < n; i++) {
-			arg->conns[i] = a->all_conns[i];
-			arg->names[i] =
-			        ev_xstrdup(a->sources[i]->name ? a->sources[i]->name : "default");
+			struct ev_dashjob_src *s = &arg->all.src[i];
+			arg->all.conns[i] = a->all_conns[i];
+			s->name = ev_xstrdup(a->sources[i]->name ? a->sources[i]->name : "default");
 			for (int t = 0; t < EV_TABLE_COUNT; t++)
 				if (a->sources[i]->tables & (1u << t))
-					arg->table_all[i][t] = ev_xstrdup(
+					s->table_name[t] = ev_xstrdup(
 					        app_table_name(a, i, (enum ev_table_kind)t));
-			arg->need_all[i] = !a->sites[i].have_info;
-			arg->replica[i] = a->all_endpoints[i] != NULL;
-			for (int t = 0; t < EV_TABLE_COUNT && !arg->need_all[i]; t++)
-				ev_table_info_copy(&arg->info_all[i][t], &a->sites[i].info[t]);
+			s->need_info = !a->sites[i].have_info;
+			s->replica = a->all_endpoints[i] != NULL;
+			for (int t = 0; t < EV_TABLE_COUNT && !s->need_info; t++)
+				ev_table_info_copy(&s->info[t], &a->sites[i].info[t]);
 		}
 		for (int t = 0; t < EV_TABLE_COUNT; t++)
 			arg->skip[t] = 0;
 	}
 	struct ev_job *job = ev_job_new(0, 0, ev_dashjob_run, arg, ev_dashjob_arg_free);
 	/* Every source's connection: Esc cancels their statements too. */
-	job->conns = arg->conns;
-	job->nconns = (size_t)arg->nall;
+	job->conns = arg->all.conns;
+	job->nconns = (size_t)arg->all.n;
 	app_submit(a, a->wdash, v, job);
 }
 
@@ -303,14 +299,15 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 	/* Its NOW() is of its start: the clock moves on from there. */
 	a->server_now_at = (long long)job->at_ms;
 	for (int i = 0; i < r->nall && i < a->nsources; i++) {
-		a->sites[i].lag_s = r->lag_all[i];
-		if (!r->got_all[i])
+		struct ev_dashjob_src_result *got = &r->all[i];
+		a->sites[i].lag_s = got->lag;
+		if (!got->got_info)
 			continue;
 		struct site *st = &a->sites[i];
 		for (int t = 0; t < EV_TABLE_COUNT; t++) {
 			ev_table_info_clear(&st->info[t]);
-			st->info[t] = r->info_all[i][t];
-			memset(&r->info_all[i][t], 0, sizeof(r->info_all[i][t]));
+			st->info[t] = got->info[t];
+			memset(&got->info[t], 0, sizeof(got->info[t]));
 		}
 		st->have_info = true;
 	}
