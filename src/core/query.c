@@ -21,52 +21,69 @@
 /* The model document's status index is idx_status_retry_time (status, next_retry_time,
  * retry_count); the outbox also has idx_status_lock_until (publish_status, lock_until). The
  * "(status, update_time)" and "(event_status, last_handle_time)" indexes are those evtop
- * doctor recommends (PRODUCT.md section 5): preferred when present, since they serve the sort. */
+ * doctor recommends (PRODUCT.md section 5): preferred when present, since they serve the sort.
+ * The failed lists sort by the status index's own columns, then id (the primary key every
+ * InnoDB secondary index ends with), so they are read in index order, never sorted. */
 const struct ev_query_def ev_query_defs[] = {
-        {"list.failed", MSG, {"event_status,next_retry_time"}, "next_retry_time,id", true, CAP},
-        {"list.failed", OB, {"publish_status,next_retry_time"}, "next_retry_time,id", true, CAP},
-        {"list.failed_due", MSG, {"event_status,next_retry_time"}, "next_retry_time,id", true, CAP},
+        {"list.failed",
+         MSG,
+         {"event_status,next_retry_time,retry_count", "event_status,next_retry_time"},
+         "next_retry_time,retry_count,id",
+         false,
+         CAP},
+        {"list.failed",
+         OB,
+         {"publish_status,next_retry_time,retry_count", "publish_status,next_retry_time"},
+         "next_retry_time,retry_count,id",
+         false,
+         CAP},
+        {"list.failed_due",
+         MSG,
+         {"event_status,next_retry_time,retry_count", "event_status,next_retry_time"},
+         "next_retry_time,retry_count,id",
+         false,
+         CAP},
         {"list.failed_due",
          OB,
-         {"publish_status,next_retry_time"},
-         "next_retry_time,id",
-         true,
+         {"publish_status,next_retry_time,retry_count", "publish_status,next_retry_time"},
+         "next_retry_time,retry_count,id",
+         false,
          CAP},
         {"list.failed_waiting",
          MSG,
-         {"event_status,next_retry_time"},
-         "next_retry_time,id",
-         true,
+         {"event_status,next_retry_time,retry_count", "event_status,next_retry_time"},
+         "next_retry_time,retry_count,id",
+         false,
          CAP},
         {"list.failed_waiting",
          OB,
-         {"publish_status,next_retry_time"},
-         "next_retry_time,id",
-         true,
+         {"publish_status,next_retry_time,retry_count", "publish_status,next_retry_time"},
+         "next_retry_time,retry_count,id",
+         false,
          CAP},
         {"list.failed_noretry",
          MSG,
-         {"event_status,next_retry_time"},
-         "next_retry_time,id",
-         true,
+         {"event_status,next_retry_time,retry_count", "event_status,next_retry_time"},
+         "retry_count,id",
+         false,
          CAP},
         {"list.failed_noretry",
          OB,
-         {"publish_status,next_retry_time"},
-         "next_retry_time,id",
-         true,
+         {"publish_status,next_retry_time,retry_count", "publish_status,next_retry_time"},
+         "retry_count,id",
+         false,
          CAP},
         {"list.failed_exhausted",
          MSG,
-         {"event_status,next_retry_time"},
-         "next_retry_time,id",
-         true,
+         {"event_status,next_retry_time,retry_count", "event_status,next_retry_time"},
+         "next_retry_time,retry_count,id",
+         false,
          CAP},
         {"list.failed_exhausted",
          OB,
-         {"publish_status,next_retry_time"},
-         "next_retry_time,id",
-         true,
+         {"publish_status,next_retry_time,retry_count", "publish_status,next_retry_time"},
+         "next_retry_time,retry_count,id",
+         false,
          CAP},
         {"list.stuck",
          MSG,
@@ -512,10 +529,13 @@ void ev_filter_free(struct ev_filter *f)
 int ev_cursor_decode(const char *s, struct ev_cursor *c, struct ev_error *err)
 {
 	memset(c, 0, sizeof(*c));
-	if (strncmp(s, "v1:", 3) != 0)
+	const char *whole = s;
+	bool v2 = strncmp(s, "v2:", 3) == 0;
+	if (strncmp(s, "v1:", 3) != 0 && !v2)
 		goto bad;
 	s += 3;
 	char *end;
+	char val[40];
 	if (!isdigit((unsigned char)*s))
 		goto bad;
 	errno = 0;
@@ -523,11 +543,25 @@ int ev_cursor_decode(const char *s, struct ev_cursor *c, struct ev_error *err)
 	if (errno != 0 || *end != ':')
 		goto bad;
 	s = end + 1;
-	if (strcmp(s, "~") == 0) {
+	/* v2: the second key, then the value. */
+	if (v2) {
+		if (!(isdigit((unsigned char)*s) || (*s == '-' && isdigit((unsigned char)s[1]))))
+			goto bad;
+		errno = 0;
+		c->mid = strtoll(s, &end, 10);
+		if (errno != 0 || *end != ':')
+			goto bad;
+		c->has_mid = true;
+		s = end + 1;
+	}
+	if (strlen(s) >= sizeof(val))
+		goto bad;
+	snprintf(val, sizeof(val), "%s", s);
+	if (strcmp(val, "~") == 0) {
 		c->value_null = true;
 	} else {
 		char norm[21];
-		if (!parse_datetime(s, norm))
+		if (!parse_datetime(val, norm))
 			goto bad;
 		memcpy(c->value, norm, sizeof(norm));
 	}
@@ -535,13 +569,16 @@ int ev_cursor_decode(const char *s, struct ev_cursor *c, struct ev_error *err)
 	return 0;
 bad:
 	return ev_error_set(err, EV_ERR_USAGE,
-	                    "bad cursor '%.60s': pass the value printed after a page (v1:ID:TIME)",
-	                    s);
+	                    "bad cursor '%.60s': pass the value printed after a page (v1:ID:TIME, "
+	                    "v2:ID:N:TIME)",
+	                    whole);
 }
 
 char *ev_cursor_encode(const struct ev_cursor *c)
 {
-	char *s = ev_xasprintf("v1:%llu:%s", c->id, c->value_null ? "~" : c->value);
+	char *s = c->has_mid ? ev_xasprintf("v2:%llu:%lld:%s", c->id, c->mid,
+	                                    c->value_null ? "~" : c->value)
+	                     : ev_xasprintf("v1:%llu:%s", c->id, c->value_null ? "~" : c->value);
 	/* The datetime has a space; keep the cursor one shell word. */
 	for (char *p = s; *p; p++)
 		if (*p == ' ')
@@ -560,6 +597,11 @@ void ev_cursor_from_row(const struct ev_query *q, const struct ev_rowset *rs, si
 		c->value_null = true;
 	else
 		snprintf(c->value, sizeof(c->value), "%s", v);
+	if (q->sort_mid != NULL) {
+		const char *m = ev_rowset_get(rs, row, q->sort_mid);
+		c->has_mid = true;
+		c->mid = m ? strtoll(m, NULL, 10) : 0;
+	}
 	c->set = true;
 }
 
@@ -580,6 +622,12 @@ int ev_list_row_cmp(const struct ev_query *q, const struct ev_rowset *a, size_t 
 			c = x == y ? 0 : (x == NULL ? -1 : 1);
 		else
 			c = strcmp(x, y); /* 'YYYY-MM-DD hh:mm:ss' sorts as text */
+	}
+	if (c == 0 && q->sort_mid != NULL) {
+		const char *x = ev_rowset_get(a, ra, q->sort_mid);
+		const char *y = ev_rowset_get(b, rb, q->sort_mid);
+		long long i = x ? strtoll(x, NULL, 10) : 0, j = y ? strtoll(y, NULL, 10) : 0;
+		c = i == j ? 0 : (i < j ? -1 : 1);
 	}
 	if (c == 0) {
 		unsigned long long i = row_id(a, ra), j = row_id(b, rb);
@@ -876,32 +924,45 @@ static void add_filters(struct ev_query *q, struct ev_buf *b, const struct ev_ta
 	}
 }
 
-/* The keyset seek after cursor c for ORDER BY col [DESC], id [DESC], written out so the
- * index serves it (the row-constructor form often misses it). NULLs sort first ascending,
- * last descending, as MySQL and MariaDB do. */
-static void add_seek(struct ev_query *q, struct ev_buf *b, const char *col, bool desc,
-                     bool nullable, const struct ev_cursor *c)
+/* "after the cursor's id" (or, with a second key mid, "after its (mid, id)") among rows of
+ * the same first key: its text and parameters. */
+static void add_tail(struct ev_query *q, struct ev_buf *b, const char *mid, const char *gt,
+                     const struct ev_cursor *c)
+{
+	if (mid != NULL) {
+		ev_buf_printf(b, "(%s %s ? OR (%s = ? AND id %s ?))", mid, gt, mid, gt);
+		ev_query_add_int(q, c->mid);
+		ev_query_add_int(q, c->mid);
+	} else {
+		ev_buf_printf(b, "id %s ?", gt);
+	}
+	ev_query_add_uint(q, c->id);
+}
+
+/* The keyset seek after cursor c for ORDER BY col [DESC], [mid [DESC],] id [DESC], written
+ * out so the index serves it (the row-constructor form often misses it). NULLs sort first
+ * ascending, last descending, as MySQL and MariaDB do. */
+static void add_seek(struct ev_query *q, struct ev_buf *b, const char *col, const char *mid,
+                     bool desc, bool nullable, const struct ev_cursor *c)
 {
 	const char *gt = desc ? "<" : ">";
 
 	if (!c->set)
 		return;
 	if (c->value_null) {
-		if (desc) {
-			ev_buf_printf(b, " AND (%s IS NULL AND id < ?)", col);
-		} else {
-			ev_buf_printf(b, " AND ((%s IS NULL AND id > ?) OR %s IS NOT NULL)", col,
-			              col);
-		}
-		ev_query_add_uint(q, c->id);
+		ev_buf_printf(b, " AND (%s%s IS NULL AND ", desc ? "" : "(", col);
+		add_tail(q, b, mid, gt, c);
+		ev_buf_adds(b, ")");
+		if (!desc)
+			ev_buf_printf(b, " OR %s IS NOT NULL)", col);
 		return;
 	}
-	ev_buf_printf(b, " AND (%s %s ? OR (%s = ? AND id %s ?)%s%s%s)", col, gt, col, gt,
-	              desc && nullable ? " OR " : "", desc && nullable ? col : "",
+	ev_buf_printf(b, " AND (%s %s ? OR (%s = ? AND ", col, gt, col);
+	ev_query_add_text(q, c->value);
+	ev_query_add_text(q, c->value);
+	add_tail(q, b, mid, gt, c);
+	ev_buf_printf(b, ")%s%s%s)", desc && nullable ? " OR " : "", desc && nullable ? col : "",
 	              desc && nullable ? " IS NULL" : "");
-	ev_query_add_text(q, c->value);
-	ev_query_add_text(q, c->value);
-	ev_query_add_uint(q, c->id);
 }
 
 struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *err)
@@ -1030,9 +1091,39 @@ struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *e
 	q->sort_col = sort;
 	q->sort_desc = desc;
 	q->sort_nullable = ev_model_column(t, sort)->nullable;
-	add_seek(q, &b, sort, desc, q->sort_nullable, &req->after);
-	ev_buf_printf(&b, " ORDER BY %s%s, id%s LIMIT ?", sort, desc ? " DESC" : "",
-	              desc ? " DESC" : "");
+	/* The status index is (status, next_retry_time, retry_count): ordered by its columns
+	 * the failed lists are read in index order, a page at a time, not sorted whole. */
+	if (strcmp(sort, "next_retry_time") == 0)
+		q->sort_mid = "retry_count";
+	if (req->after.set && req->after.has_mid != (q->sort_mid != NULL)) {
+		ev_error_set(
+		        err, EV_ERR_USAGE,
+		        "bad cursor: it is not one of this list's (%s cursors are v%d:...): start "
+		        "from the first page",
+		        d->name, q->sort_mid ? 2 : 1);
+		ev_buf_free(&b);
+		ev_query_free(&q);
+		return NULL;
+	}
+	/* In the no-retry-time bucket next_retry_time is NULL in every row, but the server does
+	 * not take "IS NULL" for a constant and would sort: it is left out of the order and of
+	 * the seek, which is then the same order. */
+	bool null_lead = req->kind == EV_LIST_FAILED_NORETRY;
+	if (null_lead && req->after.set && req->after.value_null) {
+		ev_buf_adds(&b, " AND ");
+		add_tail(q, &b, q->sort_mid, desc ? "<" : ">", &req->after);
+	} else {
+		add_seek(q, &b, sort, q->sort_mid, desc, q->sort_nullable, &req->after);
+	}
+	if (null_lead)
+		ev_buf_printf(&b, " ORDER BY %s%s, id%s LIMIT ?", q->sort_mid, desc ? " DESC" : "",
+		              desc ? " DESC" : "");
+	else if (q->sort_mid != NULL)
+		ev_buf_printf(&b, " ORDER BY %s%s, %s%s, id%s LIMIT ?", sort, desc ? " DESC" : "",
+		              q->sort_mid, desc ? " DESC" : "", desc ? " DESC" : "");
+	else
+		ev_buf_printf(&b, " ORDER BY %s%s, id%s LIMIT ?", sort, desc ? " DESC" : "",
+		              desc ? " DESC" : "");
 	ev_query_add_int(q, req->limit + 1);
 	q->limit = req->limit;
 	q->sql = ev_buf_steal(&b);

@@ -35,8 +35,11 @@ struct ev_query {
 	size_t ncols;
 	const char **col_names;
 	enum ev_ctype *col_types;
-	/* For keyset paging: the sort key column (NULL if the query is not paged) and order. */
+	/* For keyset paging: the sort key column (NULL if the query is not paged) and order;
+	 * sort_mid a second key column (NOT NULL, an integer) before id, where the index has
+	 * one there (the failed lists: next_retry_time, retry_count, id), else NULL. */
 	const char *sort_col;
+	const char *sort_mid;
 	bool sort_desc;
 	bool sort_nullable;
 	int limit; /* rows asked for; the builder asks one more to know if a next page exists */
@@ -110,12 +113,15 @@ int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
 const char *ev_filter_unsupported(const struct ev_filter *f, enum ev_table_kind t);
 void ev_filter_free(struct ev_filter *f);
 
-/* A position in a list: the sort key's value (NULL for SQL NULL) and the id of the last row
- * seen. Encoded for --after as "v1:<id>:<value>" or "v1:<id>:~" for NULL. */
+/* A position in a list: the sort key's value (NULL for SQL NULL), the second key's (has_mid)
+ * and the id of the last row seen. Encoded for --after as "v1:<id>:<value>" or "v1:<id>:~"
+ * for NULL; with a second key "v2:<id>:<mid>:<value>". */
 struct ev_cursor {
 	bool set;
 	bool value_null;
 	char value[32];
+	bool has_mid;
+	long long mid;
 	unsigned long long id;
 };
 

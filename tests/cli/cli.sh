@@ -95,6 +95,16 @@ ev list failed --since yesterday >/dev/null 2>"$dir/err"
 check "a bad time filter exits 2 with a hint" sh -c '[ $? -eq 0 ] || grep -q "expected a time" "$1"' _ "$dir/err"
 ev list failed --table outbox --after 'v1:junk' >/dev/null 2>"$dir/err"
 check "a bad cursor exits 2" [ $? -eq 2 ]
+ev list failed --table outbox --after 'v1:141:2026-06-01T11:00:00' >/dev/null 2>"$dir/err"
+check "a v1 cursor for a failed list (which sorts by retry_count too) exits 2" [ $? -eq 2 ]
+check "... saying which shape its cursors have" grep -q "failed.* cursors are v2" "$dir/err"
+ev list pending --table outbox --after 'v2:141:3:2026-06-01T11:00:00' >/dev/null 2>"$dir/err"
+check "a v2 cursor for the pending list exits 2" [ $? -eq 2 ]
+ev list failed --table outbox --format csv --limit 2 >/dev/null 2>"$dir/err"
+after=$(sed -n 's/^-- more outbox rows: --table outbox --after //p' "$dir/err")
+check "a failed list's page gives a v2 cursor ($after)" sh -c 'case "$1" in v2:*:*:*) ;; *) exit 1 ;; esac' _ "$after"
+ev list failed --table outbox --format csv --limit 2 --after "$after" >/dev/null 2>"$dir/err"
+check "... that the next page takes" [ $? -eq 0 ]
 printf '[evtop]\nrefresh = 2s\nbudget = lots\n' >"$dir/bad.conf"
 ev list failed --config "$dir/bad.conf" >/dev/null 2>"$dir/err"
 check "a config error exits 2" [ $? -eq 2 ]

@@ -109,7 +109,7 @@ while :; do
 	fi
 	python3 -c "
 import json,sys
-for r in json.load(open(sys.argv[1])): print(r['source'], r['id'], r['next_retry_time'] or '')" "$dir/p.json" >>"$dir/rows"
+for r in json.load(open(sys.argv[1])): print(r['source'], r['id'], r['retry_count'], r['next_retry_time'] or '')" "$dir/p.json" >>"$dir/rows"
 	pages=$((pages + 1))
 	after=$(sed -n 's/^-- more outbox rows: --table outbox --after //p' "$dir/p.err")
 	[ -z "$after" ] || [ $pages -gt 100 ] && break
@@ -119,11 +119,11 @@ for s in sa sb sc; do
 done | tr '\t' ' ' | sort >"$dir/want"
 cut -d' ' -f1,2 "$dir/rows" | sort >"$dir/got"
 check "the merged list pages through every failed row of every source once ($(wc -l <"$dir/got") rows, $pages pages)" cmp -s "$dir/want" "$dir/got"
-# The list's order: next_retry_time (NULL first), then id, whatever the source.
+# The list's order: next_retry_time (NULL first), retry_count, then id, whatever the source.
 python3 - "$dir/rows" <<'PY' && ok "the merged rows are in the list's order across pages" || not_ok "the merged rows are in the list's order across pages"
 import sys
-rows = [l.split(' ', 2) for l in open(sys.argv[1]).read().splitlines()]
-keys = [((r[2].strip() != ''), r[2].strip(), int(r[1])) for r in rows]
+rows = [(l + ' ').split(' ', 3) for l in open(sys.argv[1]).read().splitlines()]
+keys = [((r[3].strip() != ''), r[3].strip(), int(r[2]), int(r[1])) for r in rows]
 sys.exit(0 if keys == sorted(keys) else 1)
 PY
 ev list failed --table outbox --after 'v1:3:~' >"$dir/o" 2>&1

@@ -272,26 +272,26 @@ static const struct lcase lcases[] = {
         /* --- biz_message_event --- */
         /* PRODUCT 1.2: failed, every bucket (NULL next_retry_time first). */
         {MSG, EV_LIST_FAILED, NULL, NULL, 0, "deleted = 0 AND event_status = 3",
-         "next_retry_time ASC, id", NULL},
+         "next_retry_time ASC, retry_count, id", NULL},
         /* 查询到期可重试消息 */
         {MSG, EV_LIST_FAILED_DUE, NULL, NULL, 0,
          "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
          "next_retry_time <= NOW()",
-         "next_retry_time ASC, id", "48 43 36 37 82 18446744073709551614 65 44 30 84"},
+         "next_retry_time ASC, retry_count, id", "48 43 37 36 82 18446744073709551614 65 44 84 30"},
         /* PRODUCT 1.2: failed, waiting for its retry time. */
         {MSG, EV_LIST_FAILED_WAITING, NULL, NULL, 0,
          "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
          "next_retry_time > NOW()",
-         "next_retry_time ASC, id", "31 83 60 47 39 40 45"},
+         "next_retry_time ASC, retry_count, id", "31 83 60 47 39 40 45"},
         /* PRODUCT 1.2: failed rows without a next_retry_time are a bucket of their own. */
         {MSG, EV_LIST_FAILED_NORETRY, NULL, NULL, 0,
          "deleted = 0 AND event_status = 3 AND retry_count < max_retry_count AND "
          "next_retry_time IS NULL",
-         "next_retry_time ASC, id", "32 41 42 46"},
+         "next_retry_time ASC, retry_count, id", "32 46 42 41"},
         /* PRODUCT 1.2 / the document's 超过最大重试次数 guard: retry_count >= max_retry_count. */
         {MSG, EV_LIST_FAILED_EXHAUSTED, NULL, NULL, 0,
          "deleted = 0 AND event_status = 3 AND retry_count >= max_retry_count",
-         "next_retry_time ASC, id", "34 35 33 38"},
+         "next_retry_time ASC, retry_count, id", "35 34 33 38"},
         /* PRODUCT 1.2: message stuck = processing with last_handle_time <= NOW() - threshold. */
         {MSG, EV_LIST_STUCK, NULL, NULL, 0,
          "deleted = 0 AND event_status = 1 AND last_handle_time <= NOW() - INTERVAL 600 SECOND",
@@ -341,23 +341,23 @@ static const struct lcase lcases[] = {
 
         /* --- biz_outbox_event --- */
         {OB, EV_LIST_FAILED, NULL, NULL, 0, "deleted = 0 AND publish_status = 3",
-         "next_retry_time ASC, id", NULL},
+         "next_retry_time ASC, retry_count, id", NULL},
         /* 查询到期可重试事件 */
         {OB, EV_LIST_FAILED_DUE, NULL, NULL, 0,
          "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
          "next_retry_time <= NOW()",
-         "next_retry_time ASC, id", "148 143 136 137 138 182 165 144 130 184"},
+         "next_retry_time ASC, retry_count, id", "148 143 136 137 182 138 165 144 184 130"},
         {OB, EV_LIST_FAILED_WAITING, NULL, NULL, 0,
          "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
          "next_retry_time > NOW()",
-         "next_retry_time ASC, id", "131 183 160 147 139 140 145"},
+         "next_retry_time ASC, retry_count, id", "131 183 160 147 139 140 145"},
         {OB, EV_LIST_FAILED_NORETRY, NULL, NULL, 0,
          "deleted = 0 AND publish_status = 3 AND retry_count < max_retry_count AND "
          "next_retry_time IS NULL",
-         "next_retry_time ASC, id", "132 141 142 146"},
+         "next_retry_time ASC, retry_count, id", "132 146 142 141"},
         {OB, EV_LIST_FAILED_EXHAUSTED, NULL, NULL, 0,
          "deleted = 0 AND publish_status = 3 AND retry_count >= max_retry_count",
-         "next_retry_time ASC, id", "134 135 133"},
+         "next_retry_time ASC, retry_count, id", "135 134 133"},
         /* 查询锁定超时事件 */
         {OB, EV_LIST_STUCK, NULL, NULL, 0,
          "deleted = 0 AND publish_status = 1 AND lock_until <= NOW()", "lock_until ASC, id",
@@ -1190,6 +1190,9 @@ static void explain_all(void)
 			}
 			found = true;
 			bool nullable = q->sort_nullable;
+			/* The failed lists' cursors carry their second key (retry_count). */
+			req.after.has_mid = q->sort_mid != NULL;
+			req.after.mid = 2;
 			explain_one(d, q, "first page");
 			ev_query_free(&q);
 

@@ -90,7 +90,8 @@ static void teardown(void)
 /* One listed row: its id and sort key. */
 struct item {
 	char *id;
-	char *key; /* NULL for SQL NULL */
+	char *key;     /* NULL for SQL NULL */
+	long long mid; /* the second key (the failed lists' retry_count), else 0 */
 };
 
 struct items {
@@ -98,7 +99,7 @@ struct items {
 	size_t n, cap;
 };
 
-static void items_push(struct items *a, const char *id, const char *key)
+static void items_push(struct items *a, const char *id, const char *key, const char *mid)
 {
 	if (a->n == a->cap) {
 		a->cap = a->cap ? a->cap * 2 : 1024;
@@ -106,6 +107,7 @@ static void items_push(struct items *a, const char *id, const char *key)
 	}
 	a->v[a->n].id = ev_xstrdup(id);
 	a->v[a->n].key = key ? ev_xstrdup(key) : NULL;
+	a->v[a->n].mid = mid ? strtoll(mid, NULL, 10) : 0;
 	a->n++;
 }
 
@@ -157,7 +159,8 @@ static void page_all(enum ev_list_kind kind, int size, bool text_cursor, struct 
 		for (size_t r = 0; r < n; r++) {
 			ck_assert_str_eq(ev_rowset_get(rs, r, "deleted"), "0");
 			items_push(out, ev_rowset_get(rs, r, "id"),
-			           ev_rowset_get(rs, r, q->sort_col));
+			           ev_rowset_get(rs, r, q->sort_col),
+			           q->sort_mid ? ev_rowset_get(rs, r, q->sort_mid) : NULL);
 		}
 		bool more = rs->nrows > limit;
 		if (more) {
@@ -210,6 +213,8 @@ static int cmp_item(const struct item *a, const struct item *b)
 		if (c != 0)
 			return c;
 	}
+	if (a->mid != b->mid)
+		return a->mid < b->mid ? -1 : 1;
 	return cmp_id(&a->id, &b->id);
 }
 
@@ -257,9 +262,10 @@ START_TEST(failed_pages)
 					        got.v[i - 1].id);
 			}
 			ck_assert_uint_eq(got_nulls, (size_t)nulls);
-			assert_reference(&got,
-			                 "SELECT id FROM " TABLE " WHERE deleted = 0 AND "
-			                 "publish_status = 3 ORDER BY next_retry_time ASC, id");
+			assert_reference(
+			        &got,
+			        "SELECT id FROM " TABLE " WHERE deleted = 0 AND "
+			        "publish_status = 3 ORDER BY next_retry_time ASC, retry_count, id");
 			items_free(&got);
 		}
 	}

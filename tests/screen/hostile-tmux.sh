@@ -28,8 +28,9 @@ sql -e "RENAME TABLE biz_outbox_event TO benign_outbox_event, biz_message_event 
     next_retry_time, fail_reason, create_time)
   VALUES (999, 'OB-PLAIN', 'ORDER', 'O999', 'ORDER_CREATED', 'order-service', 'MQ', 'order.event',
     '{\"orderId\": 999, \"name\": \"plain\", \"paid\": true, \"note\": null, \"items\": [1, {}]}',
-    3, 1, '2026-06-02 00:00:00', 'a plain reason', '2026-06-01 11:00:00')" || exit 99
-# (OB-PLAIN heads the reversed failed list of the ordinary run: a payload with every JSON style.)
+    3, 1, '2026-06-02 00:00:01', 'a plain reason', '2026-06-01 11:00:00')" || exit 99
+# (OB-PLAIN heads the reversed failed list of the ordinary run, its retry time the latest: a
+# payload with every JSON style.)
 sql <"$src/tests/data/variant-schema.sql" || exit 99
 { echo "SET timestamp = UNIX_TIMESTAMP('$now');"; cat "$src/tests/data/hostile.sql"; } | sql >/dev/null || exit 99
 sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"

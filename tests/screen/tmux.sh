@@ -26,7 +26,7 @@ if grep -q "$(printf '\033')" "$dir/pane"; then not_ok "no raw ESC in the pane";
 t send-keys -t ev Right Right Right Enter
 wait_for 'failed · event_type=' && ok "Enter opens the list behind the cell" || not_ok "Enter opens the list behind the cell"
 group=$(sed -n 's/.*failed · event_type=\([A-Z_]*\).*/\1/p' "$dir/pane" | head -n 1)
-first=$(sql -e "SELECT event_no FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3 AND event_type = '$group' ORDER BY next_retry_time, id LIMIT 1")
+first=$(sql -e "SELECT event_no FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3 AND event_type = '$group' ORDER BY next_retry_time, retry_count, id LIMIT 1")
 wait_for "$first" && ok "the first row is the database's first ($first)" || not_ok "the first row is the database's first ($first)"
 
 # The detail of that event, then back out and quit: the terminal is given back.
@@ -45,7 +45,7 @@ wait_for 'TOTAL' >/dev/null
 t send-keys -t ev Right Right Right Enter
 wait_for 'failed · event_type=' >/dev/null
 group=$(sed -n 's/.*failed · event_type=\([A-Z_]*\).*/\1/p' "$dir/pane" | head -n 1)
-row=$(sql -e "SELECT CONCAT(id, ' ', version) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3 AND event_type = '$group' ORDER BY next_retry_time, id LIMIT 1")
+row=$(sql -e "SELECT CONCAT(id, ' ', version) FROM biz_outbox_event WHERE deleted = 0 AND publish_status = 3 AND event_type = '$group' ORDER BY next_retry_time, retry_count, id LIMIT 1")
 id=${row% *}
 version=${row#* }
 t send-keys -t ev r

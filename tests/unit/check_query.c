@@ -45,11 +45,12 @@ START_TEST(failed_due_exact_sql)
 	ck_assert_str_eq(q->sql, "/* evtop:list.failed_due */ SELECT " MSG_COLS
 	                         " FROM `biz_message_event` WHERE deleted = 0 AND event_status = 3 "
 	                         "AND retry_count < max_retry_count AND next_retry_time <= NOW() "
-	                         "ORDER BY next_retry_time, id LIMIT ?");
+	                         "ORDER BY next_retry_time, retry_count, id LIMIT ?");
 	ck_assert_uint_eq(q->nparams, 1);
 	ck_assert_int_eq(q->params[0].type, EV_P_INT);
 	ck_assert_int_eq(q->params[0].i, 101);
 	ck_assert_str_eq(q->sort_col, "next_retry_time");
+	ck_assert_str_eq(q->sort_mid, "retry_count");
 	ck_assert(q->sort_nullable);
 	ck_assert(!q->sort_desc);
 	ck_assert_uint_eq(q->ncols, 19);
@@ -127,29 +128,58 @@ END_TEST
 
 START_TEST(seek_ascending_nullable)
 {
+	/* The failed lists: (next_retry_time, retry_count, id), the status index's order. */
 	struct ev_list_req r = req(EV_TABLE_OUTBOX, EV_LIST_FAILED);
 	r.after.set = true;
 	r.after.id = 42;
+	r.after.has_mid = true;
+	r.after.mid = 3;
 	strcpy(r.after.value, "2026-05-13 10:00:00");
 	struct ev_query *q = build(&r);
 	ck_assert_ptr_nonnull(strstr(q->sql, "publish_status = 3 AND (next_retry_time > ? OR "
-	                                     "(next_retry_time = ? AND id > ?)) ORDER BY"));
-	ck_assert_uint_eq(q->nparams, 4);
+	                                     "(next_retry_time = ? AND (retry_count > ? OR "
+	                                     "(retry_count = ? AND id > ?)))) ORDER BY "
+	                                     "next_retry_time, retry_count, id LIMIT ?"));
+	ck_assert_uint_eq(q->nparams, 6);
 	ck_assert_str_eq(q->params[0].s, "2026-05-13 10:00:00");
 	ck_assert_str_eq(q->params[1].s, "2026-05-13 10:00:00");
-	ck_assert_int_eq(q->params[2].type, EV_P_UINT);
-	ck_assert_uint_eq(q->params[2].u, 42);
+	ck_assert_int_eq(q->params[2].i, 3);
+	ck_assert_int_eq(q->params[3].i, 3);
+	ck_assert_int_eq(q->params[4].type, EV_P_UINT);
+	ck_assert_uint_eq(q->params[4].u, 42);
 	ev_query_free(&q);
 
-	/* A NULL sort key: the rest of the NULLs by id, then every non-NULL. */
+	/* A NULL sort key: the rest of the NULLs by (retry_count, id), then every non-NULL. */
 	r.after.value_null = true;
 	r.after.value[0] = '\0';
 	r.after.id = 18446744073709551615ULL;
 	q = build(&r);
-	ck_assert_ptr_nonnull(strstr(q->sql, "AND ((next_retry_time IS NULL AND id > ?) OR "
+	ck_assert_ptr_nonnull(strstr(q->sql, "AND ((next_retry_time IS NULL AND (retry_count > ? "
+	                                     "OR (retry_count = ? AND id > ?))) OR "
 	                                     "next_retry_time IS NOT NULL) ORDER BY"));
-	ck_assert_uint_eq(q->params[0].u, 18446744073709551615ULL);
+	ck_assert_uint_eq(q->params[2].u, 18446744073709551615ULL);
 	ev_query_free(&q);
+
+	/* A list sorted by one key before id: its NULL seek by id alone. */
+	r = req(EV_TABLE_OUTBOX, EV_LIST_PROCESSING);
+	r.after.set = true;
+	r.after.value_null = true;
+	r.after.id = 5;
+	q = build(&r);
+	ck_assert_ptr_nonnull(strstr(q->sql, "AND ((lock_until IS NULL AND id > ?) OR "
+	                                     "lock_until IS NOT NULL) ORDER BY lock_until, id"));
+	ck_assert_ptr_null(q->sort_mid);
+	ev_query_free(&q);
+
+	/* A cursor of the other shape is refused, not misread. */
+	struct ev_error err = {0};
+	r.after.has_mid = true;
+	ck_assert_ptr_null(ev_query_list(&r, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, "not one of this list's"));
+	r = req(EV_TABLE_OUTBOX, EV_LIST_FAILED);
+	r.after.set = true;
+	r.after.id = 5;
+	ck_assert_ptr_null(ev_query_list(&r, &err));
 }
 END_TEST
 
@@ -315,17 +345,25 @@ START_TEST(reverse_flips_the_order_and_the_seek)
 	struct ev_list_req r = req(EV_TABLE_OUTBOX, EV_LIST_FAILED);
 	r.reverse = true;
 	struct ev_query *q = build(&r);
-	ck_assert_ptr_nonnull(strstr(q->sql, "ORDER BY next_retry_time DESC, id DESC LIMIT ?"));
+	ck_assert_ptr_nonnull(
+	        strstr(q->sql, "ORDER BY next_retry_time DESC, retry_count DESC, id DESC LIMIT ?"));
 	ck_assert(q->sort_desc);
 	ev_query_free(&q);
 	r.after.set = true;
 	r.after.id = 9;
+	r.after.has_mid = true;
+	r.after.mid = 0;
 	strcpy(r.after.value, "2026-05-13 10:00:00");
 	q = build(&r);
 	/* Descending over a nullable key: the NULLs come last, after every value. */
-	ck_assert_ptr_nonnull(strstr(q->sql,
-	                             "AND (next_retry_time < ? OR (next_retry_time = ? AND id < ?) "
-	                             "OR next_retry_time IS NULL) ORDER BY"));
+	ck_assert_ptr_nonnull(strstr(q->sql, "AND (next_retry_time < ? OR (next_retry_time = ? AND "
+	                                     "(retry_count < ? OR (retry_count = ? AND id < ?))) "
+	                                     "OR next_retry_time IS NULL) ORDER BY"));
+	ev_query_free(&q);
+	r.after.value_null = true;
+	q = build(&r);
+	ck_assert_ptr_nonnull(strstr(q->sql, "AND (next_retry_time IS NULL AND (retry_count < ? OR "
+	                                     "(retry_count = ? AND id < ?))) ORDER BY"));
 	ev_query_free(&q);
 	r = req(EV_TABLE_MESSAGE, EV_LIST_HIGH_RETRY);
 	r.reverse = true;
@@ -397,9 +435,33 @@ START_TEST(cursor_round_trip)
 	ck_assert_str_eq(s, "v1:18446744073709551615:~");
 	ck_assert_int_eq(ev_cursor_decode(s, &d, &err), 0);
 	ck_assert(d.value_null);
+	ck_assert(!d.has_mid);
+	free(s);
+	/* With the second key (the failed lists' retry_count). */
+	c.has_mid = true;
+	c.mid = 7;
+	s = ev_cursor_encode(&c);
+	ck_assert_str_eq(s, "v2:18446744073709551615:7:~");
+	ck_assert_int_eq(ev_cursor_decode(s, &d, &err), 0);
+	ck_assert(d.value_null && d.has_mid);
+	ck_assert_int_eq(d.mid, 7);
+	free(s);
+	c.value_null = false;
+	c.mid = -1;
+	s = ev_cursor_encode(&c);
+	ck_assert_str_eq(s, "v2:18446744073709551615:-1:2026-05-13T10:00:00");
+	ck_assert_int_eq(ev_cursor_decode(s, &d, &err), 0);
+	ck_assert_str_eq(d.value, "2026-05-13 10:00:00");
+	ck_assert_int_eq(d.mid, -1);
 	free(s);
 	const char *bad[] = {"",
 	                     "v2:1:~",
+	                     "v2:1::~",
+	                     "v2:1:x:~",
+	                     "v2:1:99999999999999999999:~",
+	                     "v2:1:2026-05-13T10:00:00",
+	                     "v2:1:3:",
+	                     "v3:1:1:~",
 	                     "v1::~",
 	                     "v1:x:~",
 	                     "v1:1:",
