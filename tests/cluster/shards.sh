@@ -162,9 +162,10 @@ for t in outbox message; do
 	else
 		evc_not_ok "$t failed list: rows differ from the shards' (< got, > want): $(diff "$dir/got.$t" "$dir/want.$t" | grep '^[<>]' | head -n 5 | tr '\n' ' ')"
 	fi
-	# The merge keeps the list's order: next_retry_time (NULL first), id.
-	evc_check "$t failed list: merged in the list's order (next_retry_time NULL first, id)" \
-		evc_jq -s '[.[] | [(if .next_retry_time == null then 0 else 1 end), (.next_retry_time // ""), (.id | tonumber)]] | . == sort' "$dir/rows.$t"
+	# The merge keeps the list's order, the status index's: next_retry_time (NULL first),
+	# retry_count, id.
+	evc_check "$t failed list: merged in the list's order (next_retry_time NULL first, retry_count, id)" \
+		evc_jq -s '[.[] | [(if .next_retry_time == null then 0 else 1 end), (.next_retry_time // ""), (.retry_count | tonumber), (.id | tonumber)]] | . == sort' "$dir/rows.$t"
 done
 
 page pending outbox 13 "$dir/rows.pending"
