@@ -151,9 +151,7 @@ static const char *take_reason(int *argc, char **argv, bool *bad)
 
 static bool filter_given(const struct ev_filter *f)
 {
-	return f->event_type || f->topic || f->biz_type || f->biz_id || f->event_no ||
-	       f->trace_id || f->source || f->locked_by || f->channel || f->fail_reason ||
-	       f->since || f->until;
+	return !ev_filter_empty(f);
 }
 
 /* A line from stdin without its newline; NULL at end of input. */

@@ -650,6 +650,8 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 	        .filter = &o->filter,
 	        .info = c->s->have_info[t] ? &c->s->info[t] : NULL,
 	        .high_retry_min = o->cfg.high_retry_min,
+	        .window_s = o->cfg.window_s,
+	        .search_cap = o->cfg.search_cap,
 	        .max_rows = (size_t)b->max_rows,
 	};
 	if (ev_bulk_count(c->s->conn, &spec, &tg, o->include_protected, &s, &err) < 0) {

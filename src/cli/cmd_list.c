@@ -128,7 +128,8 @@ static void print_more(FILE *where, enum ev_table_kind t, const char *next)
  * with no rows, then its "-- more" line when it has one (next[t], may be NULL) — json as one
  * array whose objects carry their "table", csv for one table. */
 static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
-                         const enum ev_table_kind *kinds, int n, char *const *next)
+                         const enum ev_table_kind *kinds, int n, char *const *next,
+                         char *const *note)
 {
 	int rc = 0;
 
@@ -143,6 +144,8 @@ static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
 				       rs->nrows == 1 ? "" : "s");
 			if (ev_format_write(stdout, rs, o->format, 48) < 0)
 				rc = -1;
+			if (note != NULL && note[kinds[i]] != NULL)
+				printf("-- %s\n", note[kinds[i]]);
 			if (next != NULL && next[kinds[i]] != NULL)
 				print_more(stdout, kinds[i], next[kinds[i]]);
 			if (n > 1 && i + 1 < n)
@@ -222,6 +225,8 @@ static int fetch_part(struct ev_fan_src *fs, void *arg)
 	        .limit = o->limit,
 	        .stuck_threshold_s = o->cfg.stuck_threshold_s,
 	        .high_retry_min = o->cfg.high_retry_min,
+	        .window_s = o->cfg.window_s,
+	        .search_cap = o->cfg.search_cap,
 	        .object_type = x->a1,
 	        .object_id = x->a2,
 	        .trace_id = x->a1,
@@ -239,16 +244,24 @@ static int fetch_part(struct ev_fan_src *fs, void *arg)
 	return 0;
 }
 
-/* Merge the sources' pages; a source without the table has no more rows. */
+/* Merge the sources' pages; a source without the table has no more rows. A payload search's
+ * pages are folded first; *pg sums what they examined. */
 static struct ev_rowset *merge_parts(const struct ev_fan *f, enum ev_table_kind t,
                                      struct list_part *parts, int limit, struct ev_mcursor *mc,
-                                     bool *more)
+                                     bool *more, struct ev_list_page *pg)
 {
 	struct ev_query **q = ev_xcalloc((size_t)f->n, sizeof(*q));
 	struct ev_rowset **rs = ev_xcalloc((size_t)f->n, sizeof(*rs));
+	struct ev_cursor *stop = ev_xcalloc((size_t)f->n, sizeof(*stop));
 	const char **names = ev_xcalloc((size_t)f->n, sizeof(*names));
+	memset(pg, 0, sizeof(*pg));
 	for (int i = 0; i < f->n; i++) {
 		if (parts[i].ran) {
+			unsigned long long examined = 0;
+			pg->search |= parts[i].q->search;
+			ev_list_search_fold(parts[i].q, &parts[i].rs, &examined, &stop[i]);
+			pg->examined += examined;
+			pg->stopped |= stop[i].set;
 			q[i] = parts[i].q;
 			rs[i] = parts[i].rs;
 		} else if (!(f->v[i].src->tables & (1u << t))) {
@@ -256,9 +269,11 @@ static struct ev_rowset *merge_parts(const struct ev_fan *f, enum ev_table_kind 
 		}
 		names[i] = f->v[i].src->name;
 	}
-	struct ev_rowset *m = ev_list_merge(q, rs, names, f->n, limit, mc, more);
+	struct ev_rowset *m = ev_list_merge(q, rs, names, f->n, limit, stop, mc, more);
+	pg->more = *more;
 	free(q);
 	free(rs);
+	free(stop);
 	free(names);
 	return m;
 }
@@ -311,6 +326,23 @@ static void report_source(const struct ev_fan *f, const struct ev_fan_src *fs)
 	ev_session_report(&e);
 }
 
+/* What a payload search says of its page: the terms, then what it found and examined
+ * (malloc'd, the terms' text made safe for a terminal); NULL for a list without them. */
+static char *search_note(const struct ev_filter *f, const struct ev_list_page *pg,
+                         size_t matches)
+{
+	char *said = ev_list_search_note(pg, matches);
+	if (said == NULL)
+		return NULL;
+	char *terms = ev_filter_json_text(f);
+	char *safe = ev_text_sanitize(terms ? terms : "", terms ? strlen(terms) : 0);
+	char *out = ev_xasprintf("search %s: %s", safe, said);
+	free(said);
+	free(terms);
+	free(safe);
+	return out;
+}
+
 /* Run one list page per table and print them. */
 static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, const char *a2)
 {
@@ -322,6 +354,7 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 	struct ev_cursor after = {0};
 	struct ev_rowset *res[EV_TABLE_COUNT] = {NULL};
 	char *next[EV_TABLE_COUNT] = {NULL};
+	char *note[EV_TABLE_COUNT] = {NULL};
 	bool multi = o->nchosen > 1;
 
 	if (o->after != NULL) {
@@ -387,22 +420,23 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		if (!multi) {
 			struct list_part *p = &x.parts[0];
 			if (p->ran) {
-				if (p->rs->nrows > (size_t)o->limit) {
-					struct ev_cursor c;
-					ev_cursor_from_row(p->q, p->rs, (size_t)o->limit - 1, &c);
-					next[t] = ev_cursor_encode(&c);
-					ev_rowset_truncate(p->rs, (size_t)o->limit);
-				}
+				struct ev_list_page pg;
+				ev_list_take_page(p->q, &p->rs, &pg);
+				if (pg.more)
+					next[t] = ev_cursor_encode(&pg.next);
+				note[t] = search_note(&o->filter, &pg, p->rs->nrows);
 				res[t] = project(p->rs, t, o->format == EV_FMT_TABLE, NULL);
 			}
 		} else {
 			struct ev_mcursor *page = ev_xcalloc((size_t)f.n, sizeof(*page));
 			memcpy(page, mc, (size_t)f.n * sizeof(*page));
 			bool more = false;
-			struct ev_rowset *m = merge_parts(&f, t, x.parts, o->limit, page, &more);
+			struct ev_list_page pg;
+			struct ev_rowset *m = merge_parts(&f, t, x.parts, o->limit, page, &more, &pg);
 			if (m != NULL) {
 				if (more)
 					next[t] = ev_mcursor_encode(page, f.n);
+				note[t] = search_note(&o->filter, &pg, m->nrows);
 				res[t] = project(m, t, o->format == EV_FMT_TABLE, NULL);
 				ev_rowset_free(&m);
 			}
@@ -415,12 +449,16 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		free(x.parts);
 	}
 	free(mc);
-	if (write_results(o, res, kinds, n, next) < 0) {
+	if (write_results(o, res, kinds, n, next, note) < 0) {
 		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
 		rc = EV_EXIT_FAILURE;
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		ev_rowset_free(&res[t]);
+		if (note[t] != NULL && o->format != EV_FMT_TABLE)
+			fprintf(stderr, "-- %s: %s\n", ev_model_table((enum ev_table_kind)t)->key,
+			        note[t]);
+		free(note[t]);
 		if (next[t] == NULL)
 			continue;
 		if (o->format != EV_FMT_TABLE)
@@ -641,7 +679,7 @@ int ev_cmd_show(int argc, char **argv)
 			missing++;
 		}
 	}
-	if (o.format != EV_FMT_TABLE && write_results(&o, out, kinds, n, NULL) < 0) {
+	if (o.format != EV_FMT_TABLE && write_results(&o, out, kinds, n, NULL, NULL) < 0) {
 		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
 		rc = EV_EXIT_FAILURE;
 	}

@@ -46,6 +46,7 @@ enum {
 	OPT_CRITICAL,
 	OPT_STUCK,
 	OPT_HIGH_RETRY,
+	OPT_SEARCH_CAP,
 	OPT_STATEMENT_TIMEOUT,
 	OPT_CONNECT_TIMEOUT,
 	OPT_F_EVENT_TYPE,
@@ -120,6 +121,7 @@ static const struct option long_opts[] = {
         {"critical", required_argument, NULL, OPT_CRITICAL},
         {"stuck-threshold", required_argument, NULL, OPT_STUCK},
         {"high-retry", required_argument, NULL, OPT_HIGH_RETRY},
+        {"search-cap", required_argument, NULL, OPT_SEARCH_CAP},
         {"statement-timeout", required_argument, NULL, OPT_STATEMENT_TIMEOUT},
         {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
         {"event-type", required_argument, NULL, OPT_F_EVENT_TYPE},
@@ -192,9 +194,12 @@ void ev_opts_usage(FILE *out)
 	      "      (--aggregate-id) --event-no=NO --trace-id=ID --event-source=S\n"
 	      "      --locked-by=X --channel=C --reason=SUBSTRING --since=TIME --until=TIME\n"
 	      "      --filter='key=value reason~text ...'\n"
+	      "      --filter='payload.PATH=VALUE payload~TEXT headers.\"x-k\"=V' (inside the\n"
+	      "      list's bounded rows)  --search-cap=N (candidates a page; default 100000)\n"
 	      "      --stuck-threshold=DUR (message table; default 10m)  --high-retry=N\n"
 	      "Dashboard and check:\n"
-	      "      --by=event_type|topic|source|biz_type|channel  --window=DUR (default 1h)\n"
+	      "      --by=event_type|topic|source|biz_type|channel  --window=DUR (default 1h;\n"
+	      "      also the cancelled and recent lists')\n"
 	      "      --warning=EXPR --critical=EXPR (doc/check.md)\n"
 	      "      --clock-ok             the session's time zone is right although the newest\n"
 	      "                             rows suggest a mismatch (writes, check; audited)\n"
@@ -567,6 +572,13 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 				        err, EV_ERR_USAGE,
 				        "--high-retry: expected 1..1000000, got '%.20s'", optarg);
 			o->cfg.high_retry_min = (int)v;
+			break;
+		case OPT_SEARCH_CAP:
+			if (ev_parse_int(optarg, 100, 10000000, &v) < 0)
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--search-cap: expected 100..10000000, got '%.20s'", optarg);
+			o->cfg.search_cap = (int)v;
 			break;
 		case OPT_STATEMENT_TIMEOUT:
 			if (duration_opt("statement-timeout", "statement_timeout", optarg, 100,

@@ -64,6 +64,7 @@ struct ev_config {
 	int write_timeout_s;      /* default 5 */
 	int high_retry_min;       /* high-retry list: retry_count >= N; default 3 */
 	int page_size;            /* rows per list page; default 100; 1 .. 1000 */
+	int search_cap;           /* payload terms: candidates examined a page; 100000 */
 	int lag_warning_s;        /* replica lag shown as a warning from here; default 10 */
 	bool mirror;              /* the console's backlog mirror (core/mirror.h); default true */
 	int mirror_rows;          /* rows mirrored over every table and source; default 1M */

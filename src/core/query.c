@@ -115,6 +115,8 @@ const struct ev_query_def ev_query_defs[] = {
          CAP},
         {"list.cancelled", MSG, {"create_time"}, "create_time DESC,id DESC", false, CAP},
         {"list.cancelled", OB, {"create_time"}, "create_time DESC,id DESC", false, CAP},
+        {"list.recent", MSG, {"create_time"}, "create_time DESC,id DESC", false, CAP},
+        {"list.recent", OB, {"create_time"}, "create_time DESC,id DESC", false, CAP},
         {"list.trail", MSG, {"biz_type,biz_id"}, "create_time,id", true, CAP},
         {"list.trail", OB, {"aggregate_type,aggregate_id"}, "create_time,id", true, CAP},
         {"list.trace", MSG, {"trace_id"}, "create_time,id", true, CAP},
@@ -157,6 +159,7 @@ static const char *const kind_query[EV_LIST_COUNT] = {
         [EV_LIST_PENDING] = "list.pending",
         [EV_LIST_HIGH_RETRY] = "list.high_retry",
         [EV_LIST_CANCELLED] = "list.cancelled",
+        [EV_LIST_RECENT] = "list.recent",
         [EV_LIST_TRAIL] = "list.trail",
         [EV_LIST_TRACE] = "list.trace",
 };
@@ -433,8 +436,143 @@ int ev_filter_set(struct ev_filter *f, const char *key, const char *value, struc
 	return ev_error_set(
 	        err, EV_ERR_USAGE,
 	        "unknown filter '%.40s' (known: event_type, topic, biz_type, biz_id, "
-	        "event_no, trace_id, source, locked_by, channel, fail_reason, since, until)",
+	        "event_no, trace_id, source, locked_by, channel, fail_reason, since, until, "
+	        "payload.PATH, headers.PATH, payload~, headers~)",
 	        key);
+}
+
+/* A payload key: "payload", "headers" (or event_payload, event_headers), alone or followed by
+ * a path ('.' or '['). Returns what follows the column's name and sets *headers; NULL when
+ * the key is not one. */
+static const char *json_key(const char *key, bool *headers)
+{
+	static const struct {
+		const char *name;
+		bool headers;
+	} cols[] = {{"event_payload", false}, {"payload", false}, {"event_headers", true},
+	            {"headers", true}};
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		size_t n = strlen(cols[i].name);
+		if (strncmp(key, cols[i].name, n) != 0 ||
+		    (key[n] != '\0' && key[n] != '.' && key[n] != '['))
+			continue;
+		if (headers != NULL)
+			*headers = cols[i].headers;
+		return key + n;
+	}
+	return NULL;
+}
+
+/* The server's JSON path for a path as written after the column ("" none, ".a.b[0]",
+ * '."x-y"', "[2].c"): every key quoted, so any character is a key's own. */
+static int json_path(const char *s, struct ev_buf *out, struct ev_error *err)
+{
+	ev_buf_adds(out, "$");
+	if (*s == '\0')
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    "filter: a path is needed: payload.KEY=VALUE (payload~TEXT for "
+		                    "a substring of the whole text)");
+	while (*s) {
+		if (*s == '.') {
+			s++;
+			ev_buf_adds(out, ".\"");
+			if (*s == '"') {
+				size_t at = out->len;
+				s++;
+				while (*s && *s != '"') {
+					if (*s == '\\' && (s[1] == '"' || s[1] == '\\'))
+						s++;
+					if (*s == '"' || *s == '\\')
+						ev_buf_addc(out, '\\');
+					ev_buf_addc(out, *s++);
+				}
+				if (*s != '"')
+					return ev_error_set(err, EV_ERR_USAGE,
+					                    "filter: unterminated quote in a path");
+				if (out->len == at)
+					return ev_error_set(err, EV_ERR_USAGE,
+					                    "filter: an empty key in a path");
+				s++;
+			} else {
+				size_t n = 0;
+				while (s[n] && s[n] != '.' && s[n] != '[' && s[n] != '"' &&
+				       s[n] != ']')
+					n++;
+				if (n == 0)
+					return ev_error_set(err, EV_ERR_USAGE,
+					                    "filter: an empty key in a path (quote a key "
+					                    "with '.': payload.\"a.b\")");
+				for (size_t i = 0; i < n; i++) {
+					if (s[i] == '\\')
+						ev_buf_addc(out, '\\');
+					ev_buf_addc(out, s[i]);
+				}
+				s += n;
+			}
+			ev_buf_addc(out, '"');
+		} else if (*s == '[') {
+			s++;
+			size_t n = 0;
+			while (isdigit((unsigned char)s[n]))
+				n++;
+			if (n == 0 || n > 9 || s[n] != ']')
+				return ev_error_set(err, EV_ERR_USAGE,
+				                    "filter: an array position is [N], N a number");
+			ev_buf_addc(out, '[');
+			ev_buf_add(out, s, n);
+			ev_buf_addc(out, ']');
+			s += n + 1;
+		} else {
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "filter: a path is keys after '.' and positions in [N], "
+			                    "not '%.20s' (quote a key with other characters: "
+			                    "payload.\"x-y\")",
+			                    s);
+		}
+	}
+	return 0;
+}
+
+int ev_filter_add_json(struct ev_filter *f, const char *key, char op, const char *value,
+                       struct ev_error *err)
+{
+	bool headers = false;
+	const char *rest = json_key(key, &headers);
+	if (rest == NULL)
+		return ev_error_set(err, EV_ERR_USAGE, "filter: '%.40s' is not a payload key", key);
+	if (f->njson >= EV_FILTER_JSON_MAX)
+		return ev_error_set(err, EV_ERR_USAGE, "filter: at most %d payload terms",
+		                    EV_FILTER_JSON_MAX);
+	if (value[0] == '\0')
+		return ev_error_set(err, EV_ERR_USAGE, "filter %.40s: empty value", key);
+	if (strlen(value) > 1000)
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    "filter %.40s: a value of at most 1000 characters", key);
+	if (strlen(key) > 256)
+		return ev_error_set(err, EV_ERR_USAGE, "filter: a path of at most 256 characters");
+	struct ev_jterm *j = &f->json[f->njson];
+	memset(j, 0, sizeof(*j));
+	if (op == '~') {
+		if (*rest != '\0')
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "filter: '~' searches the whole stored text: payload~TEXT, "
+			                    "not %.40s~TEXT (a path takes '=': %.40s=VALUE)",
+			                    key, key);
+		j->substring = true;
+	} else {
+		struct ev_buf path;
+		ev_buf_init(&path);
+		if (json_path(rest, &path, err) < 0) {
+			ev_buf_free(&path);
+			return -1;
+		}
+		j->path = ev_buf_steal(&path);
+	}
+	j->headers = headers;
+	j->key = ev_xstrdup(key);
+	j->value = ev_xstrdup(value);
+	f->njson++;
+	return 0;
 }
 
 int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
@@ -453,8 +591,25 @@ int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
 		val.len = 0;
 		ev_buf_add(&key, "", 0);
 		ev_buf_add(&val, "", 0);
-		while (*p && *p != '=' && *p != '~' && *p != ' ')
+		while (*p && *p != '=' && *p != '~' && *p != ' ') {
+			if (*p != '"') {
+				ev_buf_addc(&key, *p++);
+				continue;
+			}
+			/* A quoted key inside a payload path, kept with its quotes. */
 			ev_buf_addc(&key, *p++);
+			while (*p && *p != '"') {
+				if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
+					ev_buf_addc(&key, *p++);
+				ev_buf_addc(&key, *p++);
+			}
+			if (*p != '"') {
+				ev_error_set(err, EV_ERR_USAGE, "filter: unterminated quote in '%.40s'",
+				             key.data);
+				goto fail;
+			}
+			ev_buf_addc(&key, *p++);
+		}
 		if (*p != '=' && *p != '~') {
 			ev_error_set(err, EV_ERR_USAGE,
 			             "filter: expected key=value at '%.40s' (e.g. "
@@ -481,13 +636,18 @@ int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
 			while (*p && *p != ' ' && *p != '\t')
 				ev_buf_addc(&val, *p++);
 		}
+		if (json_key(key.data, NULL) != NULL) {
+			if (ev_filter_add_json(f, key.data, op, val.data, err) < 0)
+				goto fail;
+			continue;
+		}
 		bool is_reason =
 		        strcmp(key.data, "fail_reason") == 0 || strcmp(key.data, "reason") == 0;
 		if (op == '~' && !is_reason) {
-			ev_error_set(
-			        err, EV_ERR_USAGE,
-			        "filter: '~' (substring) works on fail_reason only; use %s=value",
-			        key.data);
+			ev_error_set(err, EV_ERR_USAGE,
+			             "filter: '~' (substring) works on fail_reason, payload and "
+			             "headers; use %s=value",
+			             key.data);
 			goto fail;
 		}
 		if (ev_filter_set(f, key.data, val.data, err) < 0)
@@ -511,8 +671,65 @@ const char *ev_filter_unsupported(const struct ev_filter *f, enum ev_table_kind 
 			return "locked_by";
 		if (f->channel)
 			return "channel";
+		for (int i = 0; i < f->njson; i++)
+			if (f->json[i].headers)
+				return "event_headers";
 	}
 	return NULL;
+}
+
+bool ev_filter_empty(const struct ev_filter *f)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (*filter_slot((struct ev_filter *)f, i) != NULL)
+			return false;
+	return f->njson == 0;
+}
+
+void ev_filter_copy(struct ev_filter *dst, const struct ev_filter *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	for (size_t i = 0; i < NKEYS; i++) {
+		const char *v = *filter_slot((struct ev_filter *)src, i);
+		*filter_slot(dst, i) = v ? ev_xstrdup(v) : NULL;
+	}
+	dst->njson = src->njson;
+	for (int i = 0; i < src->njson; i++) {
+		const struct ev_jterm *s = &src->json[i];
+		struct ev_jterm *d = &dst->json[i];
+		d->headers = s->headers;
+		d->substring = s->substring;
+		d->key = ev_xstrdup(s->key);
+		d->path = s->path ? ev_xstrdup(s->path) : NULL;
+		d->value = ev_xstrdup(s->value);
+	}
+}
+
+char *ev_filter_json_text(const struct ev_filter *f)
+{
+	if (f == NULL || f->njson == 0)
+		return NULL;
+	struct ev_buf b;
+	ev_buf_init(&b);
+	for (int i = 0; i < f->njson; i++) {
+		const struct ev_jterm *j = &f->json[i];
+		bool quote = false;
+		for (const char *v = j->value; *v && !quote; v++)
+			quote = *v == ' ' || *v == '\t' || *v == '"';
+		ev_buf_printf(&b, "%s%s%c", i ? " " : "", j->key, j->substring ? '~' : '=');
+		if (!quote) {
+			ev_buf_adds(&b, j->value);
+			continue;
+		}
+		ev_buf_addc(&b, '"');
+		for (const char *v = j->value; *v; v++) {
+			if (*v == '"' || *v == '\\')
+				ev_buf_addc(&b, '\\');
+			ev_buf_addc(&b, *v);
+		}
+		ev_buf_addc(&b, '"');
+	}
+	return ev_buf_steal(&b);
 }
 
 void ev_filter_free(struct ev_filter *f)
@@ -522,6 +739,13 @@ void ev_filter_free(struct ev_filter *f)
 		free(*slot);
 		*slot = NULL;
 	}
+	for (int i = 0; i < f->njson; i++) {
+		free(f->json[i].key);
+		free(f->json[i].path);
+		free(f->json[i].value);
+	}
+	memset(f->json, 0, sizeof(f->json));
+	f->njson = 0;
 }
 
 /* --- cursors ------------------------------------------------------------------------------ */
@@ -661,9 +885,34 @@ void ev_rowset_add_sourced(struct ev_rowset *m, const struct ev_rowset *rs, size
 	}
 }
 
+/* Order a cursor against a row of a result of q, as ev_list_row_cmp orders two rows. */
+static int cursor_row_cmp(const struct ev_query *q, const struct ev_cursor *cur,
+                          const struct ev_rowset *rs, size_t r)
+{
+	int c = 0;
+	if (q->sort_col != NULL) {
+		const char *x = cur->value_null ? NULL : cur->value;
+		const char *y = ev_rowset_get(rs, r, q->sort_col);
+		if (x == NULL || y == NULL)
+			c = x == y ? 0 : (x == NULL ? -1 : 1);
+		else
+			c = strcmp(x, y);
+	}
+	if (c == 0 && q->sort_mid != NULL) {
+		const char *y = ev_rowset_get(rs, r, q->sort_mid);
+		long long j = y ? strtoll(y, NULL, 10) : 0;
+		c = cur->mid == j ? 0 : (cur->mid < j ? -1 : 1);
+	}
+	if (c == 0) {
+		unsigned long long j = row_id(rs, r);
+		c = cur->id == j ? 0 : (cur->id < j ? -1 : 1);
+	}
+	return q->sort_desc ? -c : c;
+}
+
 struct ev_rowset *ev_list_merge(struct ev_query *const *q, struct ev_rowset *const *rs,
-                                const char *const *names, int n, int limit, struct ev_mcursor *mc,
-                                bool *more)
+                                const char *const *names, int n, int limit,
+                                const struct ev_cursor *stop, struct ev_mcursor *mc, bool *more)
 {
 	int first = -1;
 	for (int i = 0; i < n && first < 0; i++)
@@ -685,6 +934,14 @@ struct ev_rowset *ev_list_merge(struct ev_query *const *q, struct ev_rowset *con
 		}
 		if (best < 0)
 			break;
+		/* A search stopped at its cap has not looked past its stop: nothing after it is
+		 * taken from anyone until that source has been read on. */
+		bool blocked = false;
+		for (int i = 0; stop != NULL && i < n && !blocked; i++)
+			blocked = rs[i] != NULL && stop[i].set && pos[i] == rs[i]->nrows &&
+			          cursor_row_cmp(q[first], &stop[i], rs[best], pos[best]) < 0;
+		if (blocked)
+			break;
 		ev_rowset_add_sourced(m, rs[best], pos[best], names[best]);
 		pos[best]++;
 	}
@@ -696,6 +953,10 @@ struct ev_rowset *ev_list_merge(struct ev_query *const *q, struct ev_rowset *con
 			}
 			if (rs[i]->nrows <= (size_t)limit && pos[i] == rs[i]->nrows)
 				mc[i].state = EV_MC_DONE;
+			if (stop != NULL && stop[i].set && pos[i] == rs[i]->nrows) {
+				mc[i].state = EV_MC_AT;
+				mc[i].c = stop[i];
+			}
 		}
 		if (mc[i].state != EV_MC_DONE)
 			*more = true;
@@ -886,6 +1147,107 @@ static void add_eq(struct ev_query *q, struct ev_buf *b, const char *col, const 
 	ev_query_add_text(q, v);
 }
 
+/* A LIKE parameter matching text anywhere, its metacharacters (%, _, \\) literal. */
+static void add_like(struct ev_query *q, const char *text)
+{
+	struct ev_buf like;
+	ev_buf_init(&like);
+	ev_buf_addc(&like, '%');
+	for (const char *s = text; *s; s++) {
+		if (*s == '%' || *s == '_' || *s == '\\')
+			ev_buf_addc(&like, '\\');
+		ev_buf_addc(&like, *s);
+	}
+	ev_buf_addc(&like, '%');
+	ev_query_add_text(q, like.data);
+	ev_buf_free(&like);
+}
+
+/* The payload terms as one condition: the value at a path compared as text, byte for byte,
+ * on valid JSON only (a row that is not JSON never matches, never fails the statement, as
+ * JSON_EXTRACT would on MySQL); a substring of the stored text through LIKE, in the column's
+ * own collation (utf8mb4_bin, case-sensitive, for MariaDB's JSON). */
+static void add_json_terms(struct ev_query *q, struct ev_buf *b, const struct ev_filter *f)
+{
+	for (int i = 0; i < f->njson; i++) {
+		const struct ev_jterm *j = &f->json[i];
+		const char *col = j->headers ? "event_headers" : "event_payload";
+		if (i > 0)
+			ev_buf_adds(b, " AND ");
+		if (j->substring) {
+			ev_buf_printf(b, "%s LIKE ?", col);
+			add_like(q, j->value);
+			continue;
+		}
+		ev_buf_printf(b,
+		              "CAST(CASE WHEN JSON_VALID(%s) THEN JSON_UNQUOTE(JSON_EXTRACT(%s, ?)) "
+		              "END AS BINARY) = CAST(? AS BINARY)",
+		              col, col);
+		ev_query_add_text(q, j->path);
+		ev_query_add_text(q, j->value);
+	}
+}
+
+/* Make list query q (its text: the select list ends at from_at, then FROM ... ORDER BY ...
+ * LIMIT ?; its columns from cols_at) a payload search: the list's own bounded, ordered read takes at most cap
+ * candidates' ids (its index, its guards and filters, its keyset seek); they are numbered in
+ * the list's order and counted, joined back by primary key, and the payload terms are
+ * evaluated on them alone. The page is the matches and the last candidate (matched or not),
+ * so the caller knows how far the search looked. */
+static void wrap_search(struct ev_query *q, const char *tname, size_t cols_at, size_t from_at,
+                        const struct ev_filter *f, long long cap)
+{
+	char *old = q->sql;
+	struct ev_param *op = q->params;
+	size_t onp = q->nparams;
+	const char *d = q->sort_desc ? " DESC" : "";
+	size_t tail_len = strlen(old + from_at) - strlen(" LIMIT ?");
+
+	q->params = NULL;
+	q->nparams = q->params_cap = 0;
+	struct ev_buf b;
+	ev_buf_init(&b);
+	ev_buf_add(&b, old, from_at);
+	ev_buf_adds(&b, ", _rn, _n, _hit FROM (SELECT ");
+	ev_buf_add(&b, old + cols_at, from_at - cols_at);
+	ev_buf_adds(&b, ", _rn, _n, IFNULL(");
+	add_json_terms(q, &b, f);
+	ev_buf_printf(&b, ", 0) AS _hit FROM (SELECT _sid, ROW_NUMBER() OVER (ORDER BY _k1%s", d);
+	if (q->sort_mid != NULL)
+		ev_buf_printf(&b, ", _k2%s", d);
+	ev_buf_printf(&b, ", _sid%s) AS _rn, COUNT(*) OVER () AS _n FROM (SELECT id AS _sid, %s AS _k1",
+	              d, q->sort_col);
+	if (q->sort_mid != NULL)
+		ev_buf_printf(&b, ", %s AS _k2", q->sort_mid);
+	ev_buf_add(&b, old + from_at, tail_len);
+	ev_buf_printf(&b,
+	              " LIMIT ?) _c) _s JOIN `%s` ON `%s`.id = _s._sid) _x WHERE _hit = 1 OR _rn = _n "
+	              "ORDER BY _rn LIMIT ?",
+	              tname, tname);
+	/* The parameters in the text's order: the terms', the list's, the cap, the page. */
+	for (size_t i = 0; i + 1 < onp; i++) {
+		struct ev_param *p = param_push(q);
+		*p = op[i];
+	}
+	ev_query_add_int(q, cap);
+	struct ev_param *p = param_push(q);
+	*p = op[onp - 1];
+	free(op);
+	free(old);
+	q->sql = ev_buf_steal(&b);
+
+	const char *extra[] = {"_rn", "_n", "_hit"};
+	q->col_names = ev_xrealloc(q->col_names, (q->ncols + 3) * sizeof(*q->col_names));
+	q->col_types = ev_xrealloc(q->col_types, (q->ncols + 3) * sizeof(*q->col_types));
+	for (int i = 0; i < 3; i++) {
+		q->col_names[q->ncols + (size_t)i] = extra[i];
+		q->col_types[q->ncols + (size_t)i] = EV_CT_INT;
+	}
+	q->ncols += 3;
+	q->search = true;
+	q->search_cap = cap;
+}
+
 static void add_filters(struct ev_query *q, struct ev_buf *b, const struct ev_table_def *t,
                         const struct ev_filter *f)
 {
@@ -901,18 +1263,8 @@ static void add_filters(struct ev_query *q, struct ev_buf *b, const struct ev_ta
 	add_eq(q, b, "locked_by", f->locked_by);
 	add_eq(q, b, "publish_channel", f->channel);
 	if (f->fail_reason != NULL) {
-		struct ev_buf like;
-		ev_buf_init(&like);
-		ev_buf_addc(&like, '%');
-		for (const char *s = f->fail_reason; *s; s++) {
-			if (*s == '%' || *s == '_' || *s == '\\')
-				ev_buf_addc(&like, '\\');
-			ev_buf_addc(&like, *s);
-		}
-		ev_buf_addc(&like, '%');
 		ev_buf_adds(b, " AND fail_reason LIKE ?");
-		ev_query_add_text(q, like.data);
-		ev_buf_free(&like);
+		add_like(q, f->fail_reason);
 	}
 	if (f->since != NULL) {
 		ev_buf_adds(b, " AND create_time >= ?");
@@ -1001,8 +1353,11 @@ struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *e
 
 	ev_buf_init(&b);
 	ev_buf_printf(&b, "/* evtop:%s */ SELECT ", d->name);
+	size_t cols_at = b.len;
 	select_columns(q, &b, t, false);
-	ev_buf_printf(&b, " FROM `%s`", req->table_name ? req->table_name : t->default_name);
+	size_t from_at = b.len;
+	const char *tname = req->table_name ? req->table_name : t->default_name;
+	ev_buf_printf(&b, " FROM `%s`", tname);
 	if (index_hint(&b, d, req->info, err) < 0) {
 		ev_buf_free(&b);
 		ev_query_free(&q);
@@ -1071,6 +1426,16 @@ struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *e
 		sort = "create_time";
 		desc = true;
 		break;
+	case EV_LIST_RECENT:
+		/* Any status, through the creation-time index: the window, or the since filter's
+		 * range when one is given. */
+		if (req->filter == NULL || req->filter->since == NULL) {
+			ev_buf_adds(&b, " AND create_time >= NOW() - INTERVAL ? SECOND");
+			ev_query_add_int(q, req->window_s > 0 ? req->window_s : 3600);
+		}
+		sort = "create_time";
+		desc = true;
+		break;
 	case EV_LIST_TRAIL:
 		ev_buf_printf(&b, " AND %s = ? AND %s = ?", t->type_col, t->object_col);
 		ev_query_add_text(q, req->object_type);
@@ -1127,7 +1492,98 @@ struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *e
 	ev_query_add_int(q, req->limit + 1);
 	q->limit = req->limit;
 	q->sql = ev_buf_steal(&b);
+	if (req->filter != NULL && req->filter->njson > 0)
+		wrap_search(q, tname, cols_at, from_at, req->filter,
+		            req->search_cap > 0 ? req->search_cap : EV_SEARCH_CAP_DEFAULT);
 	return q;
+}
+
+void ev_list_search_fold(const struct ev_query *q, struct ev_rowset **rsp,
+                         unsigned long long *examined, struct ev_cursor *stop)
+{
+	struct ev_rowset *rs = *rsp;
+
+	*examined = 0;
+	memset(stop, 0, sizeof(*stop));
+	if (!q->search || rs == NULL || rs->ncols < 3)
+		return;
+	size_t nc = rs->ncols - 3;
+	const char *names[64];
+	enum ev_ctype types[64];
+	for (size_t c = 0; c < nc && c < 64; c++) {
+		names[c] = rs->cols[c].name;
+		types[c] = rs->cols[c].type;
+	}
+	struct ev_rowset *m = ev_rowset_new(nc < 64 ? nc : 64, names, types);
+	size_t matched = 0;
+	for (size_t r = 0; r < rs->nrows; r++) {
+		const struct ev_cell *n = ev_rowset_cell(rs, r, nc + 1);
+		const struct ev_cell *hit = ev_rowset_cell(rs, r, nc + 2);
+		if (n->s != NULL)
+			*examined = strtoull(n->s, NULL, 10);
+		if (hit->s == NULL || strcmp(hit->s, "1") != 0)
+			continue;
+		struct ev_cell *cells = ev_rowset_add_row(m);
+		for (size_t c = 0; c < m->ncols; c++) {
+			const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
+			ev_cell_set(&cells[c], cell->s, cell->len);
+		}
+		matched++;
+	}
+	/* The cap reached before the page filled: the search goes on after its last candidate
+	 * (the page's last row, in candidate order). */
+	if (rs->nrows > 0 && matched <= (size_t)q->limit && *examined >= (unsigned long long)q->search_cap)
+		ev_cursor_from_row(q, rs, rs->nrows - 1, stop);
+	ev_rowset_free(rsp);
+	*rsp = m;
+}
+
+void ev_list_take_page(const struct ev_query *q, struct ev_rowset **rs, struct ev_list_page *pg)
+{
+	struct ev_cursor stop;
+
+	memset(pg, 0, sizeof(*pg));
+	pg->search = q->search;
+	ev_list_search_fold(q, rs, &pg->examined, &stop);
+	if (*rs == NULL)
+		return;
+	if ((*rs)->nrows > (size_t)q->limit) {
+		pg->more = true;
+		ev_cursor_from_row(q, *rs, (size_t)q->limit - 1, &pg->next);
+		ev_rowset_truncate(*rs, (size_t)q->limit);
+	} else if (stop.set) {
+		pg->more = true;
+		pg->stopped = true;
+		pg->next = stop;
+	}
+}
+
+/* n with thousands separators, "48,213". */
+static void grouped(char out[32], unsigned long long n)
+{
+	char digits[24];
+	int len = snprintf(digits, sizeof(digits), "%llu", n), o = 0;
+	for (int i = 0; i < len; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = digits[i];
+	}
+	out[o] = '\0';
+}
+
+char *ev_list_search_note(const struct ev_list_page *pg, size_t matches)
+{
+	if (pg == NULL || !pg->search)
+		return NULL;
+	char m[32], e[32];
+	grouped(m, matches);
+	grouped(e, pg->examined);
+	if (pg->stopped)
+		return ev_xasprintf("%s match%s; stopped at %s rows examined: narrow the window "
+		                    "or the filters, or go on to the next page",
+		                    m, matches == 1 ? "" : "es", e);
+	return ev_xasprintf("%s match%s in %s rows examined%s", m, matches == 1 ? "" : "es", e,
+	                    pg->more ? " (more on the next page)" : "");
 }
 
 static struct ev_query *show_query(enum ev_table_kind kind, const char *table_name,
@@ -1276,6 +1732,12 @@ struct ev_query *ev_query_group(const struct ev_list_req *req, const char *colum
                                 struct ev_error *err)
 {
 	const struct ev_table_def *t = ev_model_table(req->table);
+	if (req->filter != NULL && req->filter->njson > 0) {
+		ev_error_set(err, EV_ERR_USAGE,
+		             "a breakdown counts the list's rows whole; payload terms search its "
+		             "pages: open the list with them");
+		return NULL;
+	}
 	if (t == NULL || (strcmp(column, "fail_reason") != 0 && strcmp(column, "locked_by") != 0)) {
 		ev_error_set(err, EV_ERR_USAGE, "group by fail_reason or locked_by");
 		return NULL;

@@ -46,6 +46,11 @@ struct ev_query {
 	/* Run again and again with the same text (only the parameters change): the connection
 	 * keeps it prepared. */
 	bool keep;
+	/* A payload search (a list with payload terms): its rows carry three more columns, the
+	 * candidate's position, the candidates' count and whether it matched, that
+	 * ev_list_search_fold folds away; search_cap candidates at most a page. */
+	bool search;
+	long long search_cap;
 };
 
 void ev_query_add_int(struct ev_query *q, long long v);
@@ -70,6 +75,7 @@ char *ev_query_render(const struct ev_query *q);
 	X(PENDING, "pending", "pending, oldest first")                                             \
 	X(HIGH_RETRY, "high-retry", "failed with retry_count >= N, latest update first")           \
 	X(CANCELLED, "cancelled", "cancelled, created in the window, newest first")                \
+	X(RECENT, "recent", "every event created in the window, any status, newest first")        \
 	X(TRAIL, "trail", "every event of one business object, in creation order")                 \
 	X(TRACE, "trace", "every event of one trace_id, in creation order")
 
@@ -85,8 +91,21 @@ const char *ev_list_help(enum ev_list_kind k);
 /* List kind by name (also "oldest-pending" for pending), or -1. */
 int ev_list_parse(const char *name);
 
+/* A term inside event_payload or event_headers (the outbox's): PATH=VALUE compares the value
+ * at a JSON path, as text (199.00 matches "199.00", not "199"); ~TEXT a substring of the
+ * stored text. The server evaluates it, only inside the list's index-bounded rows. */
+#define EV_FILTER_JSON_MAX 4
+struct ev_jterm {
+	bool headers;   /* event_headers (outbox only), else event_payload */
+	bool substring; /* ~TEXT, else PATH=VALUE */
+	char *key;      /* as written: "payload.items[0].skuId", "payload" */
+	char *path;     /* the server's JSON path, $."items"[0]."skuId" (NULL for ~TEXT) */
+	char *value;
+};
+
 /* Filters (PRODUCT.md section 1.2). Exact matches on indexed or short columns, a substring of
- * fail_reason, and a create_time range. All strings malloc'd; NULL = not set. */
+ * fail_reason, a create_time range, and terms inside the payload. All strings malloc'd; NULL =
+ * not set. */
 struct ev_filter {
 	char *event_type;
 	char *topic;    /* outbox only */
@@ -100,17 +119,32 @@ struct ev_filter {
 	char *fail_reason; /* substring */
 	char *since;       /* create_time >= since ('YYYY-MM-DD[ hh:mm[:ss]]') */
 	char *until;       /* create_time < until */
+	int njson;
+	struct ev_jterm json[EV_FILTER_JSON_MAX];
 };
 
 /* Set one filter by key: event_type, topic, biz_type (aggregate_type), biz_id (aggregate_id),
  * event_no, trace_id, source (event_source), locked_by, channel (publish_channel),
  * fail_reason (reason), since, until. Validates the value (length, datetime form). */
 int ev_filter_set(struct ev_filter *f, const char *key, const char *value, struct ev_error *err);
-/* Parse a filter expression: space-separated key=value terms (key~value for fail_reason),
- * values optionally in double quotes, e.g. `event_type=PAY_SUCCESS reason~"timed out"`. */
+/* Add a payload term: key "payload.PATH" or "headers.PATH" with op '=', or "payload" /
+ * "headers" with op '~'. PATH: keys separated by '.', array positions as [N], a key with
+ * '.', '[', '"', '=', '~', a space or any other character quoted: headers."x-tenant". */
+int ev_filter_add_json(struct ev_filter *f, const char *key, char op, const char *value,
+                       struct ev_error *err);
+/* Parse a filter expression: space-separated key=value terms (key~value for fail_reason,
+ * payload and headers), values optionally in double quotes, e.g.
+ * `event_type=PAY_SUCCESS reason~"timed out" payload.orderId=O1`. */
 int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err);
 /* Does the filter use a column this table lacks? Returns the offending key or NULL. */
 const char *ev_filter_unsupported(const struct ev_filter *f, enum ev_table_kind t);
+/* No filter set at all. */
+bool ev_filter_empty(const struct ev_filter *f);
+/* A deep copy of src into dst. */
+void ev_filter_copy(struct ev_filter *dst, const struct ev_filter *src);
+/* The payload terms as the user writes them, "payload.orderId=O1 payload~\"a b\"" (malloc'd),
+ * or NULL without any. */
+char *ev_filter_json_text(const struct ev_filter *f);
 void ev_filter_free(struct ev_filter *f);
 
 /* A position in a list: the sort key's value (NULL for SQL NULL), the second key's (has_mid)
@@ -162,10 +196,13 @@ void ev_rowset_add_sourced(struct ev_rowset *m, const struct ev_rowset *rs, size
 /* Merge n sources' pages of one list (rs[i]: up to limit + 1 rows of q[i] after mc[i], or NULL
  * when source i was not read or did not answer) into one page of up to limit rows in the
  * list's order, each named by its source; advance mc[i] past the rows source i gave (DONE
- * when it has no more). NULL when no source was read; *more: a next page exists. */
+ * when it has no more). stop (NULL, or one per source): a payload search that stopped at its
+ * cap (ev_list_search_fold) — no row past stop[i] is taken from any source while source i
+ * has not been read past it, and source i goes on from there. NULL when no source was read;
+ * *more: a next page exists. */
 struct ev_rowset *ev_list_merge(struct ev_query *const *q, struct ev_rowset *const *rs,
-                                const char *const *names, int n, int limit, struct ev_mcursor *mc,
-                                bool *more);
+                                const char *const *names, int n, int limit,
+                                const struct ev_cursor *stop, struct ev_mcursor *mc, bool *more);
 /* Decode into a malloc'd array *v of *n entries. */
 int ev_mcursor_decode(const char *s, struct ev_mcursor **v, int *n, struct ev_error *err);
 
@@ -202,7 +239,8 @@ struct ev_list_req {
 	int limit;                      /* rows per page, 1 .. EV_PAGE_MAX */
 	int stuck_threshold_s;          /* message table: stuck threshold */
 	int high_retry_min;             /* high-retry: retry_count >= N */
-	int window_s;                   /* cancelled: created in the last window_s seconds */
+	int window_s;                   /* cancelled, recent: created in the last window_s s */
+	long long search_cap;           /* payload terms: candidates examined a page (0: 100000) */
 	const char *object_type;        /* trail: biz_type / aggregate_type */
 	const char *object_id;          /* trail: biz_id / aggregate_id */
 	const char *trace_id;           /* trace */
@@ -210,10 +248,36 @@ struct ev_list_req {
 };
 
 #define EV_PAGE_MAX 1000
+#define EV_SEARCH_CAP_DEFAULT 100000LL
+#define EV_SEARCH_CAP_MAX 10000000LL
 
 /* Build the query for one page of a list. The query asks for limit + 1 rows so the caller
  * knows whether a next page exists. Returns NULL with err set for a bad request. */
 struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *err);
+
+/* A payload search's page as the server returned it (its matches, and its last candidate
+ * whether it matched or not) folded in place into its matches alone, at most limit + 1 as any
+ * list page. *examined: the candidates the list's bounded rows gave (at most the cap). When
+ * the cap was reached before the page filled, *stop is set to the last candidate examined:
+ * the list goes on from there (its next page). A query without payload terms: nothing done,
+ * *examined 0, *stop unset. */
+void ev_list_search_fold(const struct ev_query *q, struct ev_rowset **rs,
+                         unsigned long long *examined, struct ev_cursor *stop);
+
+/* One page of a list read, in the list's order: at most q->limit rows are kept in *rs (a
+ * payload search folded first); more and next say where the next page starts. */
+struct ev_list_page {
+	bool more;
+	struct ev_cursor next;
+	bool search;                  /* payload terms: the figures below */
+	unsigned long long examined;  /* candidates examined */
+	bool stopped;                 /* the cap was reached before the page filled */
+};
+void ev_list_take_page(const struct ev_query *q, struct ev_rowset **rs, struct ev_list_page *pg);
+/* What a payload search says of its page: "3 matches in 48,213 rows examined" or "stopped at
+ * 100,000 rows examined: narrow the window (or go on: next page)". malloc'd; NULL for a list
+ * without payload terms. */
+char *ev_list_search_note(const struct ev_list_page *pg, size_t matches);
 
 /* A breakdown of a list's rows by one column: failures by fail_reason, processing and stuck
  * events by locked_by (which publisher died holding what). Reads the list's rows through its

@@ -87,6 +87,8 @@ static int count_list(struct ev_conn *c, struct ev_bulk_snapshot *s,
 		        .limit = want < EV_PAGE_MAX ? (int)want : EV_PAGE_MAX,
 		        .stuck_threshold_s = s->stuck_threshold_s,
 		        .high_retry_min = tg->high_retry_min,
+		        .window_s = tg->window_s,
+		        .search_cap = tg->search_cap,
 		};
 		struct ev_query *q = ev_query_list(&req, err);
 		if (q == NULL)
@@ -96,13 +98,15 @@ static int count_list(struct ev_conn *c, struct ev_bulk_snapshot *s,
 			ev_query_free(&q);
 			return -1;
 		}
-		size_t n = rs->nrows < (size_t)req.limit ? rs->nrows : (size_t)req.limit;
-		bool more = rs->nrows > n;
+		struct ev_list_page pg;
+		ev_list_take_page(q, &rs, &pg);
+		size_t n = rs->nrows;
+		bool more = pg.more;
 		int rc = 0;
 		for (size_t r = 0; r < n && rc == 0; r++)
 			rc = add_row(s, rs, r, err);
-		if (rc == 0 && n > 0)
-			ev_cursor_from_row(q, rs, n - 1, &after);
+		if (rc == 0 && more)
+			after = pg.next;
 		ev_rowset_free(&rs);
 		ev_query_free(&q);
 		if (rc < 0)

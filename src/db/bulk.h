@@ -33,6 +33,8 @@ struct ev_bulk_target {
 	const struct ev_table_info *info; /* the server's indexes for the list query (FORCE
 	                                     INDEX, as the lists); NULL = no hint */
 	int high_retry_min;               /* the high-retry list's N */
+	int window_s;                     /* the cancelled and recent lists' window (0: 1 h) */
+	long long search_cap;             /* payload terms: candidates a page (0: default) */
 	size_t max_rows;                  /* read at most this many rows (0 = the default,
 	                                     EV_BULK_MAX_ROWS_DEFAULT); more: s->truncated */
 	atomic_bool *stop; /* set to stop between pages (-1, "stopped"); may be NULL */

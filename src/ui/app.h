@@ -254,8 +254,6 @@ void ui_dash_clock_why(struct view *v, struct ev_buf *out);
 /* This session's actions, from the local audit file. */
 struct view *view_actions_new(struct app *a);
 void ui_actions_end(void);
-/* A deep copy of a filter. */
-void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src);
 struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,
                              unsigned long long id);
 

@@ -129,6 +129,8 @@ struct count_arg {
 	struct ev_filter filter;
 	struct ev_table_info info;
 	int high_retry_min;
+	int window_s;
+	long long search_cap;
 };
 
 struct count_result {
@@ -170,6 +172,8 @@ static int count_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	        .filter = &x->filter,
 	        .info = &x->info,
 	        .high_retry_min = x->high_retry_min,
+	        .window_s = x->window_s,
+	        .search_cap = x->search_cap,
 	};
 	return ev_bulk_count(c, &x->spec, &tg, false, &r->snap, err);
 }
@@ -196,9 +200,11 @@ static void start_count(struct app *a)
 		x->n_ids = B.n_ids;
 	}
 	x->kind = B.kind;
-	ui_filter_copy(&x->filter, &B.filter);
+	ev_filter_copy(&x->filter, &B.filter);
 	ev_table_info_copy(&x->info, &app_site_at(a, B.site)->info[B.table]);
 	x->high_retry_min = a->cfg->high_retry_min;
+	x->window_s = a->cfg->window_s;
+	x->search_cap = a->cfg->search_cap;
 	app_message(a, EV_STYLE_WARNING, "counting the rows… (reads only)");
 	a->applying = true;
 	ev_worker_submit(app_site_at(a, B.site)->wwrite,
@@ -269,7 +275,7 @@ void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_acti
 	B.origin_tag = origin->tag;
 	B.site = site;
 	if (filter != NULL)
-		ui_filter_copy(&B.filter, filter);
+		ev_filter_copy(&B.filter, filter);
 	if (n_ids > 0) {
 		B.ids = ev_xcalloc(n_ids, sizeof(*B.ids));
 		memcpy(B.ids, ids, n_ids * sizeof(*ids));

@@ -75,7 +75,7 @@ static struct group_arg *new_arg(struct app *a, const struct group_view *g, int 
 	arg->src = site;
 	arg->table_name = ev_xstrdup(app_table_name(a, site, g->table));
 	ev_table_info_copy(&arg->info, &st->info[g->table]);
-	ui_filter_copy(&arg->filter, &g->filter);
+	ev_filter_copy(&arg->filter, &g->filter);
 	struct ev_list_req req = {
 	        .info = &arg->info,
 	        .table = g->table,
@@ -274,7 +274,7 @@ static bool group_action(struct app *a, struct view *v, enum ev_ui_action act)
 		}
 		struct ev_filter f;
 		struct ev_error err = {0};
-		ui_filter_copy(&f, &g->filter);
+		ev_filter_copy(&f, &g->filter);
 		/* A reason is matched as a substring: an exact one is its own substring. */
 		const char *key = strcmp(g->column, "locked_by") == 0 ? "locked_by" : "fail_reason";
 		if (ev_filter_set(&f, key, val, &err) < 0) {
@@ -331,7 +331,7 @@ struct view *view_group_new(struct app *a, enum ev_table_kind t, enum ev_list_ki
 	g->column = column;
 	g->nsrc = a->nsources;
 	g->parts = ev_xcalloc((size_t)a->nsources, sizeof(*g->parts));
-	ui_filter_copy(&g->filter, filter);
+	ev_filter_copy(&g->filter, filter);
 	snprintf(g->filter_text, sizeof(g->filter_text), "%s", filter_text);
 	return &g->base;
 }

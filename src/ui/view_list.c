@@ -44,6 +44,9 @@ struct list_view {
 	struct ev_cursor *back;
 	size_t nback;
 	bool more;
+	struct ev_cursor next; /* where the next page starts (one source) */
+	char search_note[400]; /* a payload search: what it found and examined */
+	bool search_stopped;
 	bool reverse;
 	char obj_type[80], obj_id[80]; /* a trail */
 	int fresh;                     /* rows new on this page since the last refresh */
@@ -147,24 +150,6 @@ static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	return 0;
 }
 
-void ui_filter_copy(struct ev_filter *dst, const struct ev_filter *src)
-{
-	memset(dst, 0, sizeof(*dst));
-#define CP(f) dst->f = src->f ? ev_xstrdup(src->f) : NULL
-	CP(event_type);
-	CP(topic);
-	CP(biz_type);
-	CP(biz_id);
-	CP(event_no);
-	CP(trace_id);
-	CP(source);
-	CP(locked_by);
-	CP(channel);
-	CP(fail_reason);
-	CP(since);
-	CP(until);
-#undef CP
-}
 
 /* A request for source site's page of the list, starting after `after` (NULL: at its start). */
 static struct list_arg *new_arg(struct app *a, const struct list_view *l, int site,
@@ -176,7 +161,7 @@ static struct list_arg *new_arg(struct app *a, const struct list_view *l, int si
 	arg->table_name = ev_xstrdup(app_table_name(a, site, l->table));
 	if (st->have_info)
 		ev_table_info_copy(&arg->info, &st->info[l->table]);
-	ui_filter_copy(&arg->filter, &l->filter);
+	ev_filter_copy(&arg->filter, &l->filter);
 	arg->req = (struct ev_list_req){
 	        .info = &arg->info,
 	        .table = l->table,
@@ -187,6 +172,7 @@ static struct list_arg *new_arg(struct app *a, const struct list_view *l, int si
 	        .stuck_threshold_s = a->cfg->stuck_threshold_s,
 	        .high_retry_min = a->cfg->high_retry_min,
 	        .window_s = a->cfg->window_s,
+	        .search_cap = a->cfg->search_cap,
 	        .reverse = l->reverse,
 	        .object_type = l->obj_type,
 	        .object_id = l->obj_id,
@@ -354,6 +340,20 @@ static void install(struct list_view *l, struct ev_rowset *rows)
 	l->want = WANT_KEEP;
 }
 
+/* What a payload search says of the page on screen (nothing for a list without one). */
+static void set_search_note(struct list_view *l, const struct ev_list_page *pg, size_t matches)
+{
+	char *said = ev_list_search_note(pg, matches);
+	l->search_note[0] = '\0';
+	l->search_stopped = pg->stopped;
+	if (said == NULL)
+		return;
+	char *terms = ev_filter_json_text(&l->filter);
+	snprintf(l->search_note, sizeof(l->search_note), "%s: %s", terms ? terms : "", said);
+	free(terms);
+	free(said);
+}
+
 /* Every part of a merged page is in: merge them, name the sources that did not answer. */
 static void merge(struct app *a, struct list_view *l)
 {
@@ -361,13 +361,22 @@ static void merge(struct app *a, struct list_view *l)
 	struct ev_query **q = ev_xcalloc((size_t)n, sizeof(*q));
 	struct ev_rowset **rs = ev_xcalloc((size_t)n, sizeof(*rs));
 	const char **names = ev_xcalloc((size_t)n, sizeof(*names));
+	struct ev_cursor *stop = ev_xcalloc((size_t)n, sizeof(*stop));
+	struct ev_list_page pg = {0};
 	struct ev_buf note;
 	ev_buf_init(&note);
 	int answered = 0, asked = 0;
 	memcpy(l->mnext, l->mstart, (size_t)n * sizeof(*l->mnext));
 	for (int i = 0; i < n; i++) {
-		const struct part *p = &l->parts[i];
+		struct part *p = &l->parts[i];
 		names[i] = app_source_name(a, i);
+		if (p->rows != NULL && p->query != NULL) {
+			unsigned long long examined = 0;
+			pg.search |= p->query->search;
+			ev_list_search_fold(p->query, &p->rows, &examined, &stop[i]);
+			pg.examined += examined;
+			pg.stopped |= stop[i].set;
+		}
 		q[i] = p->query;
 		rs[i] = p->rows;
 		asked += p->asked;
@@ -378,9 +387,11 @@ static void merge(struct app *a, struct list_view *l)
 			ev_buf_printf(&note, "%s%s: %s", note.len ? "; " : "", names[i], p->error);
 	}
 	bool more = false;
-	struct ev_rowset *m = ev_list_merge(q, rs, names, n, a->cfg->page_size, l->mnext, &more);
+	struct ev_rowset *m =
+	        ev_list_merge(q, rs, names, n, a->cfg->page_size, stop, l->mnext, &more);
 	snprintf(l->src_note, sizeof(l->src_note), "%s", note.len ? note.data : "");
 	ev_buf_free(&note);
+	free(stop);
 	free(q);
 	free(rs);
 	free(names);
@@ -404,6 +415,8 @@ static void merge(struct app *a, struct list_view *l)
 	l->undo.set = false;
 	l->error[0] = '\0';
 	l->more = more;
+	pg.more = more;
+	set_search_note(l, &pg, m->nrows);
 	install(l, m);
 }
 
@@ -457,9 +470,11 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 	ev_query_free(&l->query);
 	l->query = r->query;
 	r->query = NULL;
-	l->more = r->rows->nrows > (size_t)l->query->limit;
-	if (l->more)
-		ev_rowset_truncate(r->rows, (size_t)l->query->limit);
+	struct ev_list_page pg;
+	ev_list_take_page(l->query, &r->rows, &pg);
+	l->more = pg.more;
+	l->next = pg.next;
+	set_search_note(l, &pg, r->rows->nrows);
 	install(l, r->rows);
 	r->rows = NULL;
 }
@@ -778,6 +793,12 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 		top++;
 		height--;
 	}
+	if (l->search_note[0] && height > 3) {
+		draw_text(top + 1, 0, cols, l->search_stopped ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
+		          l->search_note);
+		top++;
+		height--;
+	}
 	if (l->rows == NULL) {
 		if (!l->error[0])
 			draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL, "loading…");
@@ -865,7 +886,8 @@ static void remember_undo(struct list_view *l)
 
 static void next_page(struct app *a, struct list_view *l)
 {
-	if (!l->more || l->rows == NULL || l->rows->nrows == 0)
+	/* A payload search that stopped at its cap may have a next page after an empty one. */
+	if (!l->more || l->rows == NULL || (l->rows->nrows == 0 && l->nsrc == 0 && !l->next.set))
 		return;
 	remember_undo(l);
 	l->page++;
@@ -879,8 +901,7 @@ static void next_page(struct app *a, struct list_view *l)
 		mload(a, l, WANT_FIRST);
 		return;
 	}
-	struct ev_cursor c;
-	ev_cursor_from_row(l->query, l->rows, l->rows->nrows - 1, &c);
+	struct ev_cursor c = l->next;
 	l->back = ev_xrealloc(l->back, (l->nback + 1) * sizeof(*l->back));
 	l->back[l->nback++] = l->start;
 	if (!load(a, l, &c, WANT_FIRST))
@@ -1037,15 +1058,17 @@ static int export_job(struct ev_conn *c, struct ev_job *job, struct ev_error *er
 			rc = -1;
 			break;
 		}
-		size_t take = rs->nrows < (size_t)req->limit ? rs->nrows : (size_t)req->limit;
+		struct ev_list_page pg;
+		ev_list_take_page(q, &rs, &pg);
+		size_t take = rs->nrows;
 		for (size_t i = 0; i < take; i++) {
 			const char *no = ev_rowset_get(rs, i, "event_no");
 			fprintf(f, "%s\n", no ? no : "");
 		}
 		r->n += take;
-		more = rs->nrows > take;
+		more = pg.more;
 		if (more)
-			ev_cursor_from_row(q, rs, take - 1, &req->after);
+			req->after = pg.next;
 		if (more && r->n >= EXPORT_MAX) {
 			r->capped = true;
 			more = false;
@@ -1406,7 +1429,7 @@ struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_l
 {
 	struct list_view *l = (struct list_view *)view_list_new(a, t, kind, NULL, NULL);
 	if (filter != NULL) {
-		ui_filter_copy(&l->filter, filter);
+		ev_filter_copy(&l->filter, filter);
 		snprintf(l->filter_text, sizeof(l->filter_text), "%s", filter_text);
 	}
 	size_t n = (size_t)a->nsources;
@@ -1426,7 +1449,7 @@ struct view *view_list_new_filtered(struct app *a, enum ev_table_kind t, enum ev
                                     const struct ev_filter *filter, const char *filter_text)
 {
 	struct list_view *l = (struct list_view *)view_list_new(a, t, kind, NULL, NULL);
-	ui_filter_copy(&l->filter, filter);
+	ev_filter_copy(&l->filter, filter);
 	snprintf(l->filter_text, sizeof(l->filter_text), "%s", filter_text);
 	return &l->base;
 }

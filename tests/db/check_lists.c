@@ -317,6 +317,10 @@ static const struct lcase lcases[] = {
         {MSG, EV_LIST_CANCELLED, NULL, NULL, 0,
          "deleted = 0 AND event_status = 4 AND create_time >= NOW() - INTERVAL 2592000 SECOND",
          "create_time DESC, id DESC", "85 51 50 52"},
+        /* Every event created in the window, any status, newest first. */
+        {MSG, EV_LIST_RECENT, NULL, NULL, 0,
+         "deleted = 0 AND create_time >= NOW() - INTERVAL 2592000 SECOND",
+         "create_time DESC, id DESC", NULL},
         /* 根据业务对象查询事件 */
         {MSG, EV_LIST_TRAIL, "ORDER", "ORDER202605130001", 0,
          "deleted = 0 AND biz_type = 'ORDER' AND biz_id = 'ORDER202605130001'",
@@ -375,6 +379,9 @@ static const struct lcase lcases[] = {
         {OB, EV_LIST_CANCELLED, NULL, NULL, 0,
          "deleted = 0 AND publish_status = 4 AND create_time >= NOW() - INTERVAL 2592000 SECOND",
          "create_time DESC, id DESC", "185 151 150 152"},
+        {OB, EV_LIST_RECENT, NULL, NULL, 0,
+         "deleted = 0 AND create_time >= NOW() - INTERVAL 2592000 SECOND",
+         "create_time DESC, id DESC", NULL},
         /* 根据聚合对象查询事件 */
         {OB, EV_LIST_TRAIL, "ORDER", "100000000000000001", 0,
          "deleted = 0 AND aggregate_type = 'ORDER' AND aggregate_id = '100000000000000001'",

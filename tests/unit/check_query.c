@@ -537,7 +537,7 @@ START_TEST(query_table_is_complete)
 		if (strcmp(d->name, "list.stuck") == 0 && d->table == EV_TABLE_OUTBOX)
 			ck_assert(!d->sort_allowed);
 	}
-	ck_assert_uint_eq(n, 28);
+	ck_assert_uint_eq(n, 30);
 	for (int k = 0; k < EV_LIST_COUNT; k++)
 		ck_assert_int_eq(ev_list_parse(ev_list_name((enum ev_list_kind)k)), k);
 	ck_assert_int_eq(ev_list_parse("oldest-pending"), EV_LIST_PENDING);

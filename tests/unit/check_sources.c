@@ -299,7 +299,7 @@ START_TEST(pages_merge_across_sources)
 	memset(mc, 0, sizeof(mc));
 	bool more = false;
 
-	struct ev_rowset *m = ev_list_merge(qs, rs, names, 3, 3, mc, &more);
+	struct ev_rowset *m = ev_list_merge(qs, rs, names, 3, 3, NULL, mc, &more);
 	ck_assert_ptr_nonnull(m);
 	ck_assert_int_eq((int)m->nrows, 3);
 	ck_assert_str_eq(m->cols[0].name, EV_SOURCE_COL);
@@ -319,7 +319,7 @@ START_TEST(pages_merge_across_sources)
 
 	/* Nothing read: no page. */
 	struct ev_rowset *none[3] = {NULL, NULL, NULL};
-	ck_assert_ptr_null(ev_list_merge(qs, none, names, 3, 3, mc, &more));
+	ck_assert_ptr_null(ev_list_merge(qs, none, names, 3, 3, NULL, mc, &more));
 	for (int i = 0; i < 2; i++)
 		ev_rowset_free(&rs[i]);
 }
