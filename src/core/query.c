@@ -1579,8 +1579,8 @@ char *ev_list_search_note(const struct ev_list_page *pg, size_t matches)
 	grouped(m, matches);
 	grouped(e, pg->examined);
 	if (pg->stopped)
-		return ev_xasprintf("%s match%s; stopped at %s rows examined: narrow the window "
-		                    "or the filters, or go on to the next page",
+		return ev_xasprintf("%s match%s; stopped at %s rows examined: narrow the window, or "
+		                    "the next page goes on",
 		                    m, matches == 1 ? "" : "es", e);
 	return ev_xasprintf("%s match%s in %s rows examined%s", m, matches == 1 ? "" : "es", e,
 	                    pg->more ? " (more on the next page)" : "");

@@ -275,7 +275,7 @@ struct ev_list_page {
 };
 void ev_list_take_page(const struct ev_query *q, struct ev_rowset **rs, struct ev_list_page *pg);
 /* What a payload search says of its page: "3 matches in 48,213 rows examined" or "stopped at
- * 100,000 rows examined: narrow the window (or go on: next page)". malloc'd; NULL for a list
+ * 100,000 rows examined: narrow the window, or the next page goes on". malloc'd; NULL for a list
  * without payload terms. */
 char *ev_list_search_note(const struct ev_list_page *pg, size_t matches);
 

@@ -886,8 +886,10 @@ static void remember_undo(struct list_view *l)
 
 static void next_page(struct app *a, struct list_view *l)
 {
-	/* A payload search that stopped at its cap may have a next page after an empty one. */
-	if (!l->more || l->rows == NULL || (l->rows->nrows == 0 && l->nsrc == 0 && !l->next.set))
+	/* A page turn still coming: the next one starts where that page ends, not yet known. A
+	 * payload search that stopped at its cap may have a next page after an empty one. */
+	if (l->undo.set || !l->more || l->rows == NULL ||
+	    (l->rows->nrows == 0 && l->nsrc == 0 && !l->next.set))
 		return;
 	remember_undo(l);
 	l->page++;
@@ -910,7 +912,7 @@ static void next_page(struct app *a, struct list_view *l)
 
 static void prev_page(struct app *a, struct list_view *l, int want)
 {
-	if (l->nback == 0)
+	if (l->undo.set || l->nback == 0)
 		return;
 	remember_undo(l);
 	l->page--;
