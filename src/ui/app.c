@@ -840,6 +840,26 @@ static void command_done(struct app *a, const char *text)
 		else
 			clock_ok_done(a, arg);
 		return;
+	case EV_UC_RECENT: {
+		/* The dashboard's table in focus, every status, the window; a filter and its
+		 * payload terms as the list's / takes them. */
+		struct ev_filter f = {0};
+		struct ev_error err = {0};
+		enum ev_table_kind t = ui_dash_focus(a->views[0]);
+		const char *bad;
+		if (ev_filter_parse(&f, arg, &err) < 0) {
+			app_message(a, EV_STYLE_ERROR, "%s", err.msg);
+		} else if ((bad = ev_filter_unsupported(&f, t)) != NULL) {
+			app_message(a, EV_STYLE_ERROR, "the %s table has no %s column",
+			            ev_model_table(t)->key, bad);
+		} else {
+			app_push(a, a->views[0]->site == SITE_ALL
+			                    ? view_list_new_merged(a, t, EV_LIST_RECENT, &f, arg)
+			                    : view_list_new_filtered(a, t, EV_LIST_RECENT, &f, arg));
+		}
+		ev_filter_free(&f);
+		return;
+	}
 	case EV_UC_TRACE:
 		if (*arg == '\0') {
 			app_message(a, EV_STYLE_ERROR, "trace: give a trace_id");

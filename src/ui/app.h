@@ -187,6 +187,8 @@ struct view *view_dash_new(struct app *a);
 /* Entry i of the dashboard's legend (its columns' headers and what they count, then the
  * trend), for the help screen; -1 past the last. */
 int ui_dash_legend(int i, const char **head, const char **help);
+/* The table the dashboard (view v) has in focus. */
+enum ev_table_kind ui_dash_focus(const struct view *v);
 struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                            const char *filter_key, const char *filter_value);
 struct view *view_help_new(struct app *a);

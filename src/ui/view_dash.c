@@ -546,6 +546,11 @@ static int group_width(int cols, int first, int ncols_shown)
 	return w < 6 ? 6 : w > 40 ? 40 : w;
 }
 
+enum ev_table_kind ui_dash_focus(const struct view *v)
+{
+	return ((const struct dash_view *)v)->focus;
+}
+
 int ui_dash_legend(int i, const char **head, const char **help)
 {
 	if (i < 0 || i > NCOLS)

@@ -348,9 +348,8 @@ static void set_search_note(struct list_view *l, const struct ev_list_page *pg, 
 	l->search_stopped = pg->stopped;
 	if (said == NULL)
 		return;
-	char *terms = ev_filter_json_text(&l->filter);
-	snprintf(l->search_note, sizeof(l->search_note), "%s: %s", terms ? terms : "", said);
-	free(terms);
+	/* The terms are in the title, with the other filters. */
+	snprintf(l->search_note, sizeof(l->search_note), "search: %s", said);
 	free(said);
 }
 

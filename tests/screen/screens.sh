@@ -32,6 +32,17 @@ n=0
   'order-service', 'MQ', '{}', IF(seq <= 6000, 3, 0), IF(seq <= 6000, 1, 0), IF(seq <= 6000,
   'HTTP 503', NULL), 0, IF(seq <= 6000, '2026-06-01 13:00:00', NULL), '$now' - INTERVAL 6010 -
   seq SECOND, '$now' - INTERVAL 6010 - seq SECOND FROM seq_1_to_6010" || { echo "cannot make the many_ tables"; exit 99; }
+# 290 failed outbox rows with payloads (tests/screen/scripts/search.keys): a needle in every
+# 97th, and the message table with one row, for a payload search stopped at its cap.
+"$client" --defaults-file="$cnf" -e "CREATE TABLE search_outbox_event LIKE biz_outbox_event;
+  CREATE TABLE search_message_event LIKE biz_message_event; INSERT INTO search_outbox_event (id,
+  event_no, aggregate_type, aggregate_id, event_type, event_source, publish_channel, event_payload,
+  event_headers, publish_status, retry_count, fail_reason, version, next_retry_time, create_time,
+  update_time) SELECT seq, CONCAT('OB-S-', seq), 'ORDER', seq, 'ORDER_CREATED', 'order-service',
+  'MQ', JSON_OBJECT('orderId', IF(seq % 97 = 0, 'NEEDLE-7', CONCAT('O-', seq)), 'buyer',
+  JSON_OBJECT('用户', IF(seq = 5, '张三', '李四'))), IF(seq = 5, '{\"x-tenant\":\"T1\"}', NULL), 3, 1,
+  'HTTP 503', 0, '$now' + INTERVAL seq SECOND, '$now' - INTERVAL 1 DAY, '$now' - INTERVAL 1 DAY
+  FROM seq_1_to_290" || { echo "cannot make the search_ tables"; exit 99; }
 # evtop's sessions read [evtop]: pin NOW() there, re-applied on every reconnect.
 sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
 
