@@ -328,8 +328,7 @@ static void report_source(const struct ev_fan *f, const struct ev_fan_src *fs)
 
 /* What a payload search says of its page: the terms, then what it found and examined
  * (malloc'd, the terms' text made safe for a terminal); NULL for a list without them. */
-static char *search_note(const struct ev_filter *f, const struct ev_list_page *pg,
-                         size_t matches)
+static char *search_note(const struct ev_filter *f, const struct ev_list_page *pg, size_t matches)
 {
 	char *said = ev_list_search_note(pg, matches);
 	if (said == NULL)
@@ -432,7 +431,8 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 			memcpy(page, mc, (size_t)f.n * sizeof(*page));
 			bool more = false;
 			struct ev_list_page pg;
-			struct ev_rowset *m = merge_parts(&f, t, x.parts, o->limit, page, &more, &pg);
+			struct ev_rowset *m =
+			        merge_parts(&f, t, x.parts, o->limit, page, &more, &pg);
 			if (m != NULL) {
 				if (more)
 					next[t] = ev_mcursor_encode(page, f.n);

@@ -577,7 +577,8 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 			if (ev_parse_int(optarg, 100, 10000000, &v) < 0)
 				return ev_error_set(
 				        err, EV_ERR_USAGE,
-				        "--search-cap: expected 100..10000000, got '%.20s'", optarg);
+				        "--search-cap: expected 100..10000000, got '%.20s'",
+				        optarg);
 			o->cfg.search_cap = (int)v;
 			break;
 		case OPT_STATEMENT_TIMEOUT:

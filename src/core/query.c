@@ -449,7 +449,9 @@ static const char *json_key(const char *key, bool *headers)
 	static const struct {
 		const char *name;
 		bool headers;
-	} cols[] = {{"event_payload", false}, {"payload", false}, {"event_headers", true},
+	} cols[] = {{"event_payload", false},
+	            {"payload", false},
+	            {"event_headers", true},
 	            {"headers", true}};
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		size_t n = strlen(cols[i].name);
@@ -499,9 +501,10 @@ static int json_path(const char *s, struct ev_buf *out, struct ev_error *err)
 				       s[n] != ']')
 					n++;
 				if (n == 0)
-					return ev_error_set(err, EV_ERR_USAGE,
-					                    "filter: an empty key in a path (quote a key "
-					                    "with '.': payload.\"a.b\")");
+					return ev_error_set(
+					        err, EV_ERR_USAGE,
+					        "filter: an empty key in a path (quote a key "
+					        "with '.': payload.\"a.b\")");
 				for (size_t i = 0; i < n; i++) {
 					if (s[i] == '\\')
 						ev_buf_addc(out, '\\');
@@ -523,11 +526,12 @@ static int json_path(const char *s, struct ev_buf *out, struct ev_error *err)
 			ev_buf_addc(out, ']');
 			s += n + 1;
 		} else {
-			return ev_error_set(err, EV_ERR_USAGE,
-			                    "filter: a path is keys after '.' and positions in [N], "
-			                    "not '%.20s' (quote a key with other characters: "
-			                    "payload.\"x-y\")",
-			                    s);
+			return ev_error_set(
+			        err, EV_ERR_USAGE,
+			        "filter: a path is keys after '.' and positions in [N], "
+			        "not '%.20s' (quote a key with other characters: "
+			        "payload.\"x-y\")",
+			        s);
 		}
 	}
 	return 0;
@@ -554,10 +558,11 @@ int ev_filter_add_json(struct ev_filter *f, const char *key, char op, const char
 	memset(j, 0, sizeof(*j));
 	if (op == '~') {
 		if (*rest != '\0')
-			return ev_error_set(err, EV_ERR_USAGE,
-			                    "filter: '~' searches the whole stored text: payload~TEXT, "
-			                    "not %.40s~TEXT (a path takes '=': %.40s=VALUE)",
-			                    key, key);
+			return ev_error_set(
+			        err, EV_ERR_USAGE,
+			        "filter: '~' searches the whole stored text: payload~TEXT, "
+			        "not %.40s~TEXT (a path takes '=': %.40s=VALUE)",
+			        key, key);
 		j->substring = true;
 	} else {
 		struct ev_buf path;
@@ -604,8 +609,8 @@ int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
 				ev_buf_addc(&key, *p++);
 			}
 			if (*p != '"') {
-				ev_error_set(err, EV_ERR_USAGE, "filter: unterminated quote in '%.40s'",
-				             key.data);
+				ev_error_set(err, EV_ERR_USAGE,
+				             "filter: unterminated quote in '%.40s'", key.data);
 				goto fail;
 			}
 			ev_buf_addc(&key, *p++);
@@ -1179,19 +1184,20 @@ static void add_json_terms(struct ev_query *q, struct ev_buf *b, const struct ev
 			add_like(q, j->value);
 			continue;
 		}
-		ev_buf_printf(b,
-		              "CAST(CASE WHEN JSON_VALID(%s) THEN JSON_UNQUOTE(JSON_EXTRACT(%s, ?)) "
-		              "END AS BINARY) = CAST(? AS BINARY)",
-		              col, col);
+		ev_buf_printf(
+		        b,
+		        "CAST(CASE WHEN JSON_VALID(%s) THEN JSON_UNQUOTE(JSON_EXTRACT(%s, ?)) "
+		        "END AS BINARY) = CAST(? AS BINARY)",
+		        col, col);
 		ev_query_add_text(q, j->path);
 		ev_query_add_text(q, j->value);
 	}
 }
 
 /* Make list query q (its text: the select list ends at from_at, then FROM ... ORDER BY ...
- * LIMIT ?; its columns from cols_at) a payload search: the list's own bounded, ordered read takes at most cap
- * candidates' ids (its index, its guards and filters, its keyset seek); they are numbered in
- * the list's order and counted, joined back by primary key, and the payload terms are
+ * LIMIT ?; its columns from cols_at) a payload search: the list's own bounded, ordered read takes
+ * at most cap candidates' ids (its index, its guards and filters, its keyset seek); they are
+ * numbered in the list's order and counted, joined back by primary key, and the payload terms are
  * evaluated on them alone. The page is the matches and the last candidate (matched or not),
  * so the caller knows how far the search looked. */
 static void wrap_search(struct ev_query *q, const char *tname, size_t cols_at, size_t from_at,
@@ -1215,15 +1221,17 @@ static void wrap_search(struct ev_query *q, const char *tname, size_t cols_at, s
 	ev_buf_printf(&b, ", 0) AS _hit FROM (SELECT _sid, ROW_NUMBER() OVER (ORDER BY _k1%s", d);
 	if (q->sort_mid != NULL)
 		ev_buf_printf(&b, ", _k2%s", d);
-	ev_buf_printf(&b, ", _sid%s) AS _rn, COUNT(*) OVER () AS _n FROM (SELECT id AS _sid, %s AS _k1",
+	ev_buf_printf(&b,
+	              ", _sid%s) AS _rn, COUNT(*) OVER () AS _n FROM (SELECT id AS _sid, %s AS _k1",
 	              d, q->sort_col);
 	if (q->sort_mid != NULL)
 		ev_buf_printf(&b, ", %s AS _k2", q->sort_mid);
 	ev_buf_add(&b, old + from_at, tail_len);
-	ev_buf_printf(&b,
-	              " LIMIT ?) _c) _s JOIN `%s` ON `%s`.id = _s._sid) _x WHERE _hit = 1 OR _rn = _n "
-	              "ORDER BY _rn LIMIT ?",
-	              tname, tname);
+	ev_buf_printf(
+	        &b,
+	        " LIMIT ?) _c) _s JOIN `%s` ON `%s`.id = _s._sid) _x WHERE _hit = 1 OR _rn = _n "
+	        "ORDER BY _rn LIMIT ?",
+	        tname, tname);
 	/* The parameters in the text's order: the terms', the list's, the cap, the page. */
 	for (size_t i = 0; i + 1 < onp; i++) {
 		struct ev_param *p = param_push(q);
@@ -1532,7 +1540,8 @@ void ev_list_search_fold(const struct ev_query *q, struct ev_rowset **rsp,
 	}
 	/* The cap reached before the page filled: the search goes on after its last candidate
 	 * (the page's last row, in candidate order). */
-	if (rs->nrows > 0 && matched <= (size_t)q->limit && *examined >= (unsigned long long)q->search_cap)
+	if (rs->nrows > 0 && matched <= (size_t)q->limit &&
+	    *examined >= (unsigned long long)q->search_cap)
 		ev_cursor_from_row(q, rs, rs->nrows - 1, stop);
 	ev_rowset_free(rsp);
 	*rsp = m;
@@ -1579,9 +1588,10 @@ char *ev_list_search_note(const struct ev_list_page *pg, size_t matches)
 	grouped(m, matches);
 	grouped(e, pg->examined);
 	if (pg->stopped)
-		return ev_xasprintf("%s match%s; stopped at %s rows examined: narrow the window, or "
-		                    "the next page goes on",
-		                    m, matches == 1 ? "" : "es", e);
+		return ev_xasprintf(
+		        "%s match%s; stopped at %s rows examined: narrow the window, or "
+		        "the next page goes on",
+		        m, matches == 1 ? "" : "es", e);
 	return ev_xasprintf("%s match%s in %s rows examined%s", m, matches == 1 ? "" : "es", e,
 	                    pg->more ? " (more on the next page)" : "");
 }

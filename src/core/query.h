@@ -75,7 +75,7 @@ char *ev_query_render(const struct ev_query *q);
 	X(PENDING, "pending", "pending, oldest first")                                             \
 	X(HIGH_RETRY, "high-retry", "failed with retry_count >= N, latest update first")           \
 	X(CANCELLED, "cancelled", "cancelled, created in the window, newest first")                \
-	X(RECENT, "recent", "every event created in the window, any status, newest first")        \
+	X(RECENT, "recent", "every event created in the window, any status, newest first")         \
 	X(TRAIL, "trail", "every event of one business object, in creation order")                 \
 	X(TRACE, "trace", "every event of one trace_id, in creation order")
 
@@ -247,9 +247,9 @@ struct ev_list_req {
 	bool reverse;                   /* the list's order reversed (the index serves both) */
 };
 
-#define EV_PAGE_MAX 1000
+#define EV_PAGE_MAX           1000
 #define EV_SEARCH_CAP_DEFAULT 100000LL
-#define EV_SEARCH_CAP_MAX 10000000LL
+#define EV_SEARCH_CAP_MAX     10000000LL
 
 /* Build the query for one page of a list. The query asks for limit + 1 rows so the caller
  * knows whether a next page exists. Returns NULL with err set for a bad request. */
@@ -269,9 +269,9 @@ void ev_list_search_fold(const struct ev_query *q, struct ev_rowset **rs,
 struct ev_list_page {
 	bool more;
 	struct ev_cursor next;
-	bool search;                  /* payload terms: the figures below */
-	unsigned long long examined;  /* candidates examined */
-	bool stopped;                 /* the cap was reached before the page filled */
+	bool search;                 /* payload terms: the figures below */
+	unsigned long long examined; /* candidates examined */
+	bool stopped;                /* the cap was reached before the page filled */
 };
 void ev_list_take_page(const struct ev_query *q, struct ev_rowset **rs, struct ev_list_page *pg);
 /* What a payload search says of its page: "3 matches in 48,213 rows examined" or "stopped at

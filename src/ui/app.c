@@ -853,9 +853,10 @@ static void command_done(struct app *a, const char *text)
 			app_message(a, EV_STYLE_ERROR, "the %s table has no %s column",
 			            ev_model_table(t)->key, bad);
 		} else {
-			app_push(a, a->views[0]->site == SITE_ALL
-			                    ? view_list_new_merged(a, t, EV_LIST_RECENT, &f, arg)
-			                    : view_list_new_filtered(a, t, EV_LIST_RECENT, &f, arg));
+			app_push(a,
+			         a->views[0]->site == SITE_ALL
+			                 ? view_list_new_merged(a, t, EV_LIST_RECENT, &f, arg)
+			                 : view_list_new_filtered(a, t, EV_LIST_RECENT, &f, arg));
 		}
 		ev_filter_free(&f);
 		return;

@@ -150,7 +150,6 @@ static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	return 0;
 }
 
-
 /* A request for source site's page of the list, starting after `after` (NULL: at its start). */
 static struct list_arg *new_arg(struct app *a, const struct list_view *l, int site,
                                 const struct ev_cursor *after)

@@ -7,7 +7,9 @@
  *   - every value set is non-empty and within its column's length; since/until are
  *     normalised to 'YYYY-MM-DD hh:mm:ss';
  *   - a value never reaches the SQL text: the list query built with the filter is the same
- *     text as with every value replaced by "x", and its parameters carry the values. */
+ *     text as with every value replaced by "x", and its parameters carry the values;
+ *   - payload terms round-trip through ev_filter_json_text, their paths and values are
+ *     parameters, never text, and a payload search is built with its cap and extra columns. */
 #include <config.h>
 
 #include "core/query.h"
@@ -69,6 +71,10 @@ static char *write_back(struct ev_filter *f)
 		}
 		ev_buf_addc(&b, '"');
 	}
+	char *terms = ev_filter_json_text(f);
+	if (terms != NULL)
+		ev_buf_printf(&b, "%s%s", b.len ? " " : "", terms);
+	free(terms);
 	return ev_buf_steal(&b);
 }
 
@@ -100,6 +106,10 @@ static void check_query(struct ev_filter *f, enum ev_table_kind t)
 	for (size_t i = 0; i < NFIELDS; i++)
 		if (*slot(f, i) != NULL)
 			*slot(&x, i) = ev_xstrdup(i >= NFIELDS - 2 ? "2000-01-01 00:00:00" : "x");
+	for (int i = 0; i < f->njson; i++)
+		FUZZ_CHECK(ev_filter_add_json(&x, f->json[i].key, f->json[i].substring ? '~' : '=',
+		                              "x", &err) == 0,
+		           "the term %s with the value x: %s", f->json[i].key, err.msg);
 	struct ev_query *qx = ev_query_list(&(struct ev_list_req){.table = t,
 	                                                          .kind = EV_LIST_FAILED,
 	                                                          .filter = &x,
@@ -122,6 +132,21 @@ static void check_query(struct ev_filter *f, enum ev_table_kind t)
 		for (size_t k = 0; k < q->nparams && !found; k++)
 			found = q->params[k].type == EV_P_TEXT && strcmp(q->params[k].s, v) == 0;
 		FUZZ_CHECK(found, "the %s value is not a parameter", fields[i].key);
+	}
+	FUZZ_CHECK(q->search == (f->njson > 0), "a search without terms, or terms without one");
+	for (int i = 0; i < f->njson; i++) {
+		const struct ev_jterm *j = &f->json[i];
+		bool path = j->substring, value = j->substring;
+		for (size_t k = 0; k < q->nparams; k++) {
+			if (q->params[k].type != EV_P_TEXT)
+				continue;
+			path |= j->path != NULL && strcmp(q->params[k].s, j->path) == 0;
+			value |= strcmp(q->params[k].s, j->value) == 0;
+		}
+		FUZZ_CHECK(path && value, "the term %s: its path or value is not a parameter",
+		           j->key);
+		FUZZ_CHECK(j->path == NULL || strncmp(j->path, "$", 1) == 0, "a path '%s'",
+		           j->path);
 	}
 	ev_query_free(&q);
 	ev_query_free(&qx);
@@ -161,6 +186,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK((a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0),
 		           "%s: '%s' came back as '%s' (from '%s')", fields[i].key,
 		           a ? a : "(unset)", b ? b : "(unset)", again);
+	}
+	FUZZ_CHECK(f.njson == g.njson, "%d terms came back as %d (from '%s')", f.njson, g.njson,
+	           again);
+	for (int i = 0; i < f.njson; i++) {
+		const struct ev_jterm *a = &f.json[i], *b = &g.json[i];
+		FUZZ_CHECK(a->headers == b->headers && a->substring == b->substring &&
+		                   strcmp(a->key, b->key) == 0 && strcmp(a->value, b->value) == 0 &&
+		                   (a->path == NULL) == (b->path == NULL) &&
+		                   (a->path == NULL || strcmp(a->path, b->path) == 0),
+		           "the term %s=%s came back as %s=%s (from '%s')", a->key, a->value,
+		           b->key, b->value, again);
+		FUZZ_CHECK(a->value[0] != '\0' && strlen(a->value) <= 1000, "a term's value '%s'",
+		           a->value);
 	}
 	check_query(&f, EV_TABLE_OUTBOX);
 	check_query(&f, EV_TABLE_MESSAGE);
