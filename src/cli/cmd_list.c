@@ -5,7 +5,9 @@
 #include "cli/fanout.h"
 #include "cli/options.h"
 #include "cli/session.h"
+#include "core/auditlog.h"
 #include "core/format.h"
+#include "core/rowmask.h"
 #include "core/text.h"
 #include "db/conn.h"
 
@@ -36,6 +38,70 @@ static const char *const table_cols_outbox[] = {
 
 /* The rows to print: a leading "table" column, then the query's columns (or, for the table
  * format, the readable subset with the status named). */
+/* Mask what a source read by the config's rules (doc/privacy.md), unless the source has
+ * `mask = off` or --unmask asks for the clear text. */
+static void mask_read(const struct ev_opts *o, const struct ev_source *src, struct ev_rowset *rs)
+{
+	if (o->unmask == NULL && src->mask)
+		ev_mask_rowset(&o->cfg.mask, rs);
+}
+
+/* --unmask: the local audit file records who showed which events in the clear and why, before
+ * anything is shown (res[t]: what each table's output will hold). -1 (said on stderr) when it
+ * cannot: then nothing is shown. */
+static int audit_unmask(const struct ev_opts *o, struct ev_rowset *const *res,
+                        const enum ev_table_kind *kinds, int n)
+{
+	struct ev_error err = {0};
+	struct ev_audit_log log = {.fd = -1};
+	struct ev_audit_ident ident = {0};
+	char *path = ev_audit_log_default_path();
+	int rc = 0;
+
+	if (o->unmask == NULL)
+		return 0;
+	if (path == NULL || ev_audit_log_open(&log, path, &err) < 0) {
+		fprintf(stderr,
+		        "evtop: --unmask refused: %s (showing data in the clear is audited "
+		        "there first); nothing shown\n",
+		        path ? err.msg : "no home directory for the audit file");
+		free(path);
+		return -1;
+	}
+	free(path);
+	ev_audit_ident_fill(&ident);
+	struct ev_audit_who who = {
+	        .source = o->src && o->src->name ? o->src->name : "default",
+	        .os_user = ident.os_user,
+	        .sudo_user = ident.sudo_user,
+	        .ssh_connection = ident.ssh_connection,
+	        .operator_id = o->cfg.operator_id,
+	};
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct ev_rowset *rs = res[kinds[i]];
+		if (rs == NULL || rs->nrows == 0)
+			continue;
+		const char **nos = ev_xcalloc(rs->nrows, sizeof(*nos));
+		for (size_t r = 0; r < rs->nrows; r++) {
+			const char *no = ev_rowset_get(rs, r, "event_no");
+			nos[r] = no ? no : "";
+		}
+		char now[32];
+		ev_audit_time_now(now);
+		char *line = ev_audit_unmask_line(now, &who, ev_opts_table_name(o, kinds[i]),
+		                                  o->unmask, nos, rs->nrows);
+		if (ev_audit_log_append(&log, line, &err) < 0) {
+			fprintf(stderr, "evtop: --unmask refused: %s; nothing shown\n", err.msg);
+			rc = -1;
+		}
+		free(line);
+		free(nos);
+	}
+	ev_audit_log_close(&log);
+	ev_audit_ident_clear(&ident);
+	return rc;
+}
+
 static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind t, bool human,
                                  struct ev_rowset *into)
 {
@@ -240,6 +306,7 @@ static int fetch_part(struct ev_fan_src *fs, void *arg)
 		return fs->err.code == EV_ERR_SCHEMA ? -1 : -2;
 	if (ev_conn_run(fs->s.conn, p->q, &p->rs, &fs->err) < 0)
 		return -1;
+	mask_read(o, fs->src, p->rs);
 	p->ran = true;
 	return 0;
 }
@@ -449,6 +516,15 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		free(x.parts);
 	}
 	free(mc);
+	if (audit_unmask(o, res, kinds, n) < 0) {
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			ev_rowset_free(&res[t]);
+			free(next[t]);
+			free(note[t]);
+		}
+		ev_fan_close(&f);
+		return EV_EXIT_FAILURE;
+	}
 	if (write_results(o, res, kinds, n, next, note) < 0) {
 		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
 		rc = EV_EXIT_FAILURE;
@@ -644,9 +720,19 @@ int ev_cmd_show(int argc, char **argv)
 				struct ev_query *q = ev_query_show_by_no(
 				        t, ev_opts_table_name(&fs->o, t), o.args[a]);
 				struct ev_rowset *rs = NULL;
-				if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) < 0) {
+				struct ev_rowset *one[EV_TABLE_COUNT] = {NULL};
+				bool refused = false;
+				if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) == 0) {
+					mask_read(&fs->o, fs->src, rs);
+					one[t] = rs;
+					refused = audit_unmask(&o, one, &t, 1) < 0;
+				}
+				if (rs == NULL) {
 					report_source(&f, fs);
 					rc = EV_EXIT_UNKNOWN;
+				} else if (refused) {
+					rc = EV_EXIT_FAILURE;
+					hits++; /* found, not shown: said so */
 				} else {
 					if (f.multi) {
 						struct ev_rowset *m =

@@ -71,6 +71,7 @@ enum {
 	OPT_ENABLE_MESSAGE_RECOVER,
 	OPT_PRIMARY,
 	OPT_CLOCK_OK,
+	OPT_UNMASK,
 	OPT_LISTEN,
 	OPT_TEXTFILE,
 	OPT_ONCE,
@@ -146,6 +147,7 @@ static const struct option long_opts[] = {
         {"operator", required_argument, NULL, OPT_OPERATOR},
         {"enable-message-recover", no_argument, NULL, OPT_ENABLE_MESSAGE_RECOVER},
         {"clock-ok", no_argument, NULL, OPT_CLOCK_OK},
+        {"unmask", required_argument, NULL, OPT_UNMASK},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"textfile", required_argument, NULL, OPT_TEXTFILE},
         {"once", no_argument, NULL, OPT_ONCE},
@@ -194,6 +196,7 @@ void ev_opts_usage(FILE *out)
 	      "      (--aggregate-id) --event-no=NO --trace-id=ID --event-source=S\n"
 	      "      --locked-by=X --channel=C --reason=SUBSTRING --since=TIME --until=TIME\n"
 	      "      --filter='key=value reason~text ...'\n"
+	      "      --unmask=REASON        payloads and texts in the clear, not masked (audited)\n"
 	      "      --filter='payload.PATH=VALUE payload~TEXT headers.\"x-k\"=V' (inside the\n"
 	      "      list's bounded rows)  --search-cap=N (candidates a page; default 100000)\n"
 	      "      --stuck-threshold=DUR (message table; default 10m)  --high-retry=N\n"
@@ -648,6 +651,19 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 		case OPT_ENABLE_MESSAGE_RECOVER:
 			o->cfg.recover_message = true;
 			break;
+		case OPT_UNMASK: {
+			struct ev_error why = {0};
+			if (optarg[0] == '\0')
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--unmask=REASON: give the reason the data is needed "
+				        "in the clear (it is audited)");
+			if (ev_guard_reason_check(optarg, &why) < 0)
+				return ev_error_set(err, EV_ERR_USAGE, "--unmask=REASON: %s",
+				                    why.msg);
+			set_str(&o->unmask, optarg);
+			break;
+		}
 		case OPT_CLOCK_OK:
 			o->clock_ok = true;
 			break;
@@ -728,6 +744,7 @@ void ev_opts_free(struct ev_opts *o)
 	free(o->script);
 	free(o->warning);
 	free(o->critical);
+	free(o->unmask);
 	free(o->listen);
 	free(o->textfile);
 	free(o->tls_cert);

@@ -42,6 +42,7 @@ struct ev_opts {
 	bool yes;               /* --yes: apply without asking */
 	bool include_protected; /* --include-protected: act on protected types too */
 	bool clock_ok; /* --clock-ok: the session zone is right although a mismatch is suspected */
+	char *unmask;  /* --unmask=REASON: personal data shown in the clear, audited */
 	/* evtop metrics */
 	char *listen;          /* --listen ADDR:PORT */
 	char *textfile;        /* --textfile FILE */

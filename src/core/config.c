@@ -104,6 +104,7 @@ static const struct setting settings[] = {
         S("message_table", K_IDENT, message_table, 0, 0),
         S("time_zone", K_TZ, time_zone, 0, 0),
         S("ssl", K_BOOL, ssl, 0, 0),
+        S("mask", K_BOOL, mask, 0, 0),
         S("ssl_verify", K_BOOL, ssl_verify, 0, 0),
         S("ssl_ca", K_STRING, ssl_ca, 0, 0),
         S("ssl_capath", K_STRING, ssl_capath, 0, 0),
@@ -494,6 +495,7 @@ static void source_init(struct ev_source *src, const char *name)
 	src->outbox_table = ev_xstrdup("biz_outbox_event");
 	src->message_table = ev_xstrdup("biz_message_event");
 	src->tables = (1u << EV_TABLE_OUTBOX) | (1u << EV_TABLE_MESSAGE);
+	src->mask = true;
 }
 
 static void source_free(struct ev_source *src)
@@ -557,6 +559,7 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->protected_types = ev_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		cfg->protected_types[i] = ev_xstrdup(default_protected[i]);
+	ev_mask_defaults(&cfg->mask);
 	add_source(cfg, "default");
 }
 
@@ -571,6 +574,7 @@ void ev_config_free(struct ev_config *cfg)
 	free(cfg->export_dir);
 	cfg->export_dir = NULL;
 	ev_strv_free(&cfg->protected_types);
+	ev_mask_free(&cfg->mask);
 	for (int i = 0; i < cfg->nkeys; i++) {
 		free(cfg->keys[i].view);
 		free(cfg->keys[i].key);
@@ -645,6 +649,7 @@ struct ev_source *ev_config_source(struct ev_config *cfg, const char *name)
 /* ---- the parser ---------------------------------------------------------------------------- */
 
 #define SECTION_KEYS (-2)
+#define SECTION_MASK (-3)
 
 struct parser {
 	struct ev_config *cfg;
@@ -676,6 +681,8 @@ static const char *section_name(struct parser *p, char *buf, size_t size)
 {
 	if (p->source == SECTION_KEYS)
 		return "[keys]";
+	if (p->source == SECTION_MASK)
+		return "[mask]";
 	if (p->source < 0)
 		return "[evtop]";
 	snprintf(buf, size, "[source %s]", p->cfg->sources[p->source].name);
@@ -713,12 +720,18 @@ static int parse_section(struct parser *p, char *s)
 		p->source = SECTION_KEYS;
 		return 0;
 	}
+	if (strcmp(name, "mask") == 0) {
+		p->source = SECTION_MASK;
+		return 0;
+	}
 	if (strncmp(name, "source", 6) != 0 || (name[6] != '\0' && !is_space(name[6]))) {
 		char shown[80];
 
 		show_value(name, shown, sizeof(shown));
-		return fail(p, "unknown section [%s]; expected [evtop], [keys] or [source NAME]",
-		            shown);
+		return fail(
+		        p,
+		        "unknown section [%s]; expected [evtop], [keys], [mask] or [source NAME]",
+		        shown);
 	}
 	name = trim(name + 6);
 	if (*name == '\0')
@@ -955,6 +968,101 @@ static int unknown_key(struct parser *p, const char *key)
 	return fail(p, "unknown key '%s' in %s", shown, where);
 }
 
+/* A line of [mask] (doc/privacy.md): "keys = GLOB[:STYLE] ..." (the key rules, replacing the
+ * defaults), "key = GLOB [STYLE]" (one more), "identifiers = GLOB ..." (keys never masked by
+ * value), "patterns = mobile idcard bankcard email | none", "style = keep|all" (a pattern's). */
+static int parse_mask(struct parser *p, const char *key, char *value)
+{
+	struct ev_mask *m = &p->cfg->mask;
+	struct ev_error err = {0};
+	char *save = NULL;
+	bool keys = strcmp(key, "keys") == 0, one = strcmp(key, "key") == 0;
+
+	if (keys || one) {
+		if (keys)
+			ev_mask_clear_keys(m);
+		int n = 0;
+		char *words[3];
+		for (char *t = strtok_r(value, " \t", &save); t != NULL;
+		     t = strtok_r(NULL, " \t", &save)) {
+			if (one) {
+				if (n == 2)
+					return fail(p, "key: expected 'GLOB [keep|all]'");
+				words[n++] = t;
+				continue;
+			}
+			enum ev_mask_style st = EV_MASK_KEEP;
+			char *colon = strrchr(t, ':');
+			if (colon != NULL) {
+				*colon = '\0';
+				if (ev_mask_style_parse(colon + 1, &st) < 0)
+					return fail(p, "keys: '%.40s': a style is keep or all",
+					            colon + 1);
+			}
+			if (ev_mask_add_key(m, t, st, &err) < 0)
+				return fail(p, "keys: %s", err.msg);
+		}
+		if (one) {
+			enum ev_mask_style st = EV_MASK_KEEP;
+			if (n == 0)
+				return fail(p, "key: expected 'GLOB [keep|all]'");
+			if (n == 2 && ev_mask_style_parse(words[1], &st) < 0)
+				return fail(p, "key: '%.40s': a style is keep or all", words[1]);
+			if (ev_mask_add_key(m, words[0], st, &err) < 0)
+				return fail(p, "key: %s", err.msg);
+		}
+		return 0;
+	}
+	if (strcmp(key, "identifiers") == 0) {
+		ev_mask_clear_ident(m);
+		for (char *t = strtok_r(value, " \t", &save); t != NULL;
+		     t = strtok_r(NULL, " \t", &save))
+			if (ev_mask_add_ident(m, t, &err) < 0)
+				return fail(p, "identifiers: %s", err.msg);
+		return 0;
+	}
+	if (strcmp(key, "patterns") == 0) {
+		static const struct {
+			const char *name;
+			unsigned bit;
+		} pats[] = {{"mobile", EV_MASK_P_MOBILE},
+		            {"idcard", EV_MASK_P_IDCARD},
+		            {"bankcard", EV_MASK_P_BANKCARD},
+		            {"email", EV_MASK_P_EMAIL}};
+		unsigned bits = 0;
+		for (char *t = strtok_r(value, " \t,", &save); t != NULL;
+		     t = strtok_r(NULL, " \t,", &save)) {
+			if (strcmp(t, "none") == 0)
+				continue;
+			size_t i = 0;
+			while (i < sizeof(pats) / sizeof(pats[0]) && strcmp(pats[i].name, t) != 0)
+				i++;
+			if (i == sizeof(pats) / sizeof(pats[0])) {
+				char shown[80];
+				show_value(t, shown, sizeof(shown));
+				return fail(
+				        p,
+				        "patterns: unknown pattern '%s' (mobile, idcard, bankcard, "
+				        "email or none)",
+				        shown);
+			}
+			bits |= pats[i].bit;
+		}
+		m->patterns = bits;
+		return 0;
+	}
+	if (strcmp(key, "style") == 0) {
+		if (ev_mask_style_parse(trim(value), &m->pattern_style) < 0)
+			return fail(p, "style: keep or all");
+		return 0;
+	}
+	char shown[80];
+	show_value(key, shown, sizeof(shown));
+	return fail(
+	        p, "unknown key '%s' in [mask]; expected keys, key, identifiers, patterns or style",
+	        shown);
+}
+
 /* A line of [keys]: "bind = [VIEW] KEY ACTION". */
 static int parse_bind(struct parser *p, const char *key, char *value)
 {
@@ -1012,6 +1120,11 @@ static int parse_line(struct parser *p, char *s)
 		if ((value = parse_value(p, key, eq + 1)) == NULL)
 			return -1;
 		return parse_bind(p, key, value);
+	}
+	if (p->source == SECTION_MASK) {
+		if ((value = parse_value(p, key, eq + 1)) == NULL)
+			return -1;
+		return parse_mask(p, key, value);
 	}
 	set = find_setting(key, p->source < 0 ? S_GLOBAL : S_SOURCE);
 	if (set == NULL)

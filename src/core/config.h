@@ -4,6 +4,7 @@
 #ifndef EV_CORE_CONFIG_H
 #define EV_CORE_CONFIG_H
 
+#include "core/mask.h"
 #include "core/util.h"
 
 #include <stdbool.h>
@@ -41,6 +42,9 @@ struct ev_source {
 	char *read_defaults_group;
 	/* The tables this source has: bit (1 << ev_table_kind); default both. */
 	unsigned tables;
+	/* Personal data in payloads and texts masked on screen and in outputs (the config's
+	 * [mask] rules); default true; `mask = off` for a source. */
+	bool mask;
 };
 
 /* A key binding of the [keys] section: "bind = [VIEW] KEY ACTION" (ACTION "none" unbinds).
@@ -80,6 +84,7 @@ struct ev_config {
 	char *theme;              /* "default", "mono"; NULL = default */
 	char *export_dir;         /* where the console's exports go; NULL = the state dir's */
 	char **protected_types;   /* NULL-terminated; default PAY, REFUND, STOCK, INVENTORY */
+	struct ev_mask mask;      /* [mask]: what is masked (core/mask.h); the defaults */
 	struct ev_keybind *keys;  /* [keys]: in file order, a later one winning */
 	int nkeys;
 	int nsources;

@@ -942,6 +942,31 @@ char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *w, con
 	return json_line(o);
 }
 
+char *ev_audit_unmask_line(const char *time, const struct ev_audit_who *w, const char *table_name,
+                           const char *reason, const char *const *event_nos, size_t n)
+{
+	json_t *o = json_object();
+	json_t *shown = json_array();
+
+	if (o == NULL || shown == NULL)
+		ev_fatal("out of memory (jansson)");
+	who_fields(o, time, w);
+	jset(o, "table", jstr(table_name));
+	jset(o, "id", json_null());
+	jset(o, "event_no", n == 1 ? jstr(event_nos[0]) : json_null());
+	jset(o, "action", jstr("unmask"));
+	jset(o, "reason", jstr(reason));
+	jset(o, "result", jstr("shown"));
+	jset(o, "error", json_null());
+	for (size_t i = 0; i < n && i < 1000; i++)
+		json_array_append_new(shown, jstr(event_nos[i]));
+	if (n > 1000)
+		json_array_append_new(shown, jstr("..."));
+	jset(o, "events", shown);
+	jset(o, "count", json_integer((json_int_t)n));
+	return json_line(o);
+}
+
 /* A text parameter cut to the audit column's width (in characters); "" for NULL, which the
  * statement's NULLIF(?, '') turns back into NULL. */
 static void add_text_cut(struct ev_query *q, const char *s, size_t max)

@@ -197,6 +197,12 @@ char *ev_audit_json_line(const struct ev_audit_rec *r);
  * null. time as in ev_audit_rec. malloc'd, ending in a newline. */
 char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *who,
                              const char *table_name, const char *reason, const char *suspect);
+/* The line recording that an operator showed masked personal data in the clear (--unmask,
+ * doc/privacy.md): action "unmask", the reason, the table, the events shown (event_nos, at
+ * most 1000 and then "..."; id and event_no the single event's when only one was shown),
+ * result "shown". Written before the data is shown. malloc'd, ending in a newline. */
+char *ev_audit_unmask_line(const char *time, const struct ev_audit_who *who, const char *table_name,
+                           const char *reason, const char *const *event_nos, size_t n);
 /* The INSERT into evtop_audit of every column of sql/.../audit.sql (audit_time = NOW(3), in
  * the same transaction as the UPDATE). Nullable values are bound as text and turned into NULL
  * by NULLIF(?, '') (after_status: NULLIF(?, -1)). */

@@ -158,6 +158,17 @@ void app_prompt(struct app *a, const char *label, const char *initial,
 	a->dirty = true;
 }
 
+const struct ev_mask *ui_mask_for(const struct app *a, int site)
+{
+	if (site >= 0 && site < a->nsources)
+		return a->sources[site]->mask ? &a->cfg->mask : NULL;
+	/* Every source at once: masked unless every source says mask = off. */
+	for (int i = 0; i < a->nsources; i++)
+		if (a->sources[i]->mask)
+			return &a->cfg->mask;
+	return NULL;
+}
+
 const char *app_table_name(const struct app *a, int site, enum ev_table_kind t)
 {
 	const struct ev_source *s = a->sources[site];
@@ -345,9 +356,12 @@ static void status_text(struct app *a, char *line, size_t size, int *style_out)
 		style = EV_STYLE_WARNING;
 	/* What matters in an incident first: is the data live, may evtop write, is the clock
 	 * right; then where it comes from. */
-	snprintf(line, size, "evtop · %s · %s%s%s%s · %s%s%s · %s%s · %s · tz %s%s", state,
-	         a->cfg->read_only ? "READ-ONLY" : "rw", zone, stale, lag, source, clock, offset,
-	         refresh, took, a->server[0] ? a->server : "…",
+	/* Personal data: masked (doc/privacy.md), or said plainly that it is not. */
+	const char *mask =
+	        ui_mask_for(a, a->all_mode ? -1 : a->cur_source) ? " masked" : " MASK OFF";
+	snprintf(line, size, "evtop · %s · %s%s%s%s%s · %s%s%s · %s%s · %s · tz %s%s", state,
+	         a->cfg->read_only ? "READ-ONLY" : "rw", mask, zone, stale, lag, source, clock,
+	         offset, refresh, took, a->server[0] ? a->server : "…",
 	         a->src->time_zone ? a->src->time_zone : "SYSTEM", marked);
 	*style_out = style;
 }

@@ -6,6 +6,7 @@
 #include "core/dashboard.h"
 #include "core/query.h"
 #include "core/auditlog.h"
+#include "core/rowmask.h"
 #include "db/worker.h"
 #include "ui/console.h"
 #include "ui/keys.h"
@@ -187,6 +188,9 @@ struct view *view_dash_new(struct app *a);
 /* Entry i of the dashboard's legend (its columns' headers and what they count, then the
  * trend), for the help screen; -1 past the last. */
 int ui_dash_legend(int i, const char **head, const char **help);
+/* The masking rules for what source site reads (doc/privacy.md), or NULL when the source has
+ * `mask = off`. The pointer stays valid for the whole session (jobs keep it). */
+const struct ev_mask *ui_mask_for(const struct app *a, int site);
 /* The table the dashboard (view v) has in focus. */
 enum ev_table_kind ui_dash_focus(const struct view *v);
 struct view *view_list_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,

@@ -71,6 +71,7 @@ struct detail_result {
 struct detail_arg {
 	struct ev_query *q[EV_TABLE_COUNT]; /* by id: one; by event_no: both tables */
 	int src;                            /* the source asked */
+	const struct ev_mask *mask;         /* what the row gets masked by (NULL: none) */
 };
 
 static void free_result(void *p)
@@ -101,6 +102,7 @@ static int detail_job(struct ev_conn *c, struct ev_job *job, struct ev_error *er
 		if (ev_conn_run(c, g->q[t], &rs, err) < 0)
 			return -1;
 		if (rs->nrows > 0 && r->rows == NULL) {
+			ev_mask_rowset(g->mask, rs);
 			r->rows = rs;
 			r->table = (enum ev_table_kind)t;
 		} else {
@@ -130,6 +132,7 @@ static struct detail_arg *new_arg(struct app *a, const struct detail_view *d, in
 	struct detail_arg *g = ev_xcalloc(1, sizeof(*g));
 	const struct site *st = &a->sites[site];
 	g->src = site;
+	g->mask = ui_mask_for(a, site);
 	if (d->id != 0 || !d->by_no) {
 		g->q[d->table] =
 		        ev_query_show_by_id(d->table, app_table_name(a, site, d->table), d->id);

@@ -236,11 +236,20 @@ static void group_draw(struct app *a, struct view *v, int top, int height, int c
 		int style = sel ? EV_STYLE_SELECTED : EV_STYLE_NORMAL;
 		if (sel)
 			draw_fill(y, 0, cols, EV_STYLE_SELECTED);
-		const char *val = ev_rowset_cell(g->rows, (size_t)i, 0)->s;
+		const struct ev_cell *cell = ev_rowset_cell(g->rows, (size_t)i, 0);
 		draw_text_right(y, 0, 8, style, ev_rowset_cell(g->rows, (size_t)i, 1)->s);
 		draw_text_pad(y, 9, 19, style, ev_rowset_cell(g->rows, (size_t)i, 2)->s);
-		draw_text_pad(y, 29, cols - 29, val ? style : EV_STYLE_NULL_VALUE,
-		              val ? val : "(none)");
+		/* A reason is shown masked (doc/privacy.md); Enter filters by the stored text. */
+		const struct ev_mask *m =
+		        ui_mask_for(a, v->site == SITE_ALL ? -1 : app_site_index(a, v));
+		size_t shown_len;
+		char *shown =
+		        cell->s && m ? ev_mask_text(m, cell->s, cell->len, &shown_len, NULL) : NULL;
+		draw_text_pad(y, 29, cols - 29, cell->s ? style : EV_STYLE_NULL_VALUE,
+		              shown     ? shown
+		              : cell->s ? cell->s
+		                        : "(none)");
+		free(shown);
 	}
 }
 
@@ -282,10 +291,16 @@ static bool group_action(struct app *a, struct view *v, enum ev_ui_action act)
 			ev_filter_free(&f);
 			break;
 		}
+		/* The list's title shows the value masked; its filter holds the stored text. */
+		const struct ev_mask *m =
+		        ui_mask_for(a, v->site == SITE_ALL ? -1 : app_site_index(a, v));
+		size_t shown_len;
+		char *shown = m ? ev_mask_text(m, val, strlen(val), &shown_len, NULL) : NULL;
 		char text[768];
 		snprintf(text, sizeof(text), "%s%s%s%s\"%.200s\"", g->filter_text,
 		         g->filter_text[0] ? " " : "", key,
-		         strcmp(key, "locked_by") == 0 ? "=" : "~", val);
+		         strcmp(key, "locked_by") == 0 ? "=" : "~", shown ? shown : val);
+		free(shown);
 		app_push(a, v->site == SITE_ALL
 		                    ? view_list_new_merged(a, g->table, g->kind, &f, text)
 		                    : view_list_new_filtered(a, g->table, g->kind, &f, text));

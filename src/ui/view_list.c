@@ -86,7 +86,8 @@ struct list_arg {
 	struct ev_table_info info;
 	char *table_name;
 	struct ev_filter filter;
-	struct ev_query *query; /* built on the UI thread; the job runs it */
+	struct ev_query *query;     /* built on the UI thread; the job runs it */
+	const struct ev_mask *mask; /* what the rows read get masked by (NULL: none) */
 	/* A part of a merged page: its source, and whether the job reads what the source has
 	 * first (both tables, named in names) and builds the query from it. */
 	int src;
@@ -145,6 +146,7 @@ static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	}
 	if (ev_conn_run(c, arg->query, &r->rows, err) < 0)
 		return -1;
+	ev_mask_rowset(arg->mask, r->rows);
 	r->query = arg->query;
 	arg->query = NULL;
 	return 0;
@@ -157,6 +159,7 @@ static struct list_arg *new_arg(struct app *a, const struct list_view *l, int si
 	struct list_arg *arg = ev_xcalloc(1, sizeof(*arg));
 	const struct site *st = &a->sites[site];
 	arg->src = site;
+	arg->mask = ui_mask_for(a, site);
 	arg->table_name = ev_xstrdup(app_table_name(a, site, l->table));
 	if (st->have_info)
 		ev_table_info_copy(&arg->info, &st->info[l->table]);

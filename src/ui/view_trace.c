@@ -31,6 +31,7 @@ struct trace_arg {
 	char *table_name[EV_TABLE_COUNT];
 	struct ev_table_info info[EV_TABLE_COUNT];
 	struct ev_query *query[EV_TABLE_COUNT];
+	const struct ev_mask *mask; /* what the rows get masked by (NULL: none) */
 };
 
 struct trace_result {
@@ -75,6 +76,7 @@ static int trace_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 			}
 			snprintf(r->note[k], sizeof(r->note[k]), "%.190s", qerr.msg);
 		}
+		ev_mask_rowset(t->mask, r->rows[k]);
 	}
 	return 0;
 }
@@ -86,6 +88,7 @@ static void trace_load(struct app *a, struct view *v)
 		return;
 	struct trace_arg *arg = ev_xcalloc(1, sizeof(*arg));
 	arg->trace_id = ev_xstrdup(tv->trace_id);
+	arg->mask = ui_mask_for(a, app_site_index(a, v));
 	for (int k = 0; k < EV_TABLE_COUNT; k++) {
 		arg->table_name[k] =
 		        ev_xstrdup(app_table_name(a, app_site_index(a, v), (enum ev_table_kind)k));

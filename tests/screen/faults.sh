@@ -109,8 +109,8 @@ done
 shows restart/list-next-page-failed 'OB-'
 # The failed page turn leaves the page it could not leave: its rows, its number.
 shows restart/list-next-page-failed 'page 1 '
-shows restart/list-stale 'reconnecting · rw · STALE since 12:00:00 (data 2s old)'
-shows restart/dashboard-stale 'reconnecting · rw · STALE since 12:00:00'
+shows restart/list-stale 'reconnecting · rw masked · STALE since 12:00:00 (data 2s old)'
+shows restart/dashboard-stale 'reconnecting · rw masked · STALE since 12:00:00'
 shows restart/keys-still-work '▶ message'
 lacks restart/dashboard-recovered 'STALE'
 shows restart/dashboard-recovered 'TOTAL'
@@ -119,8 +119,8 @@ shows restart/list-next-page 'page 2'
 # Killed and restarted with a 30 s refresh: reconnect attempts under 5 s apart, the status
 # line STALE (with the data's age) while lost and connected again at once after the restart.
 shows reconnect/live 'evtop · connected · rw'
-shows reconnect/lost 'reconnecting · rw · STALE since 12:00:00 (data 30s old)'
-shows reconnect/still-lost 'reconnecting · rw · STALE since 12:00:00 (data 45s old)'
+shows reconnect/lost 'reconnecting · rw masked · STALE since 12:00:00 (data 30s old)'
+shows reconnect/still-lost 'reconnecting · rw masked · STALE since 12:00:00 (data 45s old)'
 shows reconnect/reconnected 'evtop · connected · rw'
 lacks reconnect/reconnected 'STALE'
 shows reconnect/reconnected-by-c-r 'evtop · connected · rw'

@@ -43,6 +43,18 @@ n=0
   JSON_OBJECT('用户', IF(seq = 5, '张三', '李四'))), IF(seq = 5, '{\"x-tenant\":\"T1\"}', NULL), 3, 1,
   'HTTP 503', 0, '$now' + INTERVAL seq SECOND, '$now' - INTERVAL 1 DAY, '$now' - INTERVAL 1 DAY
   FROM seq_1_to_290" || { echo "cannot make the search_ tables"; exit 99; }
+# Personal data (tests/screen/scripts/mask.keys, mask-off.keys): a failed outbox row whose
+# payload, headers, aggregate_id and fail_reason hold a phone, an ID number, a card, an e-mail.
+"$client" --defaults-file="$cnf" --default-character-set=utf8mb4 -e "CREATE TABLE pii_outbox_event LIKE biz_outbox_event;
+  CREATE TABLE pii_message_event LIKE biz_message_event; INSERT INTO pii_outbox_event (id,
+  event_no, aggregate_type, aggregate_id, event_type, event_source, publish_channel, event_payload,
+  event_headers, publish_status, retry_count, fail_reason, version, next_retry_time, create_time,
+  update_time) VALUES (1, 'OB-PII-1', 'ORDER', '13812345678', 'ORDER_CREATED', 'order-service',
+  'MQ', '{\"orderId\": \"202605130000000001\", \"buyer\": {\"name\": \"张三\", \"phone\": \"13812345678\",
+  \"idCard\": \"11010519491231002X\"}, \"payCard\": \"6222021234567894\", \"note\": \"mail alice@example.com\",
+  \"amount\": 199.00}', '{\"token\": \"tok-abcdef123456\"}', 3, 1, '联系 13987654321 失败', 0,
+  '$now' + INTERVAL 1 MINUTE, '$now' - INTERVAL 2 MINUTE, '$now' - INTERVAL 2 MINUTE)" ||
+	{ echo "cannot make the pii_ tables"; exit 99; }
 # evtop's sessions read [evtop]: pin NOW() there, re-applied on every reconnect.
 sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
 

@@ -472,11 +472,12 @@ static const struct {
 	const char *text;
 	const char *msg;
 } errors[] = {
-        {"[foo]\n", "t.conf:1: unknown section [foo]; expected [evtop], [keys] or [source NAME]"},
-        {"\n[sources a]\n",
-         "t.conf:2: unknown section [sources a]; expected [evtop], [keys] or [source NAME]"},
+        {"[foo]\n",
+         "t.conf:1: unknown section [foo]; expected [evtop], [keys], [mask] or [source NAME]"},
+        {"\n[sources a]\n", "t.conf:2: unknown section [sources a]; expected [evtop], [keys], "
+                            "[mask] or [source NAME]"},
         {"[evtop x]\n",
-         "t.conf:1: unknown section [evtop x]; expected [evtop], [keys] or [source NAME]"},
+         "t.conf:1: unknown section [evtop x]; expected [evtop], [keys], [mask] or [source NAME]"},
         {"[evtop]\nrefresh = 2s\nfoo = 1\n", "t.conf:3: unknown key 'foo' in [evtop]"},
         {"[keys]\nbind = x\n",
          "t.conf:2: bind: expected '[VIEW] KEY ACTION' (e.g. 'bind = list x cancel'), got 1 "
@@ -604,7 +605,8 @@ static const struct {
          "t.conf:1: control character (U+009B) in the file"},
         {"refresh = 2s\r\n\r\nbad\r\n",
          "t.conf:3: missing '=': expected 'key = value' or a [section]"},
-        {"\n\n[x]", "t.conf:3: unknown section [x]; expected [evtop], [keys] or [source NAME]"},
+        {"\n\n[x]",
+         "t.conf:3: unknown section [x]; expected [evtop], [keys], [mask] or [source NAME]"},
         {"theme = "
          "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
          "t.conf:1: theme: expected default or mono, got "
@@ -632,6 +634,53 @@ START_TEST(key_bindings)
 	ck_assert_int_eq(cfg.window_s, 3600);
 	ev_config_free(&cfg);
 	ck_assert_int_eq(cfg.nkeys, 0);
+}
+END_TEST
+
+/* [mask]: the key rules replaced or added to, the identifiers, the patterns and their style;
+ * a source's mask = off; errors with their line. */
+START_TEST(mask_section)
+{
+	struct ev_config cfg;
+	ev_config_init(&cfg);
+	ck_assert_uint_gt(cfg.mask.nkeys, 10);
+	ck_assert_uint_eq(cfg.mask.patterns, EV_MASK_P_ALL);
+	ck_assert(cfg.sources[0].mask);
+	parse_ok(&cfg, "[mask]\nkeys = phone password:all 手机号:keep\nkey = contactTel all\n"
+	               "identifiers = *id orderSn\npatterns = mobile, email\nstyle = all\n"
+	               "[source test]\nmask = off\n[source prod]\n");
+	ck_assert_uint_eq(cfg.mask.nkeys, 4);
+	ck_assert_str_eq(cfg.mask.keys[0].glob, "phone");
+	ck_assert_int_eq(cfg.mask.keys[0].style, EV_MASK_KEEP);
+	ck_assert_int_eq(cfg.mask.keys[1].style, EV_MASK_ALL);
+	ck_assert_str_eq(cfg.mask.keys[2].glob, "手机号");
+	ck_assert_str_eq(cfg.mask.keys[3].glob, "contactTel");
+	ck_assert_int_eq(cfg.mask.keys[3].style, EV_MASK_ALL);
+	ck_assert_uint_eq(cfg.mask.nident, 2);
+	ck_assert_str_eq(cfg.mask.ident[1], "orderSn");
+	ck_assert_uint_eq(cfg.mask.patterns, EV_MASK_P_MOBILE | EV_MASK_P_EMAIL);
+	ck_assert_int_eq(cfg.mask.pattern_style, EV_MASK_ALL);
+	ck_assert_int_eq(cfg.nsources, 2);
+	ck_assert(!cfg.sources[0].mask);
+	ck_assert(cfg.sources[1].mask);
+	ev_config_free(&cfg);
+	ev_config_init(&cfg);
+	parse_ok(&cfg, "[mask]\npatterns = none\n");
+	ck_assert_uint_eq(cfg.mask.patterns, 0);
+	ev_config_free(&cfg);
+	expect_error("[mask]\npatterns = phone\n",
+	             "t.conf:2: patterns: unknown pattern 'phone' (mobile, idcard, bankcard, email "
+	             "or none)");
+	expect_error("[mask]\nstyle = some\n", "t.conf:2: style: keep or all");
+	expect_error("[mask]\nkeys = phone:half\n",
+	             "t.conf:2: keys: 'half': a style is keep or all");
+	expect_error("[mask]\nkey = a b c\n", "t.conf:2: key: expected 'GLOB [keep|all]'");
+	expect_error("[mask]\nshow = yes\n",
+	             "t.conf:2: unknown key 'show' in [mask]; expected keys, key, identifiers, "
+	             "patterns or style");
+	expect_error(
+	        "mask = off\n",
+	        "t.conf:1: unknown key 'mask' in [evtop]; it belongs in a [source NAME] section");
 }
 END_TEST
 
@@ -1206,6 +1255,7 @@ int main(void)
 	tcase_add_test(tc, time_zone_valid);
 	tcase_add_test(tc, token_list);
 	tcase_add_test(tc, key_bindings);
+	tcase_add_test(tc, mask_section);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
