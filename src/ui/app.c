@@ -730,6 +730,32 @@ int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err)
 	return rc;
 }
 
+int app_unmask_audit(struct app *a, int site, const char *table_name, const char *event_no,
+                     const char *reason, struct ev_error *err)
+{
+	struct ev_audit_log log = {.fd = -1};
+	struct ev_audit_who who = {
+	        .source = app_source_name(a, site >= 0 ? site : a->cur_source),
+	        .os_user = a->ident.os_user,
+	        .sudo_user = a->ident.sudo_user,
+	        .ssh_connection = a->ident.ssh_connection,
+	        .operator_id = a->cfg->operator_id && strcmp(a->cfg->operator_id, "-") != 0
+	                               ? a->cfg->operator_id
+	                               : NULL,
+	};
+	char now[32];
+	ev_audit_time_now(now);
+	const char *nos[] = {event_no};
+	char *line = ev_audit_unmask_line(now, &who, table_name, reason, nos, 1);
+	int rc = a->audit_path == NULL ? ev_error_set(err, EV_ERR_GENERIC, "no home directory")
+	         : ev_audit_log_open(&log, a->audit_path, err) < 0
+	                 ? -1
+	                 : ev_audit_log_append(&log, line, err);
+	ev_audit_log_close(&log);
+	free(line);
+	return rc;
+}
+
 /* C on the dashboard, :clock-ok alone: ask why (when there is something to allow). */
 static void clock_ok_ask(struct app *a)
 {

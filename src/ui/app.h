@@ -172,6 +172,10 @@ const char *app_source_name(const struct app *a, int index);
 int app_source_by_name(const struct app *a, const char *name);
 /* Drop and cancel a view's jobs in flight (Esc, leaving the view). */
 void app_cancel(struct app *a, struct view *v);
+/* The local audit file's line for an event shown in the clear in the console (U in the detail
+ * pane): before it is shown. -1 with err when it cannot be written (then it is not shown). */
+int app_unmask_audit(struct app *a, int site, const char *table_name, const char *event_no,
+                     const char *reason, struct ev_error *err);
 void app_prompt(struct app *a, const char *label, const char *initial,
                 void (*done)(struct app *a, const char *text));
 /* Source site's name of table t. */

@@ -131,6 +131,7 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_DETAIL, "Z", EV_UA_FOLD_ALL},
         {EV_CTX_DETAIL, "O", EV_UA_UNFOLD_ALL},
         {EV_CTX_DETAIL, "/", EV_UA_SEARCH},
+        {EV_CTX_DETAIL, "U", EV_UA_UNMASK},
         {EV_CTX_DETAIL, "n", EV_UA_SEARCH_NEXT},
         {EV_CTX_HELP, "q", EV_UA_BACK},
         {0, NULL, EV_UA_NONE},

@@ -74,6 +74,7 @@ enum {
 	X(FOLD_ALL, "fold-all", "fold every object and array", 0)                                  \
 	X(UNFOLD_ALL, "unfold-all", "unfold every object and array", 0)                            \
 	X(SEARCH, "search", "search the event's text", EV_AF_HINT)                                 \
+	X(UNMASK, "unmask", "this event's personal data in the clear (asks a reason; audited)", 0) \
 	X(SEARCH_NEXT, "search-next", "next match", 0)                                             \
 	X(REDRAW, "redraw", "redraw the screen", 0)                                                \
 	X(CLOCK_OK, "clock-ok", "allow writes under a suspected zone mismatch (audited)", 0)

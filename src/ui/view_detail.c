@@ -44,6 +44,7 @@ struct detail_view {
 	int nsrc, awaiting;
 	struct detail_result **found; /* per source: its answer, or NULL (none, or no answer) */
 	char (*why)[160];             /* per source: why it did not answer */
+	bool unmasked;                /* U: read again in the clear (audited) */
 };
 
 static int payload_start(const struct detail_view *d)
@@ -132,7 +133,7 @@ static struct detail_arg *new_arg(struct app *a, const struct detail_view *d, in
 	struct detail_arg *g = ev_xcalloc(1, sizeof(*g));
 	const struct site *st = &a->sites[site];
 	g->src = site;
-	g->mask = ui_mask_for(a, site);
+	g->mask = d->unmasked ? NULL : ui_mask_for(a, site);
 	if (d->id != 0 || !d->by_no) {
 		g->q[d->table] =
 		        ev_query_show_by_id(d->table, app_table_name(a, site, d->table), d->id);
@@ -319,8 +320,9 @@ static void build_head(struct app *a, struct detail_view *d)
 	if (a->nsources > 1)
 		snprintf(where, sizeof(where), " on source %.64s",
 		         app_source_name(a, app_site_index(a, &d->base)));
-	snprintf(line, sizeof(line), "%s event %s%s%s", def->key, d->event_no, where,
-	         deleted && strcmp(deleted, "0") != 0 ? "  [DELETED]" : "");
+	snprintf(line, sizeof(line), "%s event %s%s%s%s", def->key, d->event_no, where,
+	         deleted && strcmp(deleted, "0") != 0 ? "  [DELETED]" : "",
+	         d->unmasked ? "  [IN THE CLEAR, audited]" : "");
 	add_head(d, deleted && strcmp(deleted, "0") != 0 ? EV_STYLE_DELETED : EV_STYLE_TITLE, line);
 	if (d->changes[0])
 		add_head(d, EV_STYLE_CHANGED, d->changes);
@@ -639,6 +641,37 @@ static bool detail_allows(struct app *a, struct view *v, enum ev_ui_action act)
 	return st != NULL && ui_action_allowed(act, d->table, atoi(st));
 }
 
+static const struct view_ops detail_ops;
+
+/* The reason typed after U: audited, then the event is read again in the clear. */
+static void unmask_done(struct app *a, const char *text)
+{
+	struct view *v = app_top(a);
+	struct ev_error err = {0};
+	if (v == NULL || v->ops != &detail_ops)
+		return;
+	struct detail_view *d = (struct detail_view *)v;
+	const char *no = d->row ? ev_rowset_get(d->row, 0, "event_no") : NULL;
+	int site = app_site_index(a, v);
+	if (text[0] == '\0') {
+		app_message(a, EV_STYLE_NORMAL, "unmask: no reason given; nothing shown");
+		return;
+	}
+	if (ev_guard_reason_check(text, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "unmask: %s; nothing shown", err.msg);
+		return;
+	}
+	if (app_unmask_audit(a, site, app_table_name(a, site, d->table), no ? no : d->event_no,
+	                     text, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "unmask refused: %s (it is audited there first)",
+		            err.msg);
+		return;
+	}
+	d->unmasked = true;
+	app_message(a, EV_STYLE_WARNING, "shown in the clear (audited); leaving the pane masks it");
+	detail_refresh(a, v);
+}
+
 static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct detail_view *d = (struct detail_view *)v;
@@ -686,6 +719,16 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 			ev_jsonview_fold_all(d->headers, act == EV_UA_FOLD_ALL);
 		if (d->cursor >= total_lines(d))
 			d->cursor = total_lines(d) - 1;
+		break;
+	case EV_UA_UNMASK:
+		if (d->row == NULL)
+			break;
+		if (d->unmasked || ui_mask_for(a, app_site_index(a, v)) == NULL) {
+			app_message(a, EV_STYLE_NORMAL,
+			            "unmask: this event is shown in the clear already");
+			break;
+		}
+		app_prompt(a, "why is it needed in the clear (audited): ", "", unmask_done);
 		break;
 	case EV_UA_SEARCH:
 		app_prompt(a, "search: ", "", search_done);
