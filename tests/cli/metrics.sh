@@ -405,7 +405,8 @@ usage() { # usage DESCRIPTION PATTERN ARGS...
 	d=$1
 	p=$2
 	shift 2
-	"$evtop" --defaults-file="$cnf" metrics "$@" >"$dir/u.out" 2>&1
+	# A usage error exits at once; should one be missed, the exporter must not serve forever.
+	timeout 30 "$evtop" --defaults-file="$cnf" metrics "$@" >"$dir/u.out" 2>&1
 	rc=$?
 	if [ $rc = 2 ] && grep -q -- "$p" "$dir/u.out"; then ok "$d"; else not_ok "$d: exit $rc: $(cat "$dir/u.out")"; fi
 }
@@ -417,10 +418,13 @@ usage "a password in the clear in the basic-auth file" "crypt(3) hash" --listen 
 usage "--tls-cert without --tls-key" "go together" --listen "127.0.0.1:$(free_port)" --tls-cert "$dir/cert.pem"
 usage "--once with --listen" "does not go with --listen" --once --listen "127.0.0.1:9"
 usage "a bad --interval" "interval" --interval 0s --once
-bp=$(free_port)
-python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',$bp)); s.listen(); time.sleep(5)" &
+# The port is held by a listener that chose it itself (port 0), so no other test can take it
+# between the choice and the bind.
+: >"$dir/held.port"
+python3 -c "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(20)" >"$dir/held.port" &
 hp=$!
-sleep 0.5
+wait_for 10 test -s "$dir/held.port"
+bp=$(cat "$dir/held.port")
 usage "a port in use" "cannot listen" --listen "127.0.0.1:$bp"
 kill $hp 2>/dev/null
 wait $hp 2>/dev/null
