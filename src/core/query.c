@@ -1513,7 +1513,9 @@ void ev_list_search_fold(const struct ev_query *q, struct ev_rowset **rsp,
 
 	*examined = 0;
 	memset(stop, 0, sizeof(*stop));
-	if (!q->search || rs == NULL || rs->ncols < 3)
+	/* Folded once: a page already folded has no _hit column left. */
+	if (!q->search || rs == NULL || rs->ncols < 3 ||
+	    strcmp(rs->cols[rs->ncols - 1].name, "_hit") != 0)
 		return;
 	size_t nc = rs->ncols - 3;
 	const char *names[64];

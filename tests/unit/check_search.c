@@ -253,6 +253,13 @@ START_TEST(fold_matches_and_the_stop)
 	ck_assert_uint_eq(rs->ncols, 3);
 	ck_assert_uint_eq(rs->nrows, 1);
 	ck_assert_str_eq(ev_rowset_get(rs, 0, "id"), "7");
+	/* Folding a folded page again changes nothing. */
+	unsigned long long again = 1;
+	struct ev_cursor again_stop;
+	ev_list_search_fold(q, &rs, &again, &again_stop);
+	ck_assert_uint_eq(rs->ncols, 3);
+	ck_assert_uint_eq(rs->nrows, 1);
+	ck_assert_uint_eq(again, 0);
 	ck_assert(pg.search && pg.more && pg.stopped);
 	ck_assert_uint_eq(pg.examined, 100);
 	ck_assert(pg.next.set && pg.next.has_mid);
