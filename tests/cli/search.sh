@@ -808,4 +808,21 @@ evs list failed --table message --filter 'headers."x-tenant"=T1'
 q -e "DROP DATABASE IF EXISTS \`$db2\`"
 check "the second database dropped" [ "$(q -e "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '$db2'")" = 0 ]
 trap - EXIT
+
+# The statement time limit stops a search as any list read: the table held by another session,
+# the search's statement is ended by the server at --statement-timeout, said, exit 3.
+q -e "LOCK TABLES biz_outbox_event WRITE; SELECT SLEEP(6)" >/dev/null 2>&1 &
+holder=$!
+# Until the holder has the lock (it sleeps inside it).
+i=0
+while [ $i -lt 50 ] && [ "$(q -e "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(6)'")" != 1 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+ev list failed --table outbox --statement-timeout 500ms --filter 'payload.rare=yes'
+kill $holder 2>/dev/null
+wait $holder 2>/dev/null
+[ $rc -eq 3 ] && [ ! -s "$dir/out" ] && grep -q "list.failed stopped by the server's statement time limit (500 ms)" "$dir/err" &&
+	ok "the statement time limit stops a search: said, exit 3, nothing listed" ||
+	{ not_ok "the statement time limit stops a search (exit $rc)"; diag <"$dir/err"; }
 tap_done
