@@ -55,11 +55,11 @@ static int audit_unmask(const struct ev_opts *o, struct ev_rowset *const *res,
 	struct ev_error err = {0};
 	struct ev_audit_log log = {.fd = -1};
 	struct ev_audit_ident ident = {0};
-	char *path = ev_audit_log_default_path();
 	int rc = 0;
 
 	if (o->unmask == NULL)
 		return 0;
+	char *path = ev_audit_log_default_path();
 	if (path == NULL || ev_audit_log_open(&log, path, &err) < 0) {
 		fprintf(stderr,
 		        "evtop: --unmask refused: %s (showing data in the clear is audited "
