@@ -577,11 +577,11 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 			o->cfg.high_retry_min = (int)v;
 			break;
 		case OPT_SEARCH_CAP:
-			if (ev_parse_int(optarg, 100, 10000000, &v) < 0)
+			if (ev_parse_int(optarg, EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX, &v) < 0)
 				return ev_error_set(
 				        err, EV_ERR_USAGE,
-				        "--search-cap: expected 100..10000000, got '%.20s'",
-				        optarg);
+				        "--search-cap: expected %lld..%lld, got '%.20s'",
+				        EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX, optarg);
 			o->cfg.search_cap = (int)v;
 			break;
 		case OPT_STATEMENT_TIMEOUT:

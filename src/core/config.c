@@ -10,6 +10,7 @@
 
 #include "core/files.h"
 #include "core/model.h"
+#include "core/query.h"
 #include "core/text.h"
 
 #include <assert.h>
@@ -77,7 +78,7 @@ static const struct setting settings[] = {
         G("write_timeout", K_SEC, write_timeout_s, MS_SEC, 10 * MS_MIN),
         G("high_retry", K_INT, high_retry_min, 1, 1000000),
         G("page_size", K_INT, page_size, 1, 1000),
-        G("search_cap", K_INT, search_cap, 100, 10000000),
+        G("search_cap", K_INT, search_cap, EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX),
         G("lag_warning", K_SEC, lag_warning_s, MS_SEC, MS_DAY),
         G("mirror", K_BOOL, mirror, 0, 0),
         G("mirror_rows", K_INT, mirror_rows, 1000, 100000000),
@@ -545,7 +546,7 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->read_timeout_s = 15;
 	cfg->write_timeout_s = 5;
 	cfg->high_retry_min = 3;
-	cfg->search_cap = 100000;
+	cfg->search_cap = (int)EV_SEARCH_CAP_DEFAULT;
 	cfg->page_size = 100;
 	cfg->lag_warning_s = 10;
 	cfg->mirror = true;

@@ -247,8 +247,10 @@ struct ev_list_req {
 	bool reverse;                   /* the list's order reversed (the index serves both) */
 };
 
-#define EV_PAGE_MAX           1000
+#define EV_PAGE_MAX 1000
+/* Payload terms: candidates examined a page (search_cap, --search-cap). */
 #define EV_SEARCH_CAP_DEFAULT 100000LL
+#define EV_SEARCH_CAP_MIN     100LL
 #define EV_SEARCH_CAP_MAX     10000000LL
 
 /* Build the query for one page of a list. The query asks for limit + 1 rows so the caller
