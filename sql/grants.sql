@@ -7,6 +7,8 @@ CREATE USER 'evtop_watch'@'%' IDENTIFIED BY 'change-me';
 GRANT SELECT ON events.biz_message_event TO 'evtop_watch'@'%';
 GRANT SELECT ON events.biz_outbox_event TO 'evtop_watch'@'%';
 GRANT SELECT ON events.evtop_audit TO 'evtop_watch'@'%';
+-- Personal data shown in the clear (--unmask, the console's U) is recorded here (doc/privacy.md).
+GRANT INSERT ON events.evtop_access_log TO 'evtop_watch'@'%';
 GRANT REPLICA MONITOR ON *.* TO 'evtop_watch'@'%';
 
 -- A compensating account: also UPDATE on exactly the columns the operator actions write
@@ -15,6 +17,7 @@ CREATE USER 'evtop_ops'@'%' IDENTIFIED BY 'change-me';
 GRANT SELECT ON events.biz_message_event TO 'evtop_ops'@'%';
 GRANT SELECT ON events.biz_outbox_event TO 'evtop_ops'@'%';
 GRANT SELECT, INSERT ON events.evtop_audit TO 'evtop_ops'@'%';
+GRANT INSERT ON events.evtop_access_log TO 'evtop_ops'@'%';
 GRANT UPDATE (event_status, retry_count, max_retry_count, next_retry_time, fail_reason,
               version, update_time)
     ON events.biz_message_event TO 'evtop_ops'@'%';

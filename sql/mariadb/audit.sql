@@ -1,4 +1,4 @@
--- evtop: the audit table. When it exists, every operator write adds one row here in the same
+-- evtop: the audit tables. evtop_audit: when it exists, every operator write adds one row here in the same
 -- transaction as the guarded UPDATE it records (PRODUCT.md section 2, "Audit").
 -- The same record also goes to the local JSON-lines audit file; see doc/actions.md.
 
@@ -28,3 +28,28 @@ CREATE TABLE evtop_audit (
     KEY idx_table_event (table_name, event_id),
     KEY idx_event_no (event_no)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci COMMENT='evtop operator actions';
+
+-- evtop: the access log. When it exists and the account may INSERT into it, every showing of
+-- masked personal data in the clear (--unmask, the console's U) adds one row per event shown,
+-- written before the data is shown; the same record always goes to the local audit file
+-- (doc/privacy.md). evtop_audit's per-change columns do not fit a read, hence a table of its
+-- own. A watching account needs only INSERT here (sql/grants.sql).
+
+CREATE TABLE evtop_access_log (
+    id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT COMMENT 'access row id',
+    access_time DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3) COMMENT 'server time of the showing',
+    source VARCHAR(64) NOT NULL COMMENT 'evtop source name (server or shard)',
+    os_user VARCHAR(64) NOT NULL COMMENT 'operating-system user running evtop',
+    sudo_user VARCHAR(64) DEFAULT NULL COMMENT 'SUDO_USER, when run through sudo',
+    ssh_connection VARCHAR(128) DEFAULT NULL COMMENT 'SSH_CONNECTION of the session',
+    operator VARCHAR(128) DEFAULT NULL COMMENT 'operator or ticket id (--operator)',
+    db_user VARCHAR(288) NOT NULL COMMENT 'CURRENT_USER() of the connection',
+    table_name VARCHAR(64) NOT NULL COMMENT 'event table read',
+    event_no VARCHAR(64) NOT NULL COMMENT 'event_no of an event shown in the clear',
+    action VARCHAR(16) NOT NULL COMMENT 'unmask',
+    shown_count INT UNSIGNED NOT NULL COMMENT 'events shown in the clear by the same use',
+    reason VARCHAR(1000) NOT NULL COMMENT 'why the operator needed the clear text',
+    PRIMARY KEY (id),
+    KEY idx_access_time (access_time),
+    KEY idx_event_no (event_no)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci COMMENT='evtop: personal data shown in the clear';

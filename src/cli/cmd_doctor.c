@@ -335,6 +335,21 @@ static void check_audit(struct ev_session *s, const struct ev_doc_server *srv,
 	}
 	ev_doctor_check_audit(rep, &a);
 	free(msg);
+	msg = NULL;
+	a.access_log = -1;
+	rs = run(s, ev_doctor_query_access_log_exists(), &err);
+	if (rs != NULL && rs->nrows > 0 && ev_rowset_cell(rs, 0, 0)->s != NULL)
+		a.access_log = atoll(ev_rowset_cell(rs, 0, 0)->s) > 0 ? 1 : 0;
+	ev_rowset_free(&rs);
+	if (a.access_log == 1) {
+		int rc = probe(s, ev_doctor_query_access_log_probe(), &msg);
+		if (rc == 1)
+			a.access_log_denied = msg;
+		else if (rc < 0)
+			a.access_log_error = msg;
+	}
+	ev_doctor_check_access_log(rep, &a);
+	free(msg);
 }
 
 static void check_replica(struct ev_session *s, const struct ev_doc_server *srv,

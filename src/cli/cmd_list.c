@@ -9,6 +9,7 @@
 #include "core/format.h"
 #include "core/rowmask.h"
 #include "core/text.h"
+#include "db/action.h"
 #include "db/conn.h"
 
 #include <errno.h>
@@ -46,11 +47,82 @@ static void mask_read(const struct ev_opts *o, const struct ev_source *src, stru
 		ev_mask_rowset(&o->cfg.mask, rs);
 }
 
+/* The events of rs that source fs read (rows merged from several sources name theirs). */
+static const char **rows_of(bool merged, const struct ev_fan_src *fs, const struct ev_rowset *rs,
+                            size_t *n)
+{
+	const char **nos = ev_xcalloc(rs->nrows + 1, sizeof(*nos));
+	*n = 0;
+	for (size_t r = 0; r < rs->nrows; r++) {
+		const char *from = merged ? ev_rowset_get(rs, r, "source") : NULL;
+		if (merged && (from == NULL || strcmp(from, fs->src->name) != 0))
+			continue;
+		const char *no = ev_rowset_get(rs, r, "event_no");
+		nos[(*n)++] = no ? no : "";
+	}
+	return nos;
+}
+
+/* --unmask's record in evtop_access_log on each source's primary, after the local file's:
+ * where the table exists and the account may INSERT into it. res holds the rows of source
+ * `only`, or with only NULL the rows of every source of f. What cannot be written there is
+ * said on stderr (the local file holds the record, so the data is still shown). */
+static void access_log_unmask(const struct ev_opts *o, struct ev_fan *f,
+                              const struct ev_fan_src *only, struct ev_audit_who *who,
+                              struct ev_rowset *const *res, const enum ev_table_kind *kinds, int n)
+{
+	if (o->cfg.read_only) {
+		fputs("evtop: note: --unmask recorded in the local audit file only (read-only: "
+		      "evtop_access_log is not written)\n",
+		      stderr);
+		return;
+	}
+	for (int k = 0; k < f->n; k++) {
+		struct ev_fan_src *fs = &f->v[k];
+		struct ev_conn *primary = NULL;
+		struct ev_error err = {0};
+		if (!fs->up || (only != NULL && fs != only))
+			continue;
+		who->source = fs->src->name ? fs->src->name : "default";
+		for (int i = 0; i < n; i++) {
+			const struct ev_rowset *rs = res[kinds[i]];
+			size_t m = 0;
+			if (rs == NULL || rs->nrows == 0)
+				continue;
+			const char **nos = rows_of(only == NULL && f->multi, fs, rs, &m);
+			int rc = 1;
+			if (m > 0 && primary == NULL && fs->on_replica) {
+				/* Reads came from the replica; the record goes to the primary. */
+				primary = ev_conn_new(fs->src, &o->cfg);
+				if (o->password != NULL)
+					ev_conn_set_password(primary, o->password);
+				rc = ev_conn_connect(primary, &err) < 0 ? -1 : 1;
+			}
+			if (m > 0 && rc == 1)
+				rc = ev_access_log_write(primary ? primary : fs->s.conn, who,
+				                         ev_opts_table_name(&fs->o, kinds[i]),
+				                         o->unmask, nos, m, &err);
+			if (rc < 0) {
+				char *clean = ev_text_sanitize(err.msg, strlen(err.msg));
+				fprintf(stderr,
+				        "evtop: note: %s%s--unmask recorded in the local audit "
+				        "file only: "
+				        "%s\n",
+				        f->multi ? fs->src->name : "", f->multi ? ": " : "", clean);
+				free(clean);
+			}
+			free(nos);
+		}
+		ev_conn_free(&primary);
+	}
+}
+
 /* --unmask: the local audit file records who showed which events in the clear and why, before
- * anything is shown (res[t]: what each table's output will hold). -1 (said on stderr) when it
- * cannot: then nothing is shown. */
-static int audit_unmask(const struct ev_opts *o, struct ev_rowset *const *res,
-                        const enum ev_table_kind *kinds, int n)
+ * anything is shown (res[t]: what each table's output will hold), and then, where it exists,
+ * evtop_access_log on the sources' primaries. -1 (said on stderr) when the local file cannot
+ * be written: then nothing is shown. */
+static int audit_unmask(const struct ev_opts *o, struct ev_fan *f, const struct ev_fan_src *only,
+                        struct ev_rowset *const *res, const enum ev_table_kind *kinds, int n)
 {
 	struct ev_error err = {0};
 	struct ev_audit_log log = {.fd = -1};
@@ -98,6 +170,8 @@ static int audit_unmask(const struct ev_opts *o, struct ev_rowset *const *res,
 		free(nos);
 	}
 	ev_audit_log_close(&log);
+	if (rc == 0)
+		access_log_unmask(o, f, only, &who, res, kinds, n);
 	ev_audit_ident_clear(&ident);
 	return rc;
 }
@@ -516,7 +590,7 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		free(x.parts);
 	}
 	free(mc);
-	if (audit_unmask(o, res, kinds, n) < 0) {
+	if (audit_unmask(o, &f, NULL, res, kinds, n) < 0) {
 		for (int t = 0; t < EV_TABLE_COUNT; t++) {
 			ev_rowset_free(&res[t]);
 			free(next[t]);
@@ -725,7 +799,7 @@ int ev_cmd_show(int argc, char **argv)
 				if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) == 0) {
 					mask_read(&fs->o, fs->src, rs);
 					one[t] = rs;
-					refused = audit_unmask(&o, one, &t, 1) < 0;
+					refused = audit_unmask(&o, &f, fs, one, &t, 1) < 0;
 				}
 				if (rs == NULL) {
 					report_source(&f, fs);

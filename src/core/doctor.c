@@ -343,14 +343,39 @@ struct ev_query *ev_doctor_query_audit_probe(void)
 	        0, NULL, 0);
 }
 
-struct ev_query *ev_doctor_query_audit_exists(void)
+/* One row: does the table `name` (a fixed name of evtop's) exist in the current database. */
+static struct ev_query *own_table_exists(const char *qname, const char *name)
 {
 	static const char *const names[] = {"n"};
-	return text_query("doctor.audit_exists",
-	                  ev_xstrdup("/* evtop:doctor.audit_exists */ SELECT COUNT(*) FROM "
-	                             "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
-	                             "AND TABLE_NAME = 'evtop_audit' LIMIT 1"),
+	return text_query(qname,
+	                  ev_xasprintf("/* evtop:%s */ SELECT COUNT(*) FROM "
+	                               "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+	                               "AND TABLE_NAME = '%s' LIMIT 1",
+	                               qname, name),
 	                  N(names), names, 1);
+}
+
+struct ev_query *ev_doctor_query_audit_exists(void)
+{
+	return own_table_exists("doctor.audit_exists", "evtop_audit");
+}
+
+struct ev_query *ev_doctor_query_access_log_exists(void)
+{
+	return own_table_exists("doctor.access_log_exists", "evtop_access_log");
+}
+
+struct ev_query *ev_doctor_query_access_log_probe(void)
+{
+	/* Every column evtop's access-log INSERT names (core/guard.c). */
+	return text_query(
+	        "doctor.access_log_probe",
+	        ev_xstrdup("/* evtop:doctor.access_log_probe */ INSERT INTO "
+	                   "`evtop_access_log` (access_time, source, os_user, sudo_user, "
+	                   "ssh_connection, operator, db_user, table_name, event_no, "
+	                   "action, shown_count, reason) SELECT NOW(3), '', '', NULL, NULL, "
+	                   "NULL, '', '', '', '', 0, '' FROM DUAL WHERE 1 = 0"),
+	        0, NULL, 0);
 }
 
 struct ev_query *ev_doctor_query_replica(const struct ev_server_version *v)
@@ -1496,6 +1521,53 @@ void ev_doctor_check_access(struct ev_doc_report *r, enum ev_table_kind t,
 	ev_buf_free(&cols);
 	ev_buf_free(&qcols);
 	free(qt);
+	free(db);
+	free(who);
+}
+
+void ev_doctor_check_access_log(struct ev_doc_report *r, const struct ev_doc_access *a)
+{
+	char *who = ev_doctor_grantee(a->user);
+	char *db = ev_query_quote_ident(a->database ? a->database : "DB");
+	char *grant = ev_xasprintf("GRANT INSERT ON %s.`evtop_access_log` TO %s", db, who);
+
+	if (a->access_log < 0) {
+		ev_doc_add(r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log", NULL,
+		           NULL, "access log: could not tell whether evtop_access_log exists");
+	} else if (a->access_log == 0) {
+		char *fix = ev_xasprintf("create it with sql/%s/audit.sql (CREATE TABLE "
+		                         "evtop_access_log ...), then %s",
+		                         a->flavour == EV_FLAVOUR_MARIADB ? "mariadb" : "mysql8",
+		                         grant);
+		ev_doc_add(
+		        r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log",
+		        "data shown in the clear (--unmask, U) is recorded in the local audit file "
+		        "only",
+		        fix,
+		        "access log: no evtop_access_log table visible to the account %s (there "
+		        "is none, or it has no privilege on it)",
+		        a->user);
+		free(fix);
+	} else if (a->access_log_error != NULL) {
+		ev_doc_add(
+		        r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log", NULL, NULL,
+		        "access log: could not check the INSERT into evtop_access_log: %s (does it "
+		        "match sql/*/audit.sql?)",
+		        a->access_log_error);
+	} else if (a->access_log_denied != NULL) {
+		ev_doc_add(
+		        r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log",
+		        "data shown in the clear (--unmask, U) is recorded in the local audit file "
+		        "only",
+		        grant,
+		        "access log: evtop_access_log exists but the account %s may not INSERT "
+		        "into it: %s",
+		        a->user, a->access_log_denied);
+	} else {
+		ev_doc_add(r, EV_DOC_OK, "privileges", "access-log", "evtop_access_log", NULL, NULL,
+		           "access log: INSERT into evtop_access_log");
+	}
+	free(grant);
 	free(db);
 	free(who);
 }

@@ -126,6 +126,9 @@ struct ev_query *ev_doctor_query_select_probe(const char *table_name, const char
 struct ev_query *ev_doctor_query_audit_probe(void);
 /* One row: does evtop_audit exist in the current database (a count). */
 struct ev_query *ev_doctor_query_audit_exists(void);
+/* The same two for evtop_access_log (doc/privacy.md): its INSERT prepared only, and a count. */
+struct ev_query *ev_doctor_query_access_log_probe(void);
+struct ev_query *ev_doctor_query_access_log_exists(void);
 /* The replica status (SHOW REPLICA STATUS where the server knows it, else SHOW SLAVE STATUS):
  * at most one row per replication channel; an account that may not read it gets error 1227. */
 struct ev_query *ev_doctor_query_replica(const struct ev_server_version *v);
@@ -242,14 +245,17 @@ void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const c
 struct ev_doc_access {
 	const char *table_name;
 	const char *database;
-	const char *user;          /* CURRENT_USER(): 'user@host' */
-	const char *select_denied; /* NULL = may read; else the server's message */
-	bool update_checked;       /* the UPDATE probe was prepared */
-	const char *update_denied; /* NULL = may write the action columns; else why */
-	const char *update_error;  /* the probe failed for another reason (not checked) */
-	int audit;                 /* evtop_audit: 1 exists, 0 does not, -1 unknown */
-	const char *audit_denied;  /* NULL = may INSERT into evtop_audit */
-	const char *audit_error;   /* the INSERT probe failed for another reason */
+	const char *user;              /* CURRENT_USER(): 'user@host' */
+	const char *select_denied;     /* NULL = may read; else the server's message */
+	bool update_checked;           /* the UPDATE probe was prepared */
+	const char *update_denied;     /* NULL = may write the action columns; else why */
+	const char *update_error;      /* the probe failed for another reason (not checked) */
+	int audit;                     /* evtop_audit: 1 exists, 0 does not, -1 unknown */
+	const char *audit_denied;      /* NULL = may INSERT into evtop_audit */
+	const char *audit_error;       /* the INSERT probe failed for another reason */
+	int access_log;                /* evtop_access_log: 1 exists, 0 does not, -1 unknown */
+	const char *access_log_denied; /* NULL = may INSERT into evtop_access_log */
+	const char *access_log_error;  /* its INSERT probe failed for another reason */
 	enum ev_flavour flavour;
 };
 
@@ -259,6 +265,9 @@ void ev_doctor_check_access(struct ev_doc_report *r, enum ev_table_kind t,
                             const struct ev_doc_access *a);
 /* The evtop_audit finding (once, group "privileges"). */
 void ev_doctor_check_audit(struct ev_doc_report *r, const struct ev_doc_access *a);
+/* The evtop_access_log finding (once, group "privileges"): never worse than INFO, as the local
+ * audit file records every unmasking whatever it says. */
+void ev_doctor_check_access_log(struct ev_doc_report *r, const struct ev_doc_access *a);
 
 /* The replica-lag check (group "privileges"): err_code 0 = readable (nrows channels; lag the
  * first channel's Seconds_Behind_Master, NULL when replication is stopped or the server is no

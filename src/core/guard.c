@@ -1018,6 +1018,36 @@ struct ev_query *ev_guard_query_audit_insert(const struct ev_audit_rec *r)
 	return q;
 }
 
+struct ev_query *ev_guard_query_access_insert(const struct ev_audit_who *w, const char *table_name,
+                                              const char *reason, const char *const *event_nos,
+                                              size_t n, size_t shown_count)
+{
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	struct ev_buf sql = {0};
+
+	q->name = "unmask.access_log";
+	ev_buf_adds(&sql, "/* evtop:unmask.access_log */ INSERT INTO `evtop_access_log` "
+	                  "(access_time, source, os_user, sudo_user, ssh_connection, operator, "
+	                  "db_user, table_name, event_no, action, shown_count, reason) VALUES ");
+	for (size_t i = 0; i < n; i++) {
+		ev_buf_adds(&sql, i ? ", " : "");
+		ev_buf_adds(&sql, "(NOW(3), ?, ?, NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''), "
+		                  "CURRENT_USER(), ?, ?, 'unmask', ?, ?)");
+		add_text_cut(q, w->source ? w->source : "default", 64);
+		add_text_cut(q, w->os_user ? w->os_user : "?", 64);
+		add_text_cut(q, w->sudo_user, 64);
+		add_text_cut(q, w->ssh_connection, 128);
+		add_text_cut(q, w->operator_id, 128);
+		add_text_cut(q, table_name, 64);
+		add_text_cut(q, event_nos[i] ? event_nos[i] : "", 64);
+		ev_query_add_uint(q, shown_count);
+		add_text_cut(q, reason, EV_GUARD_REASON_MAX);
+	}
+	q->sql = ev_buf_steal(&sql);
+	q->limit = (long)n;
+	return q;
+}
+
 struct ev_query *ev_guard_query_audit_find(const struct ev_guard *g,
                                            const struct ev_guard_row *seen,
                                            const struct ev_audit_who *who)

@@ -207,6 +207,14 @@ char *ev_audit_unmask_line(const char *time, const struct ev_audit_who *who, con
  * the same transaction as the UPDATE). Nullable values are bound as text and turned into NULL
  * by NULLIF(?, '') (after_status: NULLIF(?, -1)). */
 struct ev_query *ev_guard_query_audit_insert(const struct ev_audit_rec *r);
+/* The INSERT into evtop_access_log (sql/.../audit.sql) of one row per event shown in the clear:
+ * event_nos[0..n) of a showing of shown_count events in all (written in batches of at most
+ * EV_ACCESS_LOG_BATCH rows), db_user the connection's CURRENT_USER(), action "unmask". */
+#define EV_ACCESS_LOG_BATCH 100
+struct ev_query *ev_guard_query_access_insert(const struct ev_audit_who *who,
+                                              const char *table_name, const char *reason,
+                                              const char *const *event_nos, size_t n,
+                                              size_t shown_count);
 /* One count: the evtop_audit rows recording g applied to the row as seen by this operator
  * from this source (the same transaction as the UPDATE wrote it, so it is proof the write
  * committed; another evtop's record of the same change, on another node, is not). */

@@ -436,3 +436,38 @@ void ev_action_outcome_clear(struct ev_action_outcome *out)
 	ev_guard_row_clear(&out->now);
 	memset(out, 0, sizeof(*out));
 }
+
+int ev_access_log_write(struct ev_conn *c, const struct ev_audit_who *who, const char *table_name,
+                        const char *reason, const char *const *event_nos, size_t n,
+                        struct ev_error *err)
+{
+	struct ev_error e = {0};
+	if (n == 0)
+		return 1;
+	if (ev_conn_begin(c, &e) < 0)
+		goto failed;
+	for (size_t at = 0; at < n; at += EV_ACCESS_LOG_BATCH) {
+		size_t k = n - at < EV_ACCESS_LOG_BATCH ? n - at : EV_ACCESS_LOG_BATCH;
+		struct ev_query *q =
+		        ev_guard_query_access_insert(who, table_name, reason, event_nos + at, k, n);
+		unsigned long long affected = 0;
+		int rc = ev_conn_write(c, q, &affected, &e);
+		ev_query_free(&q);
+		if (rc < 0) {
+			ev_conn_rollback(c);
+			if (e.code == EV_ERR_SCHEMA) /* no such table (db/conn.c) */
+				return 0;
+			goto failed;
+		}
+	}
+	if (ev_conn_commit(c, &e) == 0)
+		return 1;
+failed:
+	if (is_denied(e.code))
+		ev_error_set(err, e.code,
+		             "the account %s may not INSERT into evtop_access_log (%s)",
+		             ev_conn_user(c), e.msg);
+	else
+		ev_error_set(err, e.code, "evtop_access_log not written: %s", e.msg);
+	return -1;
+}

@@ -88,4 +88,14 @@ enum ev_action_point {
 typedef int (*ev_action_fault_fn)(enum ev_action_point point, struct ev_conn *c, void *arg);
 void ev_action_set_fault(ev_action_fault_fn fn, void *arg);
 
+/* Record in evtop_access_log (sql/.../audit.sql) that the events event_nos[0..n) of table_name
+ * were shown in the clear for reason: one row each, in batches of one transaction, on c (a
+ * source's primary). Returns 1 when written, 0 when the table does not exist (the local audit
+ * file is then the record), or -1 with err saying why it could not be written (the account
+ * may not INSERT into it, the server is read-only, it was lost): the caller says so and goes
+ * on, as the local file has the record already. */
+int ev_access_log_write(struct ev_conn *c, const struct ev_audit_who *who, const char *table_name,
+                        const char *reason, const char *const *event_nos, size_t n,
+                        struct ev_error *err);
+
 #endif

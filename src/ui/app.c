@@ -9,6 +9,7 @@
 #include "core/files.h"
 #include "core/refresh.h"
 #include "core/text.h"
+#include "db/action.h"
 #include "ui/term.h"
 
 #include <curses.h>
@@ -730,12 +731,66 @@ int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err)
 	return rc;
 }
 
+/* The console's record in evtop_access_log of an event shown in the clear (U), on the
+ * source's primary: its own copies of what it writes. */
+struct access_arg {
+	char *source, *os_user, *sudo_user, *ssh, *operator_id, *table_name, *event_no, *reason;
+};
+
+static char *dup_or_null(const char *s)
+{
+	return s ? ev_xstrdup(s) : NULL;
+}
+
+static void free_access_arg(void *p)
+{
+	struct access_arg *x = p;
+	free(x->source);
+	free(x->os_user);
+	free(x->sudo_user);
+	free(x->ssh);
+	free(x->operator_id);
+	free(x->table_name);
+	free(x->event_no);
+	free(x->reason);
+	free(x);
+}
+
+static int access_log_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
+{
+	const struct access_arg *x = job->arg;
+	struct ev_audit_who who = {
+	        .source = x->source,
+	        .os_user = x->os_user,
+	        .sudo_user = x->sudo_user,
+	        .ssh_connection = x->ssh,
+	        .operator_id = x->operator_id,
+	};
+	const char *nos[] = {x->event_no};
+	return ev_access_log_write(c, &who, x->table_name, x->reason, nos, 1, err) < 0 ? -1 : 0;
+}
+
+/* The outcome of access_log_job: said only when the record is in the local file alone for a
+ * reason the operator should hear (the table missing is the setup's choice, said in
+ * doc/privacy.md). */
+static bool access_log_result(struct app *a, struct ev_job *j)
+{
+	if (j->fn != access_log_job)
+		return false;
+	if (j->rc < 0)
+		app_message(a, EV_STYLE_WARNING,
+		            "shown in the clear, recorded in the local audit file only: %s",
+		            j->err.msg);
+	return true;
+}
+
 int app_unmask_audit(struct app *a, int site, const char *table_name, const char *event_no,
                      const char *reason, struct ev_error *err)
 {
 	struct ev_audit_log log = {.fd = -1};
+	int index = site >= 0 ? site : a->cur_source;
 	struct ev_audit_who who = {
-	        .source = app_source_name(a, site >= 0 ? site : a->cur_source),
+	        .source = app_source_name(a, index),
 	        .os_user = a->ident.os_user,
 	        .sudo_user = a->ident.sudo_user,
 	        .ssh_connection = a->ident.ssh_connection,
@@ -753,7 +808,21 @@ int app_unmask_audit(struct app *a, int site, const char *table_name, const char
 	                 : ev_audit_log_append(&log, line, err);
 	ev_audit_log_close(&log);
 	free(line);
-	return rc;
+	if (rc < 0 || a->cfg->read_only)
+		return rc; /* read-only: no writes at all, the local file is the record */
+	struct access_arg *x = ev_xcalloc(1, sizeof(*x));
+	x->source = dup_or_null(who.source);
+	x->os_user = dup_or_null(who.os_user);
+	x->sudo_user = dup_or_null(who.sudo_user);
+	x->ssh = dup_or_null(who.ssh_connection);
+	x->operator_id = dup_or_null(who.operator_id);
+	x->table_name = dup_or_null(table_name);
+	x->event_no = dup_or_null(event_no);
+	x->reason = dup_or_null(reason);
+	/* A tag of no view: leaving the pane never cancels the record. */
+	ev_worker_submit(app_site_at(a, index)->wwrite,
+	                 ev_job_new(-1, 0, access_log_job, x, free_access_arg));
+	return 0;
 }
 
 /* C on the dashboard, :clock-ok alone: ask why (when there is something to allow). */
@@ -993,7 +1062,7 @@ static void drain_results(struct app *a, struct ev_worker *w)
 	struct ev_job *j;
 	ev_worker_drain_fd(w);
 	while ((j = ev_worker_take(w)) != NULL) {
-		if (lag_result(a, j)) {
+		if (lag_result(a, j) || access_log_result(a, j)) {
 			ev_job_free(&j);
 			continue;
 		}

@@ -203,14 +203,25 @@ has "the message table's columns" "fix:    GRANT UPDATE (\`event_status\`, \`ret
 has "no INSERT into evtop_audit" "WARN  audit: evtop_audit exists but the account ${ro}@localhost may not INSERT into it"
 has "replica lag unreadable" "WARN  replica lag not readable"
 has "... with its GRANT" "fix:    GRANT REPLICA MONITOR ON *.* TO '${ro}'@'localhost'"
+has "no privilege on evtop_access_log: INFO, it is invisible" "INFO  access log: no evtop_access_log table visible to the account ${ro}@localhost (there is none, or it has no privilege on it)"
+has "... how to create and grant it" "fix:    create it with sql/mariadb/audit.sql (CREATE TABLE evtop_access_log ...), then GRANT INSERT ON \`$db\`.\`evtop_access_log\` TO '${ro}'@'localhost'"
+sql -e "GRANT SELECT ON \`$db\`.evtop_access_log TO '${ro}'@'localhost'"
+doctor_ro
+has "SELECT but no INSERT on evtop_access_log: INFO, with what it means" "INFO  access log: evtop_access_log exists but the account ${ro}@localhost may not INSERT into it"
+has "... and its GRANT" "fix:    GRANT INSERT ON \`$db\`.\`evtop_access_log\` TO '${ro}'@'localhost'"
 for f in "WARN  compensate: the account ${ro}@localhost may not UPDATE the columns the actions write on biz_outbox_event" \
 	"WARN  compensate: the account ${ro}@localhost may not UPDATE the columns the actions write on biz_message_event" \
-	"WARN  audit: evtop_audit exists" "WARN  replica lag not readable"; do
+	"WARN  audit: evtop_audit exists" "WARN  replica lag not readable" "INFO  access log: evtop_access_log exists"; do
 	apply_fix "$f"
 done
 doctor_ro
 expect 0 "after the GRANTs doctor printed, the account may compensate"
 has "... and says so" "OK    compensate: UPDATE on the action columns of biz_message_event"
+has "... and may write the access log" "OK    access log: INSERT into evtop_access_log"
+sql -D "$db" -e "DROP TABLE evtop_access_log"
+doctor_ro
+has "no evtop_access_log: INFO, how to create it" "INFO  access log: no evtop_access_log table visible to the account"
+has "... the file and the GRANT" "fix:    create it with sql/mariadb/audit.sql (CREATE TABLE evtop_access_log ...), then GRANT INSERT ON"
 
 sql -e "REVOKE SELECT ON \`$db\`.biz_message_event FROM '${ro}'@'localhost'"
 doctor_ro

@@ -142,6 +142,34 @@ ev list failed --table outbox --unmask="INC-42 the list"
 check "list --unmask: exit 0, in the clear" sh -c "[ $rc -eq 0 ] && grep -qF '$phone2' '$dir/out'"
 check "... its audit line names both events" \
 	sh -c "tail -n 1 '$audit' | jq -e '.events == [\"OB-M1\", \"OB-M2\"] and .count == 2' >/dev/null"
+
+# evtop_access_log (sql/mariadb/audit.sql, loaded by the harness): a row per event shown.
+acc() { sql -N -e "SELECT CONCAT_WS('|', event_no, action, shown_count, reason, table_name,
+  IFNULL(operator, '-'), os_user <> '', db_user = CURRENT_USER()) FROM evtop_access_log ${1:-} ORDER BY id"; }
+check "the access log: show's event, then the list's two, with reason and operator" \
+	test "$(acc | tr '\n' ' ')" = "OB-M1|unmask|1|INC-42 call the buyer back|biz_outbox_event|T-7|1|1 OB-M1|unmask|2|INC-42 the list|biz_outbox_event|-|1|1 OB-M2|unmask|2|INC-42 the list|biz_outbox_event|-|1|1 "
+check "... with no note on stderr" sh -c "! grep -q 'local audit file only' '$dir/err'"
+ev show MSG-M1 --table message --unmask="INC-43 'quoted' reason" --read-only
+check "--read-only: --unmask still shows (exit 0)" sh -c "[ $rc -eq 0 ] && grep -qF '$idno' '$dir/out'"
+check "... recorded in the local file only, said" sh -c "grep -q 'local audit file only (read-only' '$dir/err' && tail -n 1 '$audit' | jq -e '.event_no == \"MSG-M1\"' >/dev/null"
+check "... no access-log row" test "$(acc "WHERE event_no = 'MSG-M1'")" = ""
+sql -e "DROP USER IF EXISTS 'evtop_pii_ro'@'localhost'; CREATE USER 'evtop_pii_ro'@'localhost' IDENTIFIED BY 'pw'; GRANT SELECT ON \`$EVTOP_TEST_DB\`.* TO 'evtop_pii_ro'@'localhost'" || exit 99
+ev show MSG-M1 --table message --unmask="INC-44 watch account" -u evtop_pii_ro --password=pw
+check "a SELECT-only account: --unmask still shows (exit 0)" sh -c "[ $rc -eq 0 ] && grep -qF '$idno' '$dir/out'"
+check "... audited locally" sh -c "tail -n 1 '$audit' | jq -e '.event_no == \"MSG-M1\" and .reason == \"INC-44 watch account\"' >/dev/null"
+check "... the note says the account may not INSERT into evtop_access_log" \
+	grep -q 'local audit file only: the account evtop_pii_ro@localhost may not INSERT into evtop_access_log' "$dir/err"
+check "... no access-log row" test "$(acc "WHERE event_no = 'MSG-M1'")" = ""
+sql -e "GRANT INSERT ON \`$EVTOP_TEST_DB\`.evtop_access_log TO 'evtop_pii_ro'@'localhost'" || exit 99
+ev show MSG-M1 --table message --unmask="INC-45 with the grant" -u evtop_pii_ro --password=pw
+check "the watch account with INSERT on evtop_access_log (sql/grants.sql): its row, db_user its own" \
+	test "$(sql -N -e "SELECT CONCAT_WS('|', event_no, reason, db_user) FROM evtop_access_log WHERE event_no = 'MSG-M1'")" = "MSG-M1|INC-45 with the grant|evtop_pii_ro@localhost"
+sql -e "DROP USER 'evtop_pii_ro'@'localhost'"
+sql -e "RENAME TABLE evtop_access_log TO kept_access_log" || exit 99
+ev show OB-M2 --unmask="INC-46 no table"
+check "no evtop_access_log table: --unmask shows, silently (the local file is the record)" \
+	sh -c "[ $rc -eq 0 ] && grep -qF '$phone' '$dir/out' && [ ! -s '$dir/err' ] && tail -n 1 '$audit' | jq -e '.event_no == \"OB-M2\"' >/dev/null"
+sql -e "RENAME TABLE kept_access_log TO evtop_access_log" || exit 99
 lines=$(wc -l <"$audit")
 ev list failed --table outbox --unmask="$(printf 'bad\033[2Jreason')"
 check "--unmask with an escape in the reason: usage error (exit 2)" [ $rc -eq 2 ]

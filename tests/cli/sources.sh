@@ -392,4 +392,13 @@ grep -q "failed · every source (3) · fail_reason~\"$top\"" "$dir/g-list.txt" &
 	ok "Enter on its first group opens the merged list of it ($top: $rows rows)" ||
 	not_ok "Enter on its first group opens the merged list of it ($top: $rows rows, want >= $top_count): $(head -3 "$dir/g-list.txt")"
 
+# --unmask over three sources: each source's evtop_access_log records the events read from it.
+ev list failed --table outbox --format json --limit 6 --unmask="INC-SRC merged" >"$dir/u.json" 2>"$dir/u.err"
+check "list --unmask over three sources exits 0" [ $? -eq 0 ]
+for s in sa sb sc; do
+	want=$(jq -r --arg s "$s" '[.[] | select(.source == $s) | .event_no] | sort | join(",")' "$dir/u.json")
+	got=$(sql "$s" -e "SELECT IFNULL(GROUP_CONCAT(event_no ORDER BY event_no SEPARATOR ','), '') FROM evtop_access_log WHERE reason = 'INC-SRC merged' AND source = '$s' AND shown_count = (SELECT COUNT(*) FROM evtop_access_log WHERE reason = 'INC-SRC merged')")
+	check "... $s's access log holds the events read from $s ($want)" test "$got" = "$want"
+done
+
 tap_done

@@ -94,9 +94,15 @@ static void check_column(MYSQL *db, const struct expect *e)
 		want_len = atol(paren + 1);
 		*paren = '\0';
 	}
-	if (strcmp(want, "BIGINT_UNSIGNED") == 0) {
-		ck_assert_msg(strcmp(dtype, "bigint") == 0 && strstr(ctype, "unsigned") != NULL,
-		              "%s.%s is %s, model says BIGINT UNSIGNED", e->table, e->name, ctype);
+	size_t wl = strlen(want);
+	if (wl > 9 && strcmp(want + wl - 9, "_UNSIGNED") == 0) {
+		char base[64];
+		size_t i;
+		for (i = 0; i < wl - 9 && i < sizeof(base) - 1; i++)
+			base[i] = (char)(want[i] >= 'A' && want[i] <= 'Z' ? want[i] + 32 : want[i]);
+		base[i] = '\0';
+		ck_assert_msg(strcmp(dtype, base) == 0 && strstr(ctype, "unsigned") != NULL,
+		              "%s.%s is %s, model says %s", e->table, e->name, ctype, e->a);
 	} else if (strcmp(want, "JSON") == 0) {
 		if (strcmp(dtype, "json") != 0) {
 			ck_assert_msg(strcmp(dtype, "longtext") == 0,

@@ -853,6 +853,32 @@ START_TEST(audit_insert_exact_sql)
 }
 END_TEST
 
+/* evtop_access_log: a row per event shown, every text cut to its column, db_user the server's. */
+START_TEST(access_log_insert_rows)
+{
+	char longno[100];
+	memset(longno, 'N', sizeof(longno) - 1);
+	longno[sizeof(longno) - 1] = '\0';
+	const char *nos[] = {"OB-1", "OB-2", longno};
+	struct ev_query *q = ev_guard_query_access_insert(&who, "biz_outbox_event", "INC-9 why",
+	                                                  nos, 3, 7);
+	ck_assert_ptr_nonnull(strstr(q->sql, "INSERT INTO `evtop_access_log` (access_time, source, "
+	                                     "os_user, sudo_user, ssh_connection, operator, "
+	                                     "db_user, table_name, event_no, action, shown_count, "
+	                                     "reason) VALUES (NOW(3), ?, ?, NULLIF(?, ''), "));
+	ck_assert_ptr_nonnull(strstr(q->sql, "CURRENT_USER(), ?, ?, 'unmask', ?, ?), (NOW(3), "));
+	ck_assert_uint_eq(q->nparams, 27);
+	ck_assert_str_eq(q->params[0].s, "default");
+	ck_assert_str_eq(q->params[5].s, "biz_outbox_event");
+	ck_assert_str_eq(q->params[6].s, "OB-1");
+	ck_assert_uint_eq(q->params[7].u, 7);
+	ck_assert_str_eq(q->params[8].s, "INC-9 why");
+	ck_assert_str_eq(q->params[15].s, "OB-2");
+	ck_assert_uint_eq(strlen(q->params[24].s), 64); /* event_no cut to VARCHAR(64) */
+	ev_query_free(&q);
+}
+END_TEST
+
 static char *scratch_dir(void)
 {
 	char tmpl[] = "/tmp/evg.XXXXXX";
@@ -959,6 +985,7 @@ int main(void)
 	tcase_add_test(tc, access_probes);
 	tcase_add_test(tc, audit_json_line);
 	tcase_add_test(tc, audit_insert_exact_sql);
+	tcase_add_test(tc, access_log_insert_rows);
 	tcase_add_test(tc, audit_file_created_private_and_appended);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
