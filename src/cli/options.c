@@ -79,6 +79,19 @@ enum {
 	OPT_TLS_CERT,
 	OPT_TLS_KEY,
 	OPT_BASIC_AUTH_FILE,
+	OPT_OLDER_THAN,
+	OPT_STATUS,
+	OPT_TO,
+	OPT_TO_FILE,
+	OPT_PURGE,
+	OPT_INCLUDE_DELETED,
+	OPT_CREATE_ARCHIVE_TABLE,
+	OPT_FORCE,
+	OPT_BATCH,
+	OPT_RATE,
+	OPT_PAUSE,
+	OPT_MAX_LAG,
+	OPT_FROM_START,
 };
 
 static const struct option long_opts[] = {
@@ -155,6 +168,19 @@ static const struct option long_opts[] = {
         {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
         {"tls-key", required_argument, NULL, OPT_TLS_KEY},
         {"basic-auth-file", required_argument, NULL, OPT_BASIC_AUTH_FILE},
+        {"older-than", required_argument, NULL, OPT_OLDER_THAN},
+        {"status", required_argument, NULL, OPT_STATUS},
+        {"to", required_argument, NULL, OPT_TO},
+        {"to-file", required_argument, NULL, OPT_TO_FILE},
+        {"purge", no_argument, NULL, OPT_PURGE},
+        {"include-deleted", no_argument, NULL, OPT_INCLUDE_DELETED},
+        {"create-archive-table", no_argument, NULL, OPT_CREATE_ARCHIVE_TABLE},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"batch", required_argument, NULL, OPT_BATCH},
+        {"rate", required_argument, NULL, OPT_RATE},
+        {"pause", required_argument, NULL, OPT_PAUSE},
+        {"max-lag", required_argument, NULL, OPT_MAX_LAG},
+        {"from-start", no_argument, NULL, OPT_FROM_START},
         {NULL, 0, NULL, 0},
 };
 
@@ -349,6 +375,10 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 	ev_config_init(&o->cfg);
 	o->table = -1;
 	o->format = EV_FMT_TABLE;
+	o->older_than_s = -1;
+	o->rate = -1;
+	o->pause_ms = -1;
+	o->max_lag_ms = -1;
 	if (preload(o, argc, argv, err) < 0)
 		return -1;
 	o->limit = o->cfg.page_size;
@@ -606,8 +636,70 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 		case OPT_F_LOCKED_BY:
 		case OPT_F_CHANNEL:
 		case OPT_F_REASON:
+		case OPT_OLDER_THAN:
+			if (duration_opt("older-than", NULL, optarg, 60000, 100LL * 365 * 86400000,
+			                 &v, err) < 0)
+				return -1;
+			o->older_than_s = v / 1000;
+			break;
+		case OPT_STATUS:
+			set_str(&o->archive_status, optarg);
+			break;
+		case OPT_TO:
+			set_str(&o->archive_to, optarg);
+			break;
+		case OPT_TO_FILE:
+			set_str(&o->archive_file, optarg);
+			break;
+		case OPT_PURGE:
+			o->purge = true;
+			break;
+		case OPT_INCLUDE_DELETED:
+			o->include_deleted = true;
+			break;
+		case OPT_CREATE_ARCHIVE_TABLE:
+			o->create_archive_table = true;
+			break;
+		case OPT_FORCE:
+			o->force = true;
+			break;
+		case OPT_BATCH:
+			if (ev_parse_int(optarg, 1, 5000, &v) < 0)
+				return ev_error_set(err, EV_ERR_USAGE,
+				                    "--batch: expected 1 .. 5000 rows, got '%.40s'",
+				                    optarg);
+			o->batch = (int)v;
+			break;
+		case OPT_RATE:
+			if (ev_parse_int(optarg, 0, 1000000, &v) < 0)
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--rate: expected 0 (no limit) .. 1000000 rows a "
+				        "second, got '%.40s'",
+				        optarg);
+			o->rate = (double)v;
+			break;
+		case OPT_PAUSE:
+			if (duration_opt("pause", NULL, optarg, 0, 3600000, &v, err) < 0)
+				return -1;
+			o->pause_ms = v;
+			break;
+		case OPT_MAX_LAG:
+			if (duration_opt("max-lag", NULL, optarg, 1000, 86400000, &v, err) < 0)
+				return -1;
+			o->max_lag_ms = v;
+			break;
+		case OPT_FROM_START:
+			o->from_start = true;
+			break;
 		case OPT_F_SINCE:
 		case OPT_F_UNTIL: {
+			/* evtop archive --until HH:MM: the end of a maintenance window. */
+			if (c == OPT_F_UNTIL && argc > 0 && strcmp(argv[0], "archive") == 0 &&
+			    strlen(optarg) == 5 && optarg[2] == ':') {
+				set_str(&o->until_clock, optarg);
+				break;
+			}
 			static const char *const keys[] = {"event_type",  "topic",     "biz_type",
 			                                   "biz_id",      "event_no",  "trace_id",
 			                                   "source",      "locked_by", "channel",
@@ -750,6 +842,10 @@ void ev_opts_free(struct ev_opts *o)
 	free(o->tls_cert);
 	free(o->tls_key);
 	free(o->basic_auth_file);
+	free(o->archive_status);
+	free(o->archive_to);
+	free(o->archive_file);
+	free(o->until_clock);
 	free(o->after);
 	free(o->chosen);
 	ev_filter_free(&o->filter);

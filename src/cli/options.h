@@ -50,6 +50,21 @@ struct ev_opts {
 	char *tls_cert;        /* --tls-cert FILE (PEM) */
 	char *tls_key;         /* --tls-key FILE (PEM) */
 	char *basic_auth_file; /* --basic-auth-file FILE: user:crypt(3) hash lines */
+	/* evtop archive (doc/archive.md) */
+	long long older_than_s;    /* --older-than DUR (-1: not given) */
+	char *archive_status;      /* --status LIST */
+	char *archive_to;          /* --to TABLE */
+	char *archive_file;        /* --to-file FILE */
+	bool purge;                /* --purge */
+	bool include_deleted;      /* --include-deleted */
+	bool create_archive_table; /* --create-archive-table */
+	bool force;                /* --force */
+	int batch;                 /* --batch N (0: the default) */
+	double rate;               /* --rate ROWS/s (-1: the default) */
+	long long pause_ms;        /* --pause DUR (-1: the default) */
+	long long max_lag_ms;      /* --max-lag DUR (-1: the default) */
+	bool from_start;           /* --from-start */
+	char *until_clock;         /* archive's --until HH:MM (today or tomorrow), else NULL */
 	bool help;
 	/* Positional arguments after the options. */
 	int nargs;

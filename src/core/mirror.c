@@ -390,15 +390,7 @@ static int32_t time32(const char *s, int64_t *exact, bool *big)
 
 static bool parse_u64(const char *s, uint64_t *out)
 {
-	if (s == NULL || *s < '0' || *s > '9')
-		return false;
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return false;
-	*out = v;
-	return true;
+	return ev_parse_u64(s, out);
 }
 
 static int32_t int32_of(const char *s)

@@ -3,6 +3,7 @@
 
 #include "core/util.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,4 +182,17 @@ void ev_buf_free(struct ev_buf *b)
 {
 	free(b->data);
 	ev_buf_init(b);
+}
+
+bool ev_parse_u64(const char *s, uint64_t *out)
+{
+	if (s == NULL || *s < '0' || *s > '9')
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*out = v;
+	return true;
 }

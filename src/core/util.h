@@ -3,7 +3,9 @@
 #define EV_CORE_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* A runtime error (database, config, input) for a person to act on. Caller-owned: every
  * function that can fail takes one, so no message lives in static or global storage. */
@@ -42,6 +44,8 @@ void *ev_xrealloc(void *p, size_t n);
 char *ev_xstrdup(const char *s);
 char *ev_xstrndup(const char *s, size_t n);
 char *ev_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A decimal unsigned 64-bit number, the whole of s (no sign, no space); false otherwise. */
+bool ev_parse_u64(const char *s, uint64_t *out);
 char *ev_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* A growable byte buffer, always NUL-terminated. */

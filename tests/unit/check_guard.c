@@ -860,8 +860,8 @@ START_TEST(access_log_insert_rows)
 	memset(longno, 'N', sizeof(longno) - 1);
 	longno[sizeof(longno) - 1] = '\0';
 	const char *nos[] = {"OB-1", "OB-2", longno};
-	struct ev_query *q = ev_guard_query_access_insert(&who, "biz_outbox_event", "INC-9 why",
-	                                                  nos, 3, 7);
+	struct ev_query *q =
+	        ev_guard_query_access_insert(&who, "biz_outbox_event", "INC-9 why", nos, 3, 7);
 	ck_assert_ptr_nonnull(strstr(q->sql, "INSERT INTO `evtop_access_log` (access_time, source, "
 	                                     "os_user, sudo_user, ssh_connection, operator, "
 	                                     "db_user, table_name, event_no, action, shown_count, "

@@ -1,0 +1,692 @@
+/* evtop — `evtop archive` (doc/archive.md): finished rows older than the retention moved out
+ * of an online table into its archive table, a JSON-lines file, or (--purge) nowhere, in
+ * small paced batches on each source's primary; --dry-run counts and prints the statements;
+ * --create-archive-table makes the archive table from the online table's definition. */
+#include <config.h>
+
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "cli/session.h"
+#include "core/archive.h"
+#include "core/auditlog.h"
+#include "core/doctor.h"
+#include "core/files.h"
+#include "core/text.h"
+#include "db/archive.h"
+#include "db/conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RATE_DEFAULT    2000 /* rows a second */
+#define PAUSE_DEFAULT   100  /* ms between batches */
+#define MAX_LAG_DEFAULT 10   /* seconds */
+
+static void usage(FILE *out)
+{
+	fputs("Usage: evtop archive --table=message|outbox --older-than=DUR [options]\n"
+	      "       evtop archive --table=message|outbox --create-archive-table [--to=TABLE]\n"
+	      "Move finished events (success; cancelled with --status) created longer ago than\n"
+	      "the retention out of the online table, in small batches on the source's primary.\n"
+	      "Backlog rows (pending, processing, failed) are never moved.\n"
+	      "\nArchive options:\n"
+	      "      --older-than=DUR       the retention: rows created before NOW() - DUR move\n"
+	      "                             (below 7d needs --force: producers replaying an\n"
+	      "                             event_no after it is archived create it again)\n"
+	      "      --status=LIST          success (default), cancelled, or success,cancelled\n"
+	      "      --include-deleted      soft-deleted rows (deleted = 1) of either status too\n"
+	      "      --to=TABLE             the archive table (default <table>_archive)\n"
+	      "      --to-file=FILE         JSON lines instead, fsync'ed before each DELETE\n"
+	      "      --purge                delete without keeping a copy (explicit)\n"
+	      "      --create-archive-table make the archive table, then exit\n"
+	      "      --batch=N              rows a batch (default 500, 1 .. 5000)\n"
+	      "      --rate=ROWS            rows a second at most (default 2000; 0: no limit)\n"
+	      "      --pause=DUR            between batches (default 100ms)\n"
+	      "      --max-lag=DUR          pause while the source's replica lags more (default\n"
+	      "                             10s; a replica whose lag reads NULL counts as lagging)\n"
+	      "      --until=TIME           stop at this local time (HH:MM, or YYYY-MM-DD HH:MM)\n"
+	      "      --from-start           a full pass, not from the saved cursor\n"
+	      "      --dry-run              count the rows and print the statements; write nothing\n"
+	      "      --yes                  start without asking (needed without a terminal)\n"
+	      "      --force                a retention below 7 days\n"
+	      "      --operator=ID          operator or ticket id for the audit\n"
+	      "Ctrl-C (or SIGTERM) stops after the current batch; a rerun resumes from the cursor\n"
+	      "saved in the state directory. Every batch is audited (the local audit file, and\n"
+	      "evtop_archive_log when it exists).\n\n",
+	      out);
+	ev_opts_usage(out);
+}
+
+static atomic_bool stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&stop_flag, true);
+}
+
+/* The cursor file of a source and table: the state directory's archive/SOURCE.TABLE. */
+static char *cursor_path(const char *source, const char *table)
+{
+	char *audit = ev_audit_log_default_path();
+	if (audit == NULL)
+		return NULL;
+	char *slash = strrchr(audit, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	char *p = ev_xasprintf("%s/archive/%s.%s.cursor", audit, source, table);
+	free(audit);
+	for (char *c = strrchr(p, '/') + 1; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	return p;
+}
+
+static bool cursor_load(const char *path, struct ev_archive_cursor *c)
+{
+	char buf[128] = "";
+	FILE *f = path ? fopen(path, "r") : NULL;
+	memset(c, 0, sizeof(*c));
+	if (f == NULL)
+		return false;
+	bool ok = fgets(buf, sizeof(buf), f) != NULL && ev_archive_cursor_parse(buf, c);
+	fclose(f);
+	return ok;
+}
+
+struct saver {
+	const char *path;
+	bool failed;
+};
+
+/* Written anew (a temporary file renamed over it): a crash leaves the old or the new one. */
+static void cursor_save(const struct ev_archive_cursor *c, void *arg)
+{
+	struct saver *sv = arg;
+	struct ev_error err = {0};
+	if (sv->path == NULL || ev_file_make_parents(sv->path, "the archive state directory",
+	                                             &err) < 0) {
+		sv->failed = true;
+		return;
+	}
+	char *tmp = ev_xasprintf("%s.tmp", sv->path);
+	char *text = ev_archive_cursor_text(c);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text) &&
+	          fsync(fd) == 0;
+	if (fd >= 0)
+		close(fd);
+	if (!ok || rename(tmp, sv->path) < 0) {
+		unlink(tmp);
+		sv->failed = true;
+	}
+	free(text);
+	free(tmp);
+}
+
+struct lag_ctx {
+	struct ev_conn *conn;
+};
+
+static int read_lag(void *arg, long long *lag_s, char *why, size_t n)
+{
+	struct lag_ctx *l = arg;
+	struct ev_error err = {0};
+	struct ev_rowset *rs = NULL;
+	if (!ev_conn_is_connected(l->conn) && ev_conn_connect(l->conn, &err) < 0) {
+		snprintf(why, n, "%s", err.msg);
+		return -1;
+	}
+	struct ev_query *q = ev_doctor_query_replica(ev_conn_server(l->conn));
+	int rc = ev_conn_run(l->conn, q, &rs, &err);
+	ev_query_free(&q);
+	if (rc < 0) {
+		snprintf(why, n, "%s",
+		         err.code == 1227 ? "the account lacks REPLICA MONITOR (MariaDB) / "
+		                            "REPLICATION CLIENT (MySQL)"
+		                          : err.msg);
+		return -1;
+	}
+	char note[200] = "";
+	long long lag = ev_doctor_replica_lag(rs, note, sizeof(note));
+	ev_rowset_free(&rs);
+	/* Not a replica at all (no channel): nothing to wait for. */
+	if (lag < 0 && strstr(note, "not a replica") != NULL) {
+		*lag_s = 0;
+		return 0;
+	}
+	*lag_s = lag >= 0 ? lag : -1;
+	return 0;
+}
+
+struct show {
+	bool tty;
+	long long total; /* the dry count (-1: not known) */
+	double last_line;
+	const char *table;
+};
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void show_progress(const struct ev_archive_progress *p, void *arg)
+{
+	struct show *sh = arg;
+	char eta[64] = "";
+	if (sh->total > 0 && p->rate > 0 && (long long)p->moved < sh->total)
+		snprintf(eta, sizeof(eta), ", ETA %.0fs", (double)(sh->total - (long long)p->moved) /
+		                                                  p->rate);
+	if (sh->tty) {
+		int width = 30;
+		int fill = sh->total > 0 ? (int)((double)p->moved * width / (double)sh->total) : 0;
+		if (fill > width)
+			fill = width;
+		fprintf(stderr, "\r\033[K%s [%.*s%*s] %zu rows, %.0f rows/s%s%s%s", sh->table, fill,
+		        "##############################", width - fill, "", p->moved, p->rate, eta,
+		        p->waiting ? " - " : "", p->waiting ? p->waiting : "");
+		if (p->finished)
+			fputc('\n', stderr);
+		return;
+	}
+	double now = mono();
+	if (sh->last_line == 0)
+		sh->last_line = now; /* the first line a minute in */
+	if (p->finished || p->waiting != NULL || now - sh->last_line >= 60) {
+		if (p->finished && p->batches == 0 && p->waiting == NULL)
+			return;
+		sh->last_line = now;
+		fprintf(stderr, "evtop: archive %s: %zu rows moved in %u batches, %.0f rows/s%s%s%s\n",
+		        sh->table, p->moved, p->batches, p->rate, eta, p->waiting ? "; " : "",
+		        p->waiting ? p->waiting : "");
+	}
+}
+
+/* Local time "HH:MM" (the next one) or "YYYY-MM-DD hh:mm:ss" as a time_t; -1 when past. */
+static time_t until_time(const struct ev_opts *o, struct ev_error *err)
+{
+	struct tm tm = {0};
+	time_t now = time(NULL);
+	if (o->until_clock != NULL) {
+		int h, m;
+		if (sscanf(o->until_clock, "%2d:%2d", &h, &m) != 2 || h < 0 || h > 23 || m < 0 ||
+		    m > 59)
+			return ev_error_set(err, EV_ERR_USAGE, "--until: expected HH:MM, got '%s'",
+			                    o->until_clock);
+		localtime_r(&now, &tm);
+		tm.tm_hour = h;
+		tm.tm_min = m;
+		tm.tm_sec = 0;
+		time_t t = mktime(&tm);
+		return t <= now ? t + 86400 : t;
+	}
+	if (o->filter.until == NULL)
+		return 0;
+	if (strptime(o->filter.until, "%Y-%m-%d %H:%M:%S", &tm) == NULL)
+		return ev_error_set(err, EV_ERR_USAGE, "--until: expected a local time, got '%s'",
+		                    o->filter.until);
+	tm.tm_isdst = -1;
+	time_t t = mktime(&tm);
+	if (t <= now)
+		return ev_error_set(err, EV_ERR_USAGE, "--until %s is past", o->filter.until);
+	return t;
+}
+
+/* A statement's text as it would run, for --dry-run. */
+static void print_statement(const char *what, struct ev_query *q, bool render)
+{
+	char *text = render ? ev_query_render(q) : ev_xstrdup(q->sql);
+	char *safe = ev_text_sanitize(text, strlen(text));
+	printf("  %-10s %s\n", what, safe);
+	free(safe);
+	free(text);
+	ev_query_free(&q);
+}
+
+static long long count_of(struct ev_conn *c, struct ev_query *q)
+{
+	struct ev_error err = {0};
+	struct ev_rowset *rs = NULL;
+	long long n = -1;
+	if (ev_conn_run(c, q, &rs, &err) == 0 && rs->nrows > 0 && ev_rowset_cell(rs, 0, 0)->s)
+		n = atoll(ev_rowset_cell(rs, 0, 0)->s);
+	ev_rowset_free(&rs);
+	ev_query_free(&q);
+	return n;
+}
+
+/* The statement prepared only: the server checks the privileges it needs. */
+static int may_run(struct ev_conn *c, struct ev_query *q, const char *what, struct ev_error *err)
+{
+	struct ev_error e = {0};
+	int rc = ev_conn_prepare_check(c, q, &e);
+	ev_query_free(&q);
+	if (rc == 0)
+		return 0;
+	return ev_error_set(err, e.code, "the account %s may not %s: %s", ev_conn_user(c), what,
+	                    e.msg);
+}
+
+struct job {
+	struct ev_opts *o;
+	const struct ev_source *src;
+	enum ev_table_kind table;
+	struct ev_audit_ident *ident;
+	const char *run_id;
+};
+
+/* The archive table: made (--create-archive-table), or checked to hold the same columns. */
+static int archive_table(struct ev_session *s, struct ev_archive_spec *sp, bool create,
+                         struct ev_error *err)
+{
+	struct ev_rowset *on = NULL, *ar = NULL;
+	struct ev_query *q = ev_archive_query_columns(sp->archive_name);
+	int rc = ev_conn_run(s->conn, q, &ar, err);
+	ev_query_free(&q);
+	if (rc < 0)
+		return -1;
+	if (ar->nrows == 0 && create) {
+		char *sql[4];
+		size_t n = ev_archive_create_sql(sp, &s->info[sp->table], sql, 4);
+		for (size_t i = 0; i < n; i++) {
+			if (rc == 0 && ev_conn_exec(s->conn, sql[i], err) < 0)
+				rc = -1;
+			if (rc == 0)
+				printf("%s;\n", sql[i]);
+			free(sql[i]);
+		}
+		ev_rowset_free(&ar);
+		if (rc < 0)
+			return -1;
+		q = ev_archive_query_columns(sp->archive_name);
+		rc = ev_conn_run(s->conn, q, &ar, err);
+		ev_query_free(&q);
+		if (rc < 0)
+			return -1;
+	} else if (ar->nrows == 0) {
+		ev_rowset_free(&ar);
+		return ev_error_set(err, EV_ERR_SCHEMA,
+		                    "no archive table %s: make it with --create-archive-table (or "
+		                    "name another with --to, or use --to-file / --purge)",
+		                    sp->archive_name);
+	} else if (create) {
+		printf("the archive table %s exists already\n", sp->archive_name);
+	}
+	q = ev_archive_query_columns(sp->table_name);
+	rc = ev_conn_run(s->conn, q, &on, err);
+	ev_query_free(&q);
+	if (rc == 0)
+		rc = ev_archive_columns_match(on, ar, sp->archive_name, err);
+	ev_rowset_free(&on);
+	ev_rowset_free(&ar);
+	return rc;
+}
+
+static const char *retention_risk(long long s)
+{
+	return s < EV_ARCHIVE_MIN_RETENTION_S
+	               ? "below 7 days: a producer replaying an event_no after its row is archived "
+	                 "creates it again as a new pending event, published twice"
+	               : "a producer replaying an event_no older than this creates it again as a "
+	                 "new pending event (the idempotent INSERT needs the row online)";
+}
+
+static int one(struct job *j)
+{
+	struct ev_opts *o = j->o;
+	struct ev_session s = {0};
+	struct ev_error err = {0};
+	struct ev_audit_log log = {.fd = -1};
+	struct ev_conn *replica = NULL;
+	struct ev_source *endpoint = NULL;
+	const char *name = ev_opts_table_name(o, j->table);
+	char *arch_name = NULL, *cpath = NULL, *now = NULL, *cutoff = NULL;
+	int file_fd = -1, rc = EV_EXIT_FAILURE;
+	struct ev_archive_spec sp = {0};
+	const char *src_name = j->src->name ? j->src->name : "default";
+
+	o->src = (struct ev_source *)j->src;
+	if (ev_session_open(&s, o, &err) < 0 || ev_session_check_table(&s, j->table, &err) < 0) {
+		ev_session_report(&err);
+		rc = err.code == EV_ERR_CONNECT || err.code == EV_ERR_SCHEMA ? EV_EXIT_UNKNOWN
+		                                                             : EV_EXIT_FAILURE;
+		goto out;
+	}
+	const struct ev_table_info *ti = &s.info[j->table];
+	sp.table = j->table;
+	sp.table_name = name;
+	arch_name = o->archive_to ? ev_xstrdup(o->archive_to) : ev_xasprintf("%s_archive", name);
+	sp.archive_name = arch_name;
+	sp.file_path = o->archive_file;
+	sp.target = o->purge ? EV_ARCHIVE_PURGE
+	            : o->archive_file ? EV_ARCHIVE_TO_FILE
+	                              : EV_ARCHIVE_TO_TABLE;
+	sp.include_deleted = o->include_deleted;
+	sp.columns = (const char *const *)ti->columns;
+	sp.ncolumns = ti->ncolumns;
+	sp.create_index = ev_index_find(ti, "create_time");
+	if (ev_archive_parse_statuses(o->archive_status ? o->archive_status : "success",
+	                              &sp.statuses, &err) < 0) {
+		ev_session_report(&err);
+		rc = EV_EXIT_USAGE;
+		goto out;
+	}
+	if (o->create_archive_table) {
+		if (o->cfg.read_only) {
+			fputs("evtop: refused: read-only (--read-only or read_only in the config)\n",
+			      stderr);
+			goto out;
+		}
+		if (archive_table(&s, &sp, true, &err) < 0) {
+			ev_session_report(&err);
+			goto out;
+		}
+		rc = EV_EXIT_OK;
+		goto out;
+	}
+	if (sp.create_index == NULL) {
+		fprintf(stderr,
+		        "evtop: %s has no index on (create_time): archive reads the oldest rows "
+		        "through it (the model's idx_create_time); evtop doctor gives the statement\n",
+		        name);
+		rc = EV_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (sp.target == EV_ARCHIVE_TO_TABLE && archive_table(&s, &sp, false, &err) < 0) {
+		ev_session_report(&err);
+		if (!o->dry_run)
+			goto out;
+	}
+	/* The run's cutoff, from the server's clock, fixed for the run. */
+	struct ev_rowset *rs = NULL;
+	struct ev_query *q = ev_archive_query_clock(o->older_than_s);
+	if (ev_conn_run(s.conn, q, &rs, &err) < 0 || rs->nrows != 1) {
+		ev_query_free(&q);
+		ev_rowset_free(&rs);
+		ev_session_report(&err);
+		rc = EV_EXIT_UNKNOWN;
+		goto out;
+	}
+	ev_query_free(&q);
+	now = ev_xstrdup(ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
+	cutoff = ev_xstrdup(ev_rowset_cell(rs, 0, 1)->s ? ev_rowset_cell(rs, 0, 1)->s : "");
+	ev_rowset_free(&rs);
+	sp.cutoff = cutoff;
+
+	struct ev_archive_cursor cursor = {0};
+	cpath = cursor_path(src_name, name);
+	bool resumed = !o->from_start && cursor_load(cpath, &cursor);
+	long long total = ev_archive_count(s.conn, &sp, resumed ? &cursor : NULL, &err);
+	if (total < 0) {
+		ev_session_report(&err);
+		rc = EV_EXIT_UNKNOWN;
+		goto out;
+	}
+	char *who = ev_text_sanitize(ev_conn_user(s.conn), strlen(ev_conn_user(s.conn)));
+	char *target = sp.target == EV_ARCHIVE_PURGE
+	                       ? ev_xstrdup("to delete (--purge: no copy is kept)")
+	               : sp.target == EV_ARCHIVE_TO_FILE
+	                       ? ev_xasprintf("to move to the file %s", o->archive_file)
+	                       : ev_xasprintf("to move to the table %s", sp.archive_name);
+	char *tsafe = ev_text_sanitize(target, strlen(target));
+	printf("archive %s (source %s): %s%lld finished row%s created before %s (server time; "
+	       "now %s), %s%s\n",
+	       name, src_name, total > EV_ARCHIVE_COUNT_CAP ? "more than " : "",
+	       total > EV_ARCHIVE_COUNT_CAP ? (long long)EV_ARCHIVE_COUNT_CAP : total,
+	       total == 1 ? "" : "s", cutoff, now, tsafe,
+	       resumed ? " (after the saved cursor; --from-start for a full pass)" : "");
+	free(tsafe);
+	free(target);
+	printf("  statuses:  %s%s%s%s; backlog rows (0, 1, 3) stay\n",
+	       sp.statuses & (1u << EV_ST_SUCCESS) ? "success" : "",
+	       sp.statuses == ((1u << EV_ST_SUCCESS) | (1u << EV_ST_CANCELLED)) ? ", " : "",
+	       sp.statuses & (1u << EV_ST_CANCELLED) ? "cancelled" : "",
+	       sp.include_deleted ? ", and soft-deleted rows of either" : "");
+	printf("  retention: %s\n", retention_risk(o->older_than_s));
+	printf("  account:   %s\n", who);
+	free(who);
+	if (o->dry_run) {
+		uint64_t ids[1] = {0};
+		printf("  statements of a batch (? the ids chosen):\n");
+		print_statement("read",
+		                ev_archive_query_candidates(
+		                        &sp, resumed ? &cursor : NULL,
+		                        (size_t)(o->batch ? o->batch : EV_ARCHIVE_BATCH_DEFAULT) *
+		                                EV_ARCHIVE_EXAMINE_FACTOR),
+		                true);
+		print_statement("lock",
+		                ev_archive_query_lock(&sp, ids, 1, sp.target == EV_ARCHIVE_TO_FILE),
+		                false);
+		if (sp.target == EV_ARCHIVE_TO_TABLE)
+			print_statement("copy", ev_archive_query_copy(&sp, ids, 1), false);
+		print_statement("delete", ev_archive_query_delete(&sp, ids, 1), false);
+		printf("dry run: nothing written\n");
+		rc = EV_EXIT_OK;
+		goto out;
+	}
+	if (o->cfg.read_only) {
+		fputs("evtop: refused: read-only (--read-only or read_only in the config): archive "
+		      "writes nothing\n",
+		      stderr);
+		goto out;
+	}
+	if (total == 0) {
+		printf("nothing to archive\n");
+		rc = EV_EXIT_OK;
+		goto out;
+	}
+	/* The privileges, checked before the first batch. */
+	uint64_t probe_ids[1] = {0};
+	if (may_run(s.conn, ev_archive_query_delete(&sp, probe_ids, 1), "DELETE from the table",
+	            &err) < 0 ||
+	    (sp.target == EV_ARCHIVE_TO_TABLE &&
+	     may_run(s.conn, ev_archive_query_copy(&sp, probe_ids, 1),
+	             "INSERT into the archive table", &err) < 0)) {
+		ev_session_report(&err);
+		fputs("evtop: nothing archived (sql/grants.sql has the archiving account's "
+		      "GRANTs)\n",
+		      stderr);
+		goto out;
+	}
+	bool log_table = count_of(s.conn, ev_archive_query_log_exists()) > 0;
+	struct ev_audit_who w = {
+	        .source = src_name,
+	        .os_user = j->ident->os_user,
+	        .sudo_user = j->ident->sudo_user,
+	        .ssh_connection = j->ident->ssh_connection,
+	        .operator_id = o->cfg.operator_id,
+	        .db_user = ev_conn_user(s.conn),
+	};
+	struct ev_archive_batch probe = {.run_id = j->run_id, .number = 1};
+	if (log_table && may_run(s.conn, ev_archive_query_log(&sp, &w, &probe),
+	                         "INSERT into evtop_archive_log", &err) < 0) {
+		ev_session_report(&err);
+		fputs("evtop: nothing archived: evtop_archive_log exists, and no batch runs "
+		      "without its record\n",
+		      stderr);
+		goto out;
+	}
+	if (!o->yes) {
+		if (!isatty(STDIN_FILENO)) {
+			fputs("evtop: refused: no terminal to confirm on; add --yes to start without "
+			      "asking, or --dry-run to see the statements\n",
+			      stderr);
+			goto out;
+		}
+		printf("Start? [y/N] ");
+		fflush(stdout);
+		char answer[16] = "";
+		if (fgets(answer, sizeof(answer), stdin) == NULL ||
+		    (answer[0] != 'y' && answer[0] != 'Y')) {
+			printf("nothing archived\n");
+			goto out;
+		}
+	}
+	char *apath = ev_audit_log_default_path();
+	if (apath == NULL || ev_audit_log_open(&log, apath, &err) < 0) {
+		fprintf(stderr, "evtop: refused: %s (each batch is audited there first)\n",
+		        apath ? err.msg : "no home directory for the audit file");
+		free(apath);
+		goto out;
+	}
+	free(apath);
+	if (sp.target == EV_ARCHIVE_TO_FILE) {
+		file_fd = ev_file_open_safe("the archive file", o->archive_file, EV_FILE_PRIVATE,
+		                            EV_FILE_APPEND, &err);
+		if (file_fd < 0) {
+			ev_session_report(&err);
+			goto out;
+		}
+	}
+	struct lag_ctx lag = {0};
+	if (ev_source_has_replica(j->src)) {
+		endpoint = ev_source_read_endpoint(j->src);
+		replica = ev_conn_new(endpoint, &o->cfg);
+		if (o->password != NULL)
+			ev_conn_set_password(replica, o->password);
+		lag.conn = replica;
+	}
+	struct saver sv = {.path = cpath};
+	struct show sh = {.tty = isatty(STDERR_FILENO), .total = total, .table = name};
+	struct ev_archive_ctx x = {
+	        .conn = s.conn,
+	        .spec = &sp,
+	        .batch = (size_t)(o->batch ? o->batch : EV_ARCHIVE_BATCH_DEFAULT),
+	        .rate = o->rate >= 0 ? o->rate : RATE_DEFAULT,
+	        .pause_ms = (int)(o->pause_ms >= 0 ? o->pause_ms : PAUSE_DEFAULT),
+	        .log = &log,
+	        .who = w,
+	        .run_id = j->run_id,
+	        .log_table = log_table,
+	        .file_fd = file_fd,
+	        .stop = &stop_flag,
+	        .until = until_time(o, &err),
+	        .lag = replica ? read_lag : NULL,
+	        .lag_arg = &lag,
+	        .max_lag_s = o->max_lag_ms >= 0 ? o->max_lag_ms / 1000 : MAX_LAG_DEFAULT,
+	        .progress = show_progress,
+	        .progress_arg = &sh,
+	        .save_cursor = cursor_save,
+	        .save_arg = &sv,
+	};
+	struct ev_archive_result res;
+	if (ev_archive_run(&x, &cursor, &res, &err) < 0) {
+		ev_session_report(&err);
+		goto out;
+	}
+	const struct ev_archive_progress *p = &res.p;
+	printf("archived %zu row%s of %s in %u batch%s (%.0f rows/s, the longest lock hold "
+	       "%.0f ms)%s\n",
+	       p->moved, p->moved == 1 ? "" : "s", name, p->batches, p->batches == 1 ? "" : "es",
+	       p->rate, p->max_lock_ms,
+	       res.complete        ? ": nothing older is left"
+	       : res.stopped       ? ": stopped (the rest stays; a rerun resumes)"
+	       : res.until_reached ? ": --until reached (a rerun resumes)"
+	                           : "");
+	printf("  kept online: %zu still in the backlog, %zu of a status not asked for, %zu "
+	       "soft-deleted (--include-deleted moves them), %zu changed before their lock\n",
+	       p->kept_backlog, p->kept_status, p->kept_deleted, p->changed);
+	if (p->cursor.set)
+		printf("  cursor: create_time %s, id %llu%s\n", p->cursor.create_time,
+		       (unsigned long long)p->cursor.id, sv.failed ? " (could not be saved)" : "");
+	if (res.error[0] != '\0') {
+		char *safe = ev_text_sanitize(res.error, strlen(res.error));
+		fprintf(stderr, "evtop: archive %s: %s\n", name, safe);
+		free(safe);
+		goto out;
+	}
+	rc = EV_EXIT_OK;
+out:
+	if (file_fd >= 0)
+		close(file_fd);
+	ev_conn_free(&replica);
+	ev_source_free(&endpoint);
+	ev_audit_log_close(&log);
+	ev_session_close(&s);
+	free(arch_name);
+	free(cpath);
+	free(now);
+	free(cutoff);
+	return rc;
+}
+
+int ev_cmd_archive(int argc, char **argv)
+{
+	struct ev_opts o;
+	int rc = ev_session_parse(&o, argc, argv, usage, 0, 0);
+	if (rc >= 0) {
+		ev_opts_free(&o);
+		return rc;
+	}
+	const char *bad = NULL;
+	if (o.table < 0)
+		bad = "--table=message|outbox is needed (one table a run)";
+	else if (!o.create_archive_table && o.older_than_s < 0)
+		bad = "--older-than=DUR is needed (the retention, like 30d)";
+	else if ((o.purge ? 1 : 0) + (o.archive_file ? 1 : 0) + (o.archive_to ? 1 : 0) > 1)
+		bad = "--to, --to-file and --purge are one target each; give one";
+	else if (o.create_archive_table && (o.purge || o.archive_file))
+		bad = "--create-archive-table makes a table: not with --to-file or --purge";
+	else if (!o.create_archive_table && o.older_than_s < EV_ARCHIVE_MIN_RETENTION_S &&
+	         !o.force && !o.dry_run)
+		bad = "--older-than below 7d is refused without --force: a producer replaying an "
+		      "event_no after its row is archived creates it again as a new pending event "
+		      "(the model's idempotent INSERT needs the row online)";
+	if (bad != NULL) {
+		fprintf(stderr, "evtop: archive: %s\n", bad);
+		ev_opts_free(&o);
+		return EV_EXIT_USAGE;
+	}
+	struct ev_error err = {0};
+	if (until_time(&o, &err) < 0) {
+		ev_session_report(&err);
+		ev_opts_free(&o);
+		return EV_EXIT_USAGE;
+	}
+	struct sigaction sa = {0}, old_int, old_term, old_pipe, old_xfsz;
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	/* A file target that cannot take more (a closed pipe, a size limit) fails the write. */
+	struct sigaction ign = {0};
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	sigaction(SIGXFSZ, &ign, &old_xfsz);
+
+	struct ev_audit_ident ident = {0};
+	ev_audit_ident_fill(&ident);
+	char run_id[64];
+	snprintf(run_id, sizeof(run_id), "%lld-%ld", (long long)time(NULL), (long)getpid());
+	rc = EV_EXIT_OK;
+	for (int i = 0; i < o.nchosen && !atomic_load(&stop_flag); i++) {
+		struct job j = {
+		        .o = &o,
+		        .src = o.chosen[i],
+		        .table = (enum ev_table_kind)o.table,
+		        .ident = &ident,
+		        .run_id = run_id,
+		};
+		int r = one(&j);
+		if (r > rc)
+			rc = r;
+	}
+	ev_audit_ident_clear(&ident);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	sigaction(SIGXFSZ, &old_xfsz, NULL);
+	ev_opts_free(&o);
+	return rc;
+}

@@ -1,0 +1,449 @@
+/* evtop — an archive run (see archive.h). */
+#include <config.h>
+
+#include "db/archive.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static ev_archive_fault_fn fault_fn;
+static void *fault_arg;
+
+void ev_archive_set_fault(ev_archive_fault_fn fn, void *arg)
+{
+	fault_fn = fn;
+	fault_arg = arg;
+}
+
+static int fault(enum ev_archive_point point, unsigned batch, struct ev_conn *c)
+{
+	return fault_fn != NULL ? fault_fn(point, batch, c, fault_arg) : 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool stopped(const struct ev_archive_ctx *x)
+{
+	return x->stop != NULL && atomic_load(x->stop);
+}
+
+/* Sleep up to ms, in short steps so that the stop flag ends it. */
+static void nap(const struct ev_archive_ctx *x, double ms)
+{
+	while (ms > 0 && !stopped(x)) {
+		double step = ms < 50 ? ms : 50;
+		struct timespec ts = {0, (long)(step * 1e6)};
+		nanosleep(&ts, NULL);
+		ms -= step;
+	}
+}
+
+static void report(const struct ev_archive_ctx *x, struct ev_archive_progress *p, double t0)
+{
+	p->elapsed_s = mono_s() - t0;
+	p->rate = p->elapsed_s > 0 ? (double)p->moved / p->elapsed_s : 0;
+	if (x->progress != NULL)
+		x->progress(p, x->progress_arg);
+}
+
+/* Write the whole line, or fail with err. */
+static int write_all(int fd, const char *s, struct ev_error *err)
+{
+	size_t len = strlen(s);
+	while (len > 0) {
+		ssize_t w = write(fd, s, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return ev_error_set(err, EV_ERR_GENERIC, "cannot write the archive file: %s",
+			                    strerror(w < 0 ? errno : EIO));
+		s += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int sync_file(int fd, struct ev_error *err)
+{
+	/* A pipe or a terminal cannot be synced: its reader has the lines already. */
+	if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
+		return ev_error_set(err, EV_ERR_GENERIC, "cannot sync the archive file: %s",
+		                    strerror(errno));
+	return 0;
+}
+
+/* Wait while the replica lags more than allowed (or its lag cannot be read); false when the
+ * stop flag or --until ended the wait. */
+static bool wait_lag(const struct ev_archive_ctx *x, struct ev_archive_progress *p, double t0)
+{
+	char why[256], note[320];
+	if (x->lag == NULL)
+		return true;
+	for (;;) {
+		long long lag = 0;
+		why[0] = '\0';
+		int rc = x->lag(x->lag_arg, &lag, why, sizeof(why));
+		if (rc == 0 && lag >= 0 && lag <= x->max_lag_s) {
+			if (p->waiting != NULL) {
+				p->waiting = NULL;
+				report(x, p, t0);
+			}
+			return true;
+		}
+		if (rc < 0)
+			snprintf(note, sizeof(note), "paused: the replica's lag cannot be read (%s)",
+			         why);
+		else if (lag < 0)
+			snprintf(note, sizeof(note),
+			         "paused: the replica's lag reads NULL (its SQL thread is stopped)");
+		else
+			snprintf(note, sizeof(note), "paused: the replica is %llds behind (--max-lag %llds)",
+			         lag, x->max_lag_s);
+		p->waiting = note;
+		report(x, p, t0);
+		p->waiting = NULL;
+		nap(x, 1000);
+		if (stopped(x) || (x->until != 0 && time(NULL) >= x->until))
+			return false;
+		p->waiting = "paused";
+	}
+}
+
+/* Are the rows of ids still online? The count of those still there (-1: unknown). */
+static long long still_online(struct ev_conn *c, const struct ev_archive_spec *s,
+                              const uint64_t *ids, size_t n)
+{
+	struct ev_error err = {0};
+	struct ev_buf b = {0};
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	char *t = ev_query_quote_ident(s->table_name);
+	q->name = "archive.reread";
+	ev_buf_printf(&b, "/* evtop:archive.reread */ SELECT COUNT(*) FROM %s WHERE id IN (", t);
+	free(t);
+	for (size_t i = 0; i < n; i++) {
+		ev_buf_adds(&b, i ? ", ?" : "?");
+		ev_query_add_uint(q, ids[i]);
+	}
+	ev_buf_adds(&b, ")");
+	q->sql = ev_buf_steal(&b);
+	q->limit = 1;
+	struct ev_rowset *rs = NULL;
+	long long v = -1;
+	/* A restarting server: a few tries. */
+	for (int i = 0; i < 20 && v < 0; i++) {
+		if (ev_conn_run(c, q, &rs, &err) == 0 && rs->nrows == 1 &&
+		    ev_rowset_cell(rs, 0, 0)->s != NULL)
+			v = atoll(ev_rowset_cell(rs, 0, 0)->s);
+		ev_rowset_free(&rs);
+		if (v < 0)
+			sleep(1);
+	}
+	ev_query_free(&q);
+	return v;
+}
+
+static int run_write(struct ev_conn *c, struct ev_query *q, size_t want, const char *what,
+                     struct ev_error *err)
+{
+	unsigned long long affected = 0;
+	int rc = ev_conn_write(c, q, &affected, err);
+	ev_query_free(&q);
+	if (rc < 0)
+		return -1;
+	if (affected != want)
+		return ev_error_set(err, EV_ERR_GENERIC,
+		                    "%s changed %llu rows, not the %zu locked: rolled back", what,
+		                    affected, want);
+	return 0;
+}
+
+static void audit(const struct ev_archive_ctx *x, const struct ev_archive_batch *b,
+                  const char *result, const char *error, struct ev_error *err, int *rc)
+{
+	char now[32];
+	ev_audit_time_now(now);
+	char *line = ev_archive_audit_line(now, &x->who, x->spec, b, result, error);
+	if (ev_audit_log_append(x->log, line, err) < 0)
+		*rc = -1;
+	free(line);
+}
+
+/* One batch: 1 done (rows moved or none chosen), 0 nothing left, -1 ended the run (why). */
+static int batch(const struct ev_archive_ctx *x, size_t size, struct ev_archive_cursor *cursor,
+                 struct ev_archive_progress *p, struct ev_archive_result *out)
+{
+	const struct ev_archive_spec *s = x->spec;
+	struct ev_conn *c = x->conn;
+	struct ev_error err = {0};
+	struct ev_rowset *rs = NULL, *locked = NULL;
+	struct ev_archive_pick pick = {0};
+	char first_ct[32] = "", last_ct[32] = "";
+	size_t limit = size * EV_ARCHIVE_EXAMINE_FACTOR;
+	unsigned number = p->batches + 1;
+	int rc = -1;
+
+	if (ev_conn_begin(c, &err) < 0)
+		goto fail;
+	struct ev_query *q = ev_archive_query_candidates(s, cursor, limit);
+	int r = ev_conn_run(c, q, &rs, &err);
+	ev_query_free(&q);
+	if (r < 0)
+		goto fail;
+	ev_archive_pick(s, rs, size, limit, &pick);
+	ev_rowset_free(&rs);
+	fault(EV_ARCHIVE_AFTER_READ, number, c);
+	p->examined += pick.examined;
+	p->kept_backlog += pick.kept_backlog;
+	p->kept_status += pick.kept_status;
+	p->kept_deleted += pick.kept_deleted;
+	if (pick.n == 0) {
+		if (ev_conn_commit(c, &err) < 0)
+			goto fail;
+		if (pick.next.set)
+			*cursor = pick.next;
+		rc = pick.end ? 0 : 1;
+		ev_archive_pick_clear(&pick);
+		return rc;
+	}
+	/* The intent: the rows chosen, written before their locks are taken (its fsync is not
+	 * part of the lock holding); the result line says what the batch moved. */
+	struct ev_archive_batch intent = {.run_id = x->run_id,
+	                                  .number = number,
+	                                  .first_id = pick.ids[0],
+	                                  .last_id = pick.ids[pick.n - 1],
+	                                  .rows = pick.n};
+	int irc = 0;
+	audit(x, &intent, "intent", NULL, &err, &irc);
+	if (irc < 0)
+		goto fail;
+	double t_lock = mono_s();
+	q = ev_archive_query_lock(s, pick.ids, pick.n, s->target == EV_ARCHIVE_TO_FILE);
+	r = ev_conn_run(c, q, &locked, &err);
+	ev_query_free(&q);
+	if (r < 0)
+		goto fail;
+	p->changed += pick.n - locked->nrows;
+	size_t n = locked->nrows;
+	uint64_t *ids = ev_xcalloc(n ? n : 1, sizeof(*ids));
+	struct ev_archive_batch b = {.run_id = x->run_id, .number = number};
+	const int ct_col = 2;
+	for (size_t i = 0; i < n; i++) {
+		const char *crc = ev_rowset_cell(locked, i, 1)->s;
+		ev_parse_u64(ev_rowset_cell(locked, i, 0)->s, &ids[i]);
+		b.checksum ^= (uint32_t)strtoul(crc ? crc : "0", NULL, 10);
+	}
+	if (n > 0) {
+		b.first_id = ids[0];
+		b.last_id = ids[n - 1];
+	}
+	if (n > 0) {
+		snprintf(first_ct, sizeof(first_ct), "%s", ev_rowset_cell(locked, 0, ct_col)->s);
+		snprintf(last_ct, sizeof(last_ct), "%s", ev_rowset_cell(locked, n - 1, ct_col)->s);
+		b.first_create_time = first_ct;
+		b.last_create_time = last_ct;
+	}
+	b.rows = n;
+	if (n == 0) {
+		ev_rowset_free(&locked);
+		free(ids);
+		if (ev_conn_commit(c, &err) < 0)
+			goto fail;
+		*cursor = pick.next;
+		ev_archive_pick_clear(&pick);
+		return 1;
+	}
+	int arc = 0;
+	if (s->target == EV_ARCHIVE_TO_FILE) {
+		for (size_t i = 0; i < n && arc == 0; i++) {
+			char *line = ev_archive_file_row(s, &b, locked, i);
+			arc = write_all(x->file_fd, line, &err);
+			free(line);
+		}
+		if (arc == 0)
+			arc = sync_file(x->file_fd, &err);
+	}
+	ev_rowset_free(&locked);
+	if (arc == 0 && s->target == EV_ARCHIVE_TO_TABLE)
+		arc = run_write(c, ev_archive_query_copy(s, ids, n), n, "the copy into the archive",
+		                &err);
+	if (arc == 0)
+		arc = run_write(c, ev_archive_query_delete(s, ids, n), n, "the delete", &err);
+	if (arc == 0 && x->log_table)
+		arc = run_write(c, ev_archive_query_log(s, &x->who, &b), 1,
+		                "the evtop_archive_log row", &err);
+	if (arc < 0) {
+		ev_conn_rollback(c);
+		struct ev_error aerr = {0};
+		int ignore = 0;
+		audit(x, &b, "failed", err.msg, &aerr, &ignore);
+		snprintf(out->error, sizeof(out->error), "batch %u: %s; nothing deleted", number,
+		         err.msg);
+		free(ids);
+		ev_archive_pick_clear(&pick);
+		return -1;
+	}
+	fault(EV_ARCHIVE_BEFORE_COMMIT, number, c);
+	int crc = ev_conn_commit(c, &err);
+	if (crc == 0 && fault(EV_ARCHIVE_AFTER_COMMIT, number, c) != 0) {
+		crc = -1;
+		ev_error_set(&err, EV_ERR_CONNECT, "lost the COMMIT's answer (a test)");
+	}
+	if (crc < 0) {
+		/* Did it commit? The rows tell: gone means committed. */
+		long long left = err.code == EV_ERR_CONNECT ? still_online(c, s, ids, n) : (long long)n;
+		struct ev_error aerr = {0};
+		int ignore = 0;
+		if (left == 0) {
+			p->moved += n;
+			p->batches++;
+			*cursor = pick.next;
+			p->cursor = *cursor;
+			if (s->target == EV_ARCHIVE_TO_FILE) {
+				char *line = ev_archive_file_commit(s, &b);
+				if (write_all(x->file_fd, line, &aerr) == 0)
+					sync_file(x->file_fd, &aerr);
+				free(line);
+			}
+			audit(x, &b, "archived", NULL, &aerr, &ignore);
+			if (x->save_cursor != NULL)
+				x->save_cursor(cursor, x->save_arg);
+			snprintf(out->error, sizeof(out->error),
+			         "batch %u: the COMMIT lost its answer (%s); re-read: it committed "
+			         "(its %zu rows are gone from the online table)",
+			         number, err.msg, n);
+		} else {
+			audit(x, &b, "failed", err.msg, &aerr, &ignore);
+			snprintf(out->error, sizeof(out->error),
+			         left == (long long)n
+			                 ? "batch %u: COMMIT failed (%s); re-read: not committed, "
+			                   "nothing deleted"
+			                 : "batch %u: COMMIT failed (%s); re-read: its rows could not "
+			                   "be counted; run again to finish",
+			         number, err.msg);
+		}
+		free(ids);
+		ev_archive_pick_clear(&pick);
+		return -1;
+	}
+	p->last_lock_ms = (mono_s() - t_lock) * 1e3;
+	if (p->last_lock_ms > p->max_lock_ms)
+		p->max_lock_ms = p->last_lock_ms;
+	p->moved += n;
+	p->batches++;
+	*cursor = pick.next;
+	p->cursor = *cursor;
+	rc = 0;
+	if (s->target == EV_ARCHIVE_TO_FILE) {
+		char *line = ev_archive_file_commit(s, &b);
+		rc = write_all(x->file_fd, line, &err);
+		if (rc == 0)
+			rc = sync_file(x->file_fd, &err);
+		free(line);
+	}
+	if (rc == 0)
+		audit(x, &b, "archived", NULL, &err, &rc);
+	if (x->save_cursor != NULL)
+		x->save_cursor(cursor, x->save_arg);
+	free(ids);
+	ev_archive_pick_clear(&pick);
+	if (rc < 0) {
+		snprintf(out->error, sizeof(out->error),
+		         "batch %u committed, but its record could not be written: %s", number,
+		         err.msg);
+		return -1;
+	}
+	return 1;
+fail:
+	ev_rowset_free(&rs);
+	ev_archive_pick_clear(&pick);
+	if (ev_conn_is_connected(c))
+		ev_conn_rollback(c);
+	snprintf(out->error, sizeof(out->error), "batch %u: %s; nothing deleted", number, err.msg);
+	return -1;
+}
+
+int ev_archive_run(const struct ev_archive_ctx *x, struct ev_archive_cursor *cursor,
+                   struct ev_archive_result *out, struct ev_error *err)
+{
+	struct ev_archive_progress *p = &out->p;
+	size_t size = x->batch ? x->batch : EV_ARCHIVE_BATCH_DEFAULT;
+	double t0 = mono_s();
+
+	memset(out, 0, sizeof(*out));
+	if (ev_conn_exec(x->conn,
+	                 "/* evtop:archive.isolation */ SET SESSION TRANSACTION ISOLATION LEVEL "
+	                 "READ COMMITTED",
+	                 err) < 0)
+		return -1;
+	p->batch_size = size;
+	p->cursor = *cursor;
+	report(x, p, t0);
+	for (;;) {
+		if (stopped(x)) {
+			out->stopped = true;
+			break;
+		}
+		if (x->until != 0 && time(NULL) >= x->until) {
+			out->until_reached = true;
+			break;
+		}
+		if (!wait_lag(x, p, t0)) {
+			out->stopped = stopped(x);
+			out->until_reached = !out->stopped;
+			break;
+		}
+		double started = mono_s();
+		size_t before = p->moved;
+		int rc = batch(x, p->batch_size, cursor, p, out);
+		if (rc < 0)
+			break;
+		if (rc == 0) {
+			out->complete = true;
+			break;
+		}
+		/* Lock holding over its aim: smaller batches; well under it: back towards --batch. */
+		if (p->last_lock_ms > EV_ARCHIVE_LOCK_MS && p->batch_size > 10)
+			p->batch_size /= 2;
+		else if (p->last_lock_ms < EV_ARCHIVE_LOCK_MS / 4 && p->batch_size < size)
+			p->batch_size = p->batch_size * 2 < size ? p->batch_size * 2 : size;
+		p->last_lock_ms = 0;
+		report(x, p, t0);
+		double wait = x->pause_ms;
+		if (x->rate > 0) {
+			double need = (double)(p->moved - before) / x->rate * 1e3 -
+			              (mono_s() - started) * 1e3;
+			if (need > wait)
+				wait = need;
+		}
+		nap(x, wait);
+	}
+	p->finished = true;
+	report(x, p, t0);
+	return 0;
+}
+
+long long ev_archive_count(struct ev_conn *c, const struct ev_archive_spec *s,
+                           const struct ev_archive_cursor *cursor, struct ev_error *err)
+{
+	struct ev_query *q = ev_archive_query_count(s, cursor);
+	struct ev_rowset *rs = NULL;
+	int rc = ev_conn_run(c, q, &rs, err);
+	ev_query_free(&q);
+	if (rc < 0)
+		return -1;
+	long long n = rs->nrows == 1 && ev_rowset_cell(rs, 0, 0)->s
+	                      ? atoll(ev_rowset_cell(rs, 0, 0)->s)
+	                      : -1;
+	ev_rowset_free(&rs);
+	if (n < 0)
+		ev_error_set(err, EV_ERR_GENERIC, "the count returned no row");
+	return n;
+}
