@@ -51,10 +51,12 @@ static void usage(FILE *out)
 	      "      --rate=ROWS            rows a second at most (default 2000; 0: no limit)\n"
 	      "      --pause=DUR            between batches (default 100ms)\n"
 	      "      --max-lag=DUR          pause while the source's replica lags more (default\n"
-	      "                             10s; a replica whose lag reads NULL counts as lagging)\n"
+	      "                             10s; a replica whose lag reads NULL counts as "
+	      "lagging)\n"
 	      "      --until=TIME           stop at this local time (HH:MM, or YYYY-MM-DD HH:MM)\n"
 	      "      --from-start           a full pass, not from the saved cursor\n"
-	      "      --dry-run              count the rows and print the statements; write nothing\n"
+	      "      --dry-run              count the rows and print the statements; write "
+	      "nothing\n"
 	      "      --yes                  start without asking (needed without a terminal)\n"
 	      "      --force                a retention below 7 days\n"
 	      "      --operator=ID          operator or ticket id for the audit\n"
@@ -112,16 +114,16 @@ static void cursor_save(const struct ev_archive_cursor *c, void *arg)
 {
 	struct saver *sv = arg;
 	struct ev_error err = {0};
-	if (sv->path == NULL || ev_file_make_parents(sv->path, "the archive state directory",
-	                                             &err) < 0) {
+	if (sv->path == NULL ||
+	    ev_file_make_parents(sv->path, "the archive state directory", &err) < 0) {
 		sv->failed = true;
 		return;
 	}
 	char *tmp = ev_xasprintf("%s.tmp", sv->path);
 	char *text = ev_archive_cursor_text(c);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text) &&
-	          fsync(fd) == 0;
+	bool ok =
+	        fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text) && fsync(fd) == 0;
 	if (fd >= 0)
 		close(fd);
 	if (!ok || rename(tmp, sv->path) < 0) {
@@ -186,8 +188,8 @@ static void show_progress(const struct ev_archive_progress *p, void *arg)
 	struct show *sh = arg;
 	char eta[64] = "";
 	if (sh->total > 0 && p->rate > 0 && (long long)p->moved < sh->total)
-		snprintf(eta, sizeof(eta), ", ETA %.0fs", (double)(sh->total - (long long)p->moved) /
-		                                                  p->rate);
+		snprintf(eta, sizeof(eta), ", ETA %.0fs",
+		         (double)(sh->total - (long long)p->moved) / p->rate);
 	if (sh->tty) {
 		int width = 30;
 		int fill = sh->total > 0 ? (int)((double)p->moved * width / (double)sh->total) : 0;
@@ -207,7 +209,8 @@ static void show_progress(const struct ev_archive_progress *p, void *arg)
 		if (p->finished && p->batches == 0 && p->waiting == NULL)
 			return;
 		sh->last_line = now;
-		fprintf(stderr, "evtop: archive %s: %zu rows moved in %u batches, %.0f rows/s%s%s%s\n",
+		fprintf(stderr,
+		        "evtop: archive %s: %zu rows moved in %u batches, %.0f rows/s%s%s%s\n",
 		        sh->table, p->moved, p->batches, p->rate, eta, p->waiting ? "; " : "",
 		        p->waiting ? p->waiting : "");
 	}
@@ -369,7 +372,7 @@ static int one(struct job *j)
 	arch_name = o->archive_to ? ev_xstrdup(o->archive_to) : ev_xasprintf("%s_archive", name);
 	sp.archive_name = arch_name;
 	sp.file_path = o->archive_file;
-	sp.target = o->purge ? EV_ARCHIVE_PURGE
+	sp.target = o->purge          ? EV_ARCHIVE_PURGE
 	            : o->archive_file ? EV_ARCHIVE_TO_FILE
 	                              : EV_ARCHIVE_TO_TABLE;
 	sp.include_deleted = o->include_deleted;
@@ -384,7 +387,8 @@ static int one(struct job *j)
 	}
 	if (o->create_archive_table) {
 		if (o->cfg.read_only) {
-			fputs("evtop: refused: read-only (--read-only or read_only in the config)\n",
+			fputs("evtop: refused: read-only (--read-only or read_only in the "
+			      "config)\n",
 			      stderr);
 			goto out;
 		}
@@ -398,7 +402,8 @@ static int one(struct job *j)
 	if (sp.create_index == NULL) {
 		fprintf(stderr,
 		        "evtop: %s has no index on (create_time): archive reads the oldest rows "
-		        "through it (the model's idx_create_time); evtop doctor gives the statement\n",
+		        "through it (the model's idx_create_time); evtop doctor gives the "
+		        "statement\n",
 		        name);
 		rc = EV_EXIT_UNKNOWN;
 		goto out;
@@ -519,7 +524,8 @@ static int one(struct job *j)
 	}
 	if (!o->yes) {
 		if (!isatty(STDIN_FILENO)) {
-			fputs("evtop: refused: no terminal to confirm on; add --yes to start without "
+			fputs("evtop: refused: no terminal to confirm on; add --yes to start "
+			      "without "
 			      "asking, or --dry-run to see the statements\n",
 			      stderr);
 			goto out;

@@ -43,10 +43,11 @@ int ev_archive_parse_statuses(const char *text, unsigned *out, struct ev_error *
 		} else if (strcmp(w, "pending") == 0 || strcmp(w, "processing") == 0 ||
 		           strcmp(w, "failed") == 0 || strcmp(w, "0") == 0 || strcmp(w, "1") == 0 ||
 		           strcmp(w, "3") == 0) {
-			rc = ev_error_set(err, EV_ERR_USAGE,
-			                  "--status %s: backlog rows (pending, processing, failed) are "
-			                  "never archived; only success and cancelled",
-			                  w);
+			rc = ev_error_set(
+			        err, EV_ERR_USAGE,
+			        "--status %s: backlog rows (pending, processing, failed) are "
+			        "never archived; only success and cancelled",
+			        w);
 			break;
 		} else {
 			rc = ev_error_set(err, EV_ERR_USAGE,
@@ -305,7 +306,7 @@ static void add_cut(struct ev_query *q, const char *v, size_t max)
 
 static const char *target_label(const struct ev_archive_spec *s)
 {
-	return s->target == EV_ARCHIVE_TO_TABLE ? s->archive_name
+	return s->target == EV_ARCHIVE_TO_TABLE  ? s->archive_name
 	       : s->target == EV_ARCHIVE_TO_FILE ? s->file_path
 	                                         : NULL;
 }
@@ -315,12 +316,13 @@ struct ev_query *ev_archive_query_log(const struct ev_archive_spec *s, const str
 {
 	struct ev_query *q = new_query(
 	        "archive.log",
-	        ev_xstrdup("/* evtop:archive.log */ INSERT INTO `evtop_archive_log` (archive_time, "
-	                   "run_id, batch_no, source, os_user, sudo_user, ssh_connection, operator, "
-	                   "db_user, table_name, target, target_name, cutoff, first_id, last_id, "
-	                   "first_create_time, last_create_time, row_count, checksum) VALUES "
-	                   "(NOW(3), ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''), "
-	                   "CURRENT_USER(), ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?)"),
+	        ev_xstrdup(
+	                "/* evtop:archive.log */ INSERT INTO `evtop_archive_log` (archive_time, "
+	                "run_id, batch_no, source, os_user, sudo_user, ssh_connection, operator, "
+	                "db_user, table_name, target, target_name, cutoff, first_id, last_id, "
+	                "first_create_time, last_create_time, row_count, checksum) VALUES "
+	                "(NOW(3), ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''), "
+	                "CURRENT_USER(), ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?)"),
 	        0);
 	add_cut(q, b->run_id, 64);
 	ev_query_add_uint(q, b->number);
@@ -477,26 +479,28 @@ int ev_archive_columns_match(const struct ev_rowset *online, const struct ev_row
 	for (size_t r = 0; r < n; r++) {
 		if (r >= archive->nrows)
 			return ev_error_set(err, EV_ERR_SCHEMA,
-			                    "the archive table %s lacks the column %s", archive_name,
-			                    cell(online, r, 0));
+			                    "the archive table %s lacks the column %s",
+			                    archive_name, cell(online, r, 0));
 		if (r >= online->nrows)
-			return ev_error_set(err, EV_ERR_SCHEMA,
-			                    "the archive table %s has a column the online table has "
-			                    "not: %s",
-			                    archive_name, cell(archive, r, 0));
+			return ev_error_set(
+			        err, EV_ERR_SCHEMA,
+			        "the archive table %s has a column the online table has "
+			        "not: %s",
+			        archive_name, cell(archive, r, 0));
 		for (size_t c = 0; c < 3; c++)
 			if (strcasecmp(cell(online, r, c), cell(archive, r, c)) != 0)
-				return ev_error_set(err, EV_ERR_SCHEMA,
-				                    "the archive table %s differs from the online "
-				                    "table at column %zu: %s %s %s there, %s %s %s "
-				                    "online",
-				                    archive_name, r + 1, cell(archive, r, 0),
-				                    cell(archive, r, 1),
-				                    strcmp(cell(archive, r, 2), "YES") == 0 ? "NULL"
-				                                                            : "NOT NULL",
-				                    cell(online, r, 0), cell(online, r, 1),
-				                    strcmp(cell(online, r, 2), "YES") == 0 ? "NULL"
-				                                                           : "NOT NULL");
+				return ev_error_set(
+				        err, EV_ERR_SCHEMA,
+				        "the archive table %s differs from the online "
+				        "table at column %zu: %s %s %s there, %s %s %s "
+				        "online",
+				        archive_name, r + 1, cell(archive, r, 0),
+				        cell(archive, r, 1),
+				        strcmp(cell(archive, r, 2), "YES") == 0 ? "NULL"
+				                                                : "NOT NULL",
+				        cell(online, r, 0), cell(online, r, 1),
+				        strcmp(cell(online, r, 2), "YES") == 0 ? "NULL"
+				                                               : "NOT NULL");
 	}
 	return 0;
 }

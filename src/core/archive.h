@@ -27,9 +27,9 @@
 #define EV_ARCHIVE_BATCH_DEFAULT   500
 #define EV_ARCHIVE_BATCH_MAX       5000
 #define EV_ARCHIVE_EXAMINE_FACTOR  10
-#define EV_ARCHIVE_LOCK_MS         100            /* a batch's lock holding aimed at */
+#define EV_ARCHIVE_LOCK_MS         100           /* a batch's lock holding aimed at */
 #define EV_ARCHIVE_MIN_RETENTION_S (7LL * 86400) /* below it: --force (the replay window) */
-#define EV_ARCHIVE_COUNT_CAP       1000000        /* the dry run counts up to this */
+#define EV_ARCHIVE_COUNT_CAP       1000000       /* the dry run counts up to this */
 
 enum ev_archive_target {
 	EV_ARCHIVE_TO_TABLE, /* INSERT INTO the archive table, then DELETE */
@@ -142,8 +142,9 @@ struct ev_query *ev_archive_query_columns(const char *table_name);
 int ev_archive_columns_match(const struct ev_rowset *online, const struct ev_rowset *archive,
                              const char *archive_name, struct ev_error *err);
 
-/* One JSON line of the file target for a row (rs's columns after the lock read's first three, the values as
- * stored, as strings; NULL as null): {"batch": N, "run": ID, "table": T, "row": {...}}. */
+/* One JSON line of the file target for a row (rs's columns after the lock read's first three, the
+ * values as stored, as strings; NULL as null): {"batch": N, "run": ID, "table": T, "row": {...}}.
+ */
 char *ev_archive_file_row(const struct ev_archive_spec *s, const struct ev_archive_batch *b,
                           const struct ev_rowset *rs, size_t row);
 /* The line after a batch's COMMIT: {"batch": N, "run": ID, "committed": true, "rows": n,

@@ -63,7 +63,8 @@ static int write_all(int fd, const char *s, struct ev_error *err)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return ev_error_set(err, EV_ERR_GENERIC, "cannot write the archive file: %s",
+			return ev_error_set(err, EV_ERR_GENERIC,
+			                    "cannot write the archive file: %s",
 			                    strerror(w < 0 ? errno : EIO));
 		s += w;
 		len -= (size_t)w;
@@ -99,14 +100,16 @@ static bool wait_lag(const struct ev_archive_ctx *x, struct ev_archive_progress 
 			return true;
 		}
 		if (rc < 0)
-			snprintf(note, sizeof(note), "paused: the replica's lag cannot be read (%s)",
-			         why);
-		else if (lag < 0)
 			snprintf(note, sizeof(note),
-			         "paused: the replica's lag reads NULL (its SQL thread is stopped)");
+			         "paused: the replica's lag cannot be read (%s)", why);
+		else if (lag < 0)
+			snprintf(
+			        note, sizeof(note),
+			        "paused: the replica's lag reads NULL (its SQL thread is stopped)");
 		else
-			snprintf(note, sizeof(note), "paused: the replica is %llds behind (--max-lag %llds)",
-			         lag, x->max_lag_s);
+			snprintf(note, sizeof(note),
+			         "paused: the replica is %llds behind (--max-lag %llds)", lag,
+			         x->max_lag_s);
 		p->waiting = note;
 		report(x, p, t0);
 		p->waiting = NULL;
@@ -298,7 +301,8 @@ static int batch(const struct ev_archive_ctx *x, size_t size, struct ev_archive_
 	}
 	if (crc < 0) {
 		/* Did it commit? The rows tell: gone means committed. */
-		long long left = err.code == EV_ERR_CONNECT ? still_online(c, s, ids, n) : (long long)n;
+		long long left =
+		        err.code == EV_ERR_CONNECT ? still_online(c, s, ids, n) : (long long)n;
 		struct ev_error aerr = {0};
 		int ignore = 0;
 		if (left == 0) {
@@ -325,7 +329,8 @@ static int batch(const struct ev_archive_ctx *x, size_t size, struct ev_archive_
 			         left == (long long)n
 			                 ? "batch %u: COMMIT failed (%s); re-read: not committed, "
 			                   "nothing deleted"
-			                 : "batch %u: COMMIT failed (%s); re-read: its rows could not "
+			                 : "batch %u: COMMIT failed (%s); re-read: its rows could "
+			                   "not "
 			                   "be counted; run again to finish",
 			         number, err.msg);
 		}
@@ -409,7 +414,8 @@ int ev_archive_run(const struct ev_archive_ctx *x, struct ev_archive_cursor *cur
 			out->complete = true;
 			break;
 		}
-		/* Lock holding over its aim: smaller batches; well under it: back towards --batch. */
+		/* Lock holding over its aim: smaller batches; well under it: back towards --batch.
+		 */
 		if (p->last_lock_ms > EV_ARCHIVE_LOCK_MS && p->batch_size > 10)
 			p->batch_size /= 2;
 		else if (p->last_lock_ms < EV_ARCHIVE_LOCK_MS / 4 && p->batch_size < size)

@@ -42,17 +42,17 @@ typedef int (*ev_archive_lag_fn)(void *arg, long long *lag_s, char *why, size_t 
 struct ev_archive_ctx {
 	struct ev_conn *conn; /* the source's primary, owned by the calling thread */
 	const struct ev_archive_spec *spec;
-	size_t batch;       /* rows a batch, at most */
-	double rate;        /* rows a second, at most (0: no limit) */
-	int pause_ms;       /* between batches */
+	size_t batch;             /* rows a batch, at most */
+	double rate;              /* rows a second, at most (0: no limit) */
+	int pause_ms;             /* between batches */
 	struct ev_audit_log *log; /* the local audit file, open */
 	struct ev_audit_who who;  /* db_user NULL: the connection's CURRENT_USER() */
 	const char *run_id;
-	bool log_table; /* evtop_archive_log exists: each batch adds its row there */
-	int file_fd;    /* EV_ARCHIVE_TO_FILE: the file, open for appending */
-	atomic_bool *stop;          /* stop after the current batch; may be NULL */
-	time_t until;               /* stop before a batch at or after this (0: never) */
-	ev_archive_lag_fn lag;      /* NULL: no replica to wait for */
+	bool log_table;        /* evtop_archive_log exists: each batch adds its row there */
+	int file_fd;           /* EV_ARCHIVE_TO_FILE: the file, open for appending */
+	atomic_bool *stop;     /* stop after the current batch; may be NULL */
+	time_t until;          /* stop before a batch at or after this (0: never) */
+	ev_archive_lag_fn lag; /* NULL: no replica to wait for */
 	void *lag_arg;
 	long long max_lag_s;
 	ev_archive_progress_fn progress; /* after each batch, while paused, and at the end */
@@ -91,8 +91,8 @@ enum ev_archive_point {
 	EV_ARCHIVE_BEFORE_COMMIT,
 	EV_ARCHIVE_AFTER_COMMIT,
 };
-typedef int (*ev_archive_fault_fn)(enum ev_archive_point point, unsigned batch,
-                                   struct ev_conn *c, void *arg);
+typedef int (*ev_archive_fault_fn)(enum ev_archive_point point, unsigned batch, struct ev_conn *c,
+                                   void *arg);
 void ev_archive_set_fault(ev_archive_fault_fn fn, void *arg);
 
 #endif

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const cols[] = {"id", "event_no", "biz_type", "biz_id", "event_status",
-                                   "deleted", "create_time"};
+static const char *const cols[] = {"id",           "event_no", "biz_type",   "biz_id",
+                                   "event_status", "deleted",  "create_time"};
 
 static struct ev_archive_spec spec(unsigned statuses, bool deleted)
 {
@@ -57,7 +57,8 @@ START_TEST(statuses_parse_and_the_backlog_never_moves)
 	struct ev_archive_spec all = spec(OK | CAN, true);
 	for (int st = 0; st <= 4; st++)
 		for (int del = 0; del <= 1; del++)
-			ck_assert_int_eq(ev_archive_row_eligible(&all, st, del), st == 2 || st == 4);
+			ck_assert_int_eq(ev_archive_row_eligible(&all, st, del),
+			                 st == 2 || st == 4);
 	struct ev_archive_spec ok = spec(OK, false);
 	ck_assert(ev_archive_row_eligible(&ok, 2, 0));
 	ck_assert(!ev_archive_row_eligible(&ok, 4, 0));
@@ -154,7 +155,8 @@ START_TEST(statements_carry_the_guard)
 	ck_assert_uint_eq(q->params[1].u, 18446744073709551615ULL);
 	ev_query_free(&q);
 	q = ev_archive_query_delete(&s, ids, 2);
-	ck_assert_ptr_nonnull(strstr(q->sql, "DELETE FROM `biz_message_event` WHERE id IN (?, ?) AND "));
+	ck_assert_ptr_nonnull(
+	        strstr(q->sql, "DELETE FROM `biz_message_event` WHERE id IN (?, ?) AND "));
 	ck_assert_ptr_nonnull(strstr(q->sql, guard));
 	ev_query_free(&q);
 	q = ev_archive_query_copy(&s, ids, 2);
@@ -206,7 +208,8 @@ START_TEST(archive_table_ddl_and_columns)
 	static const char *const names[] = {"COLUMN_NAME", "COLUMN_TYPE", "IS_NULLABLE"};
 	enum ev_ctype t[3] = {EV_CT_TEXT, EV_CT_TEXT, EV_CT_TEXT};
 	struct ev_rowset *a = ev_rowset_new(3, names, t), *b = ev_rowset_new(3, names, t);
-	const char *rows[][3] = {{"id", "bigint(20) unsigned", "NO"}, {"remark", "varchar(500)", "YES"}};
+	const char *rows[][3] = {{"id", "bigint(20) unsigned", "NO"},
+	                         {"remark", "varchar(500)", "YES"}};
 	for (int r = 0; r < 2; r++) {
 		struct ev_cell *ca = ev_rowset_add_row(a), *cb = ev_rowset_add_row(b);
 		for (int k = 0; k < 3; k++) {
@@ -255,9 +258,10 @@ START_TEST(lines_and_cursor)
 	free(line);
 
 	/* A file row: every value a string as stored, NULL null, bytes that are not UTF-8 hex. */
-	static const char *const names[] = {"id", "crc", "row_create_time", "id", "biz_id",
-	                                    "remark"};
-	enum ev_ctype t[6] = {EV_CT_ID, EV_CT_INT, EV_CT_DATETIME, EV_CT_ID, EV_CT_TEXT, EV_CT_TEXT};
+	static const char *const names[] = {"id", "crc",    "row_create_time",
+	                                    "id", "biz_id", "remark"};
+	enum ev_ctype t[6] = {EV_CT_ID, EV_CT_INT,  EV_CT_DATETIME,
+	                      EV_CT_ID, EV_CT_TEXT, EV_CT_TEXT};
 	struct ev_rowset *rs = ev_rowset_new(6, names, t);
 	struct ev_cell *c = ev_rowset_add_row(rs);
 	ev_cell_set(&c[3], "7", 1);
@@ -279,7 +283,8 @@ START_TEST(lines_and_cursor)
 	ck_assert_ptr_nonnull(strstr(line, "\"committed\":true"));
 	free(line);
 
-	struct ev_archive_cursor cur = {.set = true, .create_time = "2026-01-02 03:04:05", .id = 42};
+	struct ev_archive_cursor cur = {
+	        .set = true, .create_time = "2026-01-02 03:04:05", .id = 42};
 	char *text = ev_archive_cursor_text(&cur);
 	struct ev_archive_cursor back;
 	ck_assert(ev_archive_cursor_parse(text, &back));
