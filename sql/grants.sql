@@ -33,3 +33,14 @@ CREATE USER 'evtop_metrics'@'localhost' IDENTIFIED BY 'change-me';
 GRANT SELECT ON events.biz_message_event TO 'evtop_metrics'@'localhost';
 GRANT SELECT ON events.biz_outbox_event TO 'evtop_metrics'@'localhost';
 GRANT REPLICA MONITOR ON *.* TO 'evtop_metrics'@'localhost';
+
+-- The archiving account (evtop archive, doc/archive.md): it deletes finished rows from the
+-- online tables, inserts them into the archive tables (CREATE to make them with
+-- --create-archive-table), and records each batch in evtop_archive_log.
+CREATE USER 'evtop_archive'@'localhost' IDENTIFIED BY 'change-me';
+GRANT SELECT, DELETE ON events.biz_message_event TO 'evtop_archive'@'localhost';
+GRANT SELECT, DELETE ON events.biz_outbox_event TO 'evtop_archive'@'localhost';
+GRANT SELECT, INSERT, CREATE, ALTER, INDEX ON events.biz_message_event_archive TO 'evtop_archive'@'localhost';
+GRANT SELECT, INSERT, CREATE, ALTER, INDEX ON events.biz_outbox_event_archive TO 'evtop_archive'@'localhost';
+GRANT INSERT ON events.evtop_archive_log TO 'evtop_archive'@'localhost';
+GRANT REPLICA MONITOR ON *.* TO 'evtop_archive'@'localhost';

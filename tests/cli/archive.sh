@@ -191,4 +191,16 @@ ev archive --table message --older-than 10d --purge --yes --pause 0 --rate 0
 check "... the rerun resumes from the cursor and finishes the rest" \
 	sh -c "[ $rc -eq 0 ] && grep -q 'archived $((left - gone)) rows' '$dir/out' && grep -q 'nothing older is left' '$dir/out'" || say_fail
 
+# --- the archiving account of sql/grants.sql: enough to make the archive table and run ---------
+u=evt_ar_$$
+sed -n '/^-- The archiving account/,$p' "${EVTOP_SRCDIR:?}/sql/grants.sql" |
+	sed "s/evtop_archive'/$u'/g; s/events\./\`$EVTOP_TEST_DB\`./g; s/change-me/ar-pass-1/" | sql
+check "sql/grants.sql's archiving account is created" [ $? -eq 0 ]
+sql -e "UPDATE biz_message_event SET event_status = 2" || exit 99
+ev archive --table message --create-archive-table -u "$u" --password=ar-pass-1
+check "... it makes the archive table" sh -c "[ $rc -eq 0 ] && grep -q 'CREATE TABLE' '$dir/out'"
+ev archive --table message --older-than 10d --yes --from-start -u "$u" --password=ar-pass-1 --pause 0 --rate 0
+logged=$(sql -e "SELECT COUNT(*) FROM evtop_archive_log WHERE db_user = '$u@localhost'")
+checkv "... and archives into it, recorded in evtop_archive_log ($logged batches)" sh -c "[ $rc -eq 0 ] && grep -q 'nothing older is left' '$dir/out' && [ $logged -ge 1 ]"
+
 tap_done

@@ -134,7 +134,7 @@ check "the build is named" grep -q '^evtop_build_info{version="[0-9.]*"} 1$' "$d
 # --- the account of sql/grants.sql: SELECT only -------------------------------------------------
 db=${EVTOP_TEST_DB:?}
 u=evt_mx_$$
-sed -n '/^-- The Prometheus exporter/,$p' "$src/sql/grants.sql" |
+sed -n '/^-- The Prometheus exporter/,/^-- The archiving account/p' "$src/sql/grants.sql" |
 	sed "s/evtop_metrics/$u/g; s/events\./\`$db\`./g; s/change-me/mx-pass-1/" | sql
 check "sql/grants.sql's exporter account is created" [ $? -eq 0 ]
 cat >"$dir/mx.cnf" <<EOF
