@@ -210,8 +210,9 @@ static void show_progress(const struct ev_archive_progress *p, void *arg)
 			return;
 		sh->last_line = now;
 		fprintf(stderr,
-		        "evtop: archive %s: %zu rows moved in %u batches, %.0f rows/s%s%s%s\n",
-		        sh->table, p->moved, p->batches, p->rate, eta, p->waiting ? "; " : "",
+		        "evtop: archive %s: %zu row%s moved in %u batch%s, %.0f rows/s%s%s%s\n",
+		        sh->table, p->moved, p->moved == 1 ? "" : "s", p->batches,
+		        p->batches == 1 ? "" : "es", p->rate, eta, p->waiting ? "; " : "",
 		        p->waiting ? p->waiting : "");
 	}
 }

@@ -103,9 +103,9 @@ static bool wait_lag(const struct ev_archive_ctx *x, struct ev_archive_progress 
 			snprintf(note, sizeof(note),
 			         "paused: the replica's lag cannot be read (%s)", why);
 		else if (lag < 0)
-			snprintf(
-			        note, sizeof(note),
-			        "paused: the replica's lag reads NULL (its SQL thread is stopped)");
+			snprintf(note, sizeof(note),
+			         "paused: the replica's lag reads NULL (its replication is "
+			         "stopped)");
 		else
 			snprintf(note, sizeof(note),
 			         "paused: the replica is %llds behind (--max-lag %llds)", lag,

@@ -289,7 +289,9 @@ evc_replication() {
 		MASTER_CONNECT_RETRY=1; START SLAVE" || return 1
 	evc_replica_running || return 1
 	evc_repl_sync || return 1
-	[ "$(evc_val "$EVC_ROOT/r" "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'evtop'")" = 3 ] ||
+	# Every table of the primary's schema (the event tables and sql/*/audit.sql's).
+	_rp_tables="SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'evtop'"
+	[ "$(evc_val "$EVC_ROOT/r" "$_rp_tables")" = "$(evc_val "$EVC_ROOT/p" "$_rp_tables")" ] ||
 		{ echo "cluster: the schema did not reach the replica" >&2; return 1; }
 }
 

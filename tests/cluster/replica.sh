@@ -155,10 +155,30 @@ evc_check "metrics: main's lag unknown, its series left out" sh -c "! grep -q '^
 evc_check "... said on stderr: $(cat "$dir/m.err")" grep -q "main: replica lag unknown" "$dir/m.err"
 all_console "$dir/c-all-stopped.txt"
 evc_check "... every source at once: main's row says its lag is unknown" grep -Eq "^main lag \? " "$dir/c-all-stopped.txt"
+# evtop archive on main waits while its replica's lag reads NULL, and goes on once it catches up.
+evc_q p "INSERT INTO biz_message_event (id, event_no, event_type, biz_type, biz_id, event_source,
+	event_payload, event_status, create_time, update_time) SELECT 7000 + seq, CONCAT('MSG-OLD-', seq),
+	'PAY_SUCCESS', 'PAY', seq, 'pay-service', '{}', 2, NOW() - INTERVAL 40 DAY, NOW() - INTERVAL 40 DAY
+	FROM seq_1_to_30; GRANT DELETE ON evtop.biz_message_event TO 'evtop'@'localhost';
+	GRANT DELETE ON evtop.biz_message_event TO 'evtop'@'127.0.0.1'"
+XDG_STATE_HOME=$dir/state "$evtop" archive --config "$cfg" --source main --table message \
+	--older-than 30d --purge --yes --max-lag 5s --pause 0 --from-start >"$dir/ar.out" 2>"$dir/ar.err" &
+arpid=$!
+sleep 3
+evc_check "archive: paused while the replica's lag reads NULL: $(head -c 200 "$dir/ar.err")" \
+	grep -q "paused: the replica's lag reads NULL" "$dir/ar.err"
+evc_eq "... nothing deleted meanwhile" "$(evc_q p "SELECT COUNT(*) FROM biz_message_event WHERE id > 7000")" 30
 
 # --- caught up again ------------------------------------------------------------------------------
 catch_up() { delay 0 && evc_repl_sync; }
 evc_stage "replica catches up" catch_up || evc_die "the replica does not catch up"
+for _i in $(seq 1 60); do kill -0 "$arpid" 2>/dev/null || break; sleep 1; done
+kill "$arpid" 2>/dev/null
+wait "$arpid"
+arc=$?
+evc_check "archive: went on once the replica caught up, and finished (exit $arc): $(cat "$dir/ar.out")" \
+	sh -c "[ $arc -eq 0 ] && grep -q 'nothing older is left' '$dir/ar.out'"
+evc_eq "... the 30 old rows deleted on the primary" "$(evc_q p "SELECT COUNT(*) FROM biz_message_event WHERE id > 7000")" 0
 evc_eq "the replica now has the retried row: pending, version 1" "$(row r)" "0/1"
 evc_eq "... and the audit row" "$(evc_q r "SELECT COUNT(*) FROM evtop_audit WHERE event_no = '$ob'")" 1
 ev dashboard --format json >"$dir/dash.json" 2>"$dir/dash.err"
