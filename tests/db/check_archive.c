@@ -16,6 +16,8 @@
 
 #include <check.h>
 #include <errno.h>
+#include <jansson.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +338,130 @@ START_TEST(a_row_set_back_to_failed_is_never_moved)
 }
 END_TEST
 
+/* --- racing the simulator ----------------------------------------------------------------- */
+
+static pid_t start_sim(char *const *args, const char *out)
+{
+	char *sim = tdb_sim_path();
+	char arg[600];
+	char *argv[40];
+	int n = 0;
+	snprintf(arg, sizeof(arg), "--defaults-file=%s", getenv("EVTOP_TEST_DEFAULTS_FILE"));
+	argv[n++] = sim;
+	argv[n++] = arg;
+	argv[n++] = (char *)"--format";
+	argv[n++] = (char *)"json";
+	for (int i = 0; args[i] != NULL && n < 39; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (freopen(out, "w", stdout) == NULL)
+			_exit(99);
+		execv(sim, argv);
+		_exit(98);
+	}
+	free(sim);
+	return pid;
+}
+
+static long long sim_wait_count(pid_t pid, const char *out, const char *key)
+{
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "evtop-sim failed (status %d)", st);
+	json_error_t e;
+	json_t *j = json_load_file(out, 0, &e);
+	ck_assert_msg(j != NULL, "evtop-sim's summary: %s", e.text);
+	json_t *v = json_object_get(json_object_get(json_object_get(j, "tables"), "outbox"), key);
+	ck_assert_msg(json_is_integer(v), "no outbox.%s in the summary", key);
+	long long n = (long long)json_integer_value(v);
+	json_decref(j);
+	return n;
+}
+
+/* While the applications claim, fail, crash and finish events, archive passes run again and
+ * again over every finished row (a cutoff in the future): no row is lost or in both tables,
+ * only success rows reach the archive, none of the backlog. */
+START_TEST(racing_the_simulator)
+{
+	char out[512];
+	tdb_exec(db, "TRUNCATE biz_outbox_event");
+	tdb_exec(db, "TRUNCATE biz_message_event");
+	snprintf(out, sizeof(out), "%s/sim-history.json", getenv("EVTOP_TEST_DIR"));
+	char *history[] = {(char *)"--seed",           (char *)"31",   (char *)"--history",
+	                   (char *)"3h",               (char *)"--history-events",
+	                   (char *)"3000",             (char *)"--fail-rate",
+	                   (char *)"0.3",              (char *)"--history-only",
+	                   NULL};
+	long long seeded = sim_wait_count(start_sim(history, out), out, "seeded");
+	ck_assert_int_gt(seeded, 1000);
+
+	snprintf(out, sizeof(out), "%s/sim-live.json", getenv("EVTOP_TEST_DIR"));
+	char *live[] = {(char *)"--seed",       (char *)"32",  (char *)"--rate",
+	                (char *)"150",          (char *)"--instances",
+	                (char *)"3",            (char *)"--fail-rate",
+	                (char *)"0.2",          (char *)"--crash-rate",
+	                (char *)"0.05",         (char *)"--lock-time",
+	                (char *)"1s",           (char *)"--recover-every",
+	                (char *)"2s",           (char *)"--duration",
+	                (char *)"6s",           NULL};
+	pid_t sim = start_sim(live, out);
+	struct run r;
+	run_open(&r);
+	r.sp.cutoff = "2100-01-01 00:00:00";
+	size_t moved = 0, passes = 0;
+	int st = 0;
+	while (waitpid(sim, &st, WNOHANG) == 0 && passes < 200) {
+		memset(&r.cursor, 0, sizeof(r.cursor)); /* a full pass each time */
+		run_go(&r, 50);
+		ck_assert_msg(r.res.error[0] == '\0', "pass %zu: %s", passes, r.res.error);
+		moved += r.res.p.moved;
+		passes++;
+	}
+	/* The simulator has ended (or is about to): its summary, then one pass more. */
+	long long inserted = 0;
+	if (passes >= 200 || waitpid(sim, &st, WNOHANG) == 0) {
+		inserted = sim_wait_count(sim, out, "inserted");
+	} else {
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "evtop-sim failed (%d)", st);
+		json_error_t e;
+		json_t *j = json_load_file(out, 0, &e);
+		ck_assert_msg(j != NULL, "evtop-sim's summary: %s", e.text);
+		inserted = (long long)json_integer_value(json_object_get(
+		        json_object_get(json_object_get(j, "tables"), "outbox"), "inserted"));
+		ck_assert_int_eq(json_integer_value(json_object_get(
+		                         json_object_get(json_object_get(j, "tables"), "outbox"),
+		                         "errors")),
+		                 0);
+		json_decref(j);
+	}
+	memset(&r.cursor, 0, sizeof(r.cursor));
+	run_go(&r, 50);
+	moved += r.res.p.moved;
+	fprintf(stderr, "# race: %lld seeded + %lld inserted, %zu archived in %zu passes\n",
+	        seeded, inserted, moved, passes + 1);
+	ck_assert_int_gt(passes, 1);
+	ck_assert_int_gt((long long)moved, 100);
+	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM (SELECT id FROM biz_outbox_event UNION "
+	                            "ALL SELECT id FROM biz_outbox_event_archive) u"),
+	                 seeded + inserted);
+	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event o JOIN "
+	                             "biz_outbox_event_archive a USING (id)"),
+	                 0);
+	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event_archive WHERE "
+	                             "publish_status <> 2 OR deleted <> 0"),
+	                 0);
+	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event_archive"),
+	                 (long long)moved);
+	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event WHERE publish_status "
+	                             "= 2 AND deleted = 0"),
+	                 0);
+	run_close(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("archive_db");
@@ -346,6 +472,7 @@ int main(void)
 	tcase_add_test(tc, the_server_killed_before_commit);
 	tcase_add_test(tc, the_server_killed_after_commit);
 	tcase_add_test(tc, a_row_set_back_to_failed_is_never_moved);
+	tcase_add_test(tc, racing_the_simulator);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
