@@ -176,8 +176,10 @@ static int audit_unmask(const struct ev_opts *o, struct ev_fan *f, const struct 
 	return rc;
 }
 
-static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind t, bool human,
-                                 struct ev_rowset *into)
+/* archived: -1 no such column (the lists); 0 or 1 a column "archived" after "table" (show:
+ * whether the row was found in the archive table). */
+static struct ev_rowset *project_as(const struct ev_rowset *rs, enum ev_table_kind t, bool human,
+                                    struct ev_rowset *into, int archived)
 {
 	const struct ev_table_def *def = ev_model_table(t);
 	const char *const *want = t == EV_TABLE_OUTBOX ? table_cols_outbox : table_cols_message;
@@ -198,6 +200,11 @@ static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind 
 		names[n] = "table";
 		types[n] = EV_CT_TEXT;
 		src[n++] = -1;
+	}
+	if (!human && archived >= 0) {
+		names[n] = "archived";
+		types[n] = EV_CT_INT;
+		src[n++] = -2;
 	}
 	if (human) {
 		for (size_t i = 0; want[i] != NULL; i++) {
@@ -222,6 +229,10 @@ static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind 
 	for (size_t r = 0; r < rs->nrows; r++) {
 		struct ev_cell *cells = ev_rowset_add_row(out);
 		for (size_t i = 0; i < n; i++) {
+			if (src[i] == -2) {
+				ev_cell_set(&cells[i], archived > 0 ? "1" : "0", 1);
+				continue;
+			}
 			if (src[i] < 0) {
 				ev_cell_set(&cells[i], def->key, strlen(def->key));
 				continue;
@@ -239,6 +250,12 @@ static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind 
 		}
 	}
 	return out;
+}
+
+static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind t, bool human,
+                                 struct ev_rowset *into)
+{
+	return project_as(rs, t, human, into, -1);
 }
 
 static void usage_list(FILE *out)
@@ -689,22 +706,28 @@ static void usage_show(FILE *out)
 }
 
 /* The human form of one event: "column  value" lines, the payload as stored. */
-static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind t)
+/* archive: the archive table the row was found in, or NULL (online). */
+static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind t,
+                        const char *archive)
 {
 	const struct ev_table_def *def = ev_model_table(t);
 	const char *deleted = ev_rowset_get(rs, r, "deleted");
 	bool is_deleted = deleted != NULL && strcmp(deleted, "0") != 0;
+	char *badge = archive ? ev_text_sanitize(archive, strlen(archive)) : NULL;
 
 	const char *source =
 	        ev_rowset_col(rs, EV_SOURCE_COL) >= 0 ? ev_rowset_get(rs, r, EV_SOURCE_COL) : NULL;
 	if (source != NULL) {
 		char *safe = ev_text_sanitize(source, strlen(source));
-		printf("== %s event on source %s%s\n", def->key, safe,
-		       is_deleted ? "  [DELETED]" : "");
+		printf("== %s event on source %s%s%s%s%s\n", def->key, safe,
+		       is_deleted ? "  [DELETED]" : "", badge ? "  [ARCHIVED in " : "",
+		       badge ? badge : "", badge ? "]" : "");
 		free(safe);
 	} else {
-		printf("== %s event%s\n", def->key, is_deleted ? "  [DELETED]" : "");
+		printf("== %s event%s%s%s%s\n", def->key, is_deleted ? "  [DELETED]" : "",
+		       badge ? "  [ARCHIVED in " : "", badge ? badge : "", badge ? "]" : "");
 	}
+	free(badge);
 	for (size_t c = 0; c < rs->ncols; c++) {
 		const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
 		if (strcmp(rs->cols[c].name, EV_SOURCE_COL) == 0)
@@ -727,6 +750,28 @@ static struct ev_rowset *with_source(const struct ev_rowset *rs, const char *sou
 	for (size_t r = 0; r < rs->nrows; r++)
 		ev_rowset_add_sourced(m, rs, r, source);
 	return m;
+}
+
+/* An event_no not online, looked up in the table's archive (<table>_archive, as evtop archive
+ * makes it): the archive's name (malloc'd) with its rows in *rs, or NULL with *rs the empty
+ * online read kept. No archive table is no archive: nothing is said. */
+static char *archived_rows(struct ev_fan_src *fs, enum ev_table_kind t, const char *event_no,
+                           struct ev_rowset **rs)
+{
+	struct ev_error err = {0};
+	struct ev_rowset *arch = NULL;
+	char *name = ev_xasprintf("%s_archive", ev_opts_table_name(&fs->o, t));
+	struct ev_query *q = ev_query_show_archived(t, name, event_no);
+	int rc = ev_conn_run(fs->s.conn, q, &arch, &err);
+	ev_query_free(&q);
+	if (rc < 0 || arch->nrows == 0) {
+		ev_rowset_free(&arch);
+		free(name);
+		return NULL;
+	}
+	ev_rowset_free(rs);
+	*rs = arch;
+	return name;
 }
 
 int ev_cmd_show(int argc, char **argv)
@@ -796,7 +841,13 @@ int ev_cmd_show(int argc, char **argv)
 				struct ev_rowset *rs = NULL;
 				struct ev_rowset *one[EV_TABLE_COUNT] = {NULL};
 				bool refused = false;
-				if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) == 0) {
+				char *archive = NULL;
+				if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) == 0 &&
+				    rs->nrows == 0) {
+					/* Not online: perhaps archived (evtop archive's table). */
+					archive = archived_rows(fs, t, o.args[a], &rs);
+				}
+				if (rs != NULL) {
 					mask_read(&fs->o, fs->src, rs);
 					one[t] = rs;
 					refused = audit_unmask(&o, &f, fs, one, &t, 1) < 0;
@@ -816,16 +867,19 @@ int ev_cmd_show(int argc, char **argv)
 					}
 					for (size_t r = 0; r < rs->nrows; r++) {
 						if (o.format == EV_FMT_TABLE)
-							print_event(rs, r, t);
+							print_event(rs, r, t, archive);
 						hits++;
 					}
 					if (o.format != EV_FMT_TABLE && rs->nrows > 0) {
 						if (out[t] == NULL)
-							out[t] = project(rs, t, false, NULL);
+							out[t] = project_as(rs, t, false, NULL,
+							                    archive != NULL);
 						else
-							project(rs, t, false, out[t]);
+							project_as(rs, t, false, out[t],
+							           archive != NULL);
 					}
 				}
+				free(archive);
 				ev_rowset_free(&rs);
 				ev_query_free(&q);
 			}

@@ -1623,6 +1623,23 @@ struct ev_query *ev_query_show_by_no(enum ev_table_kind t, const char *table_nam
 	return q;
 }
 
+struct ev_query *ev_query_show_archived(enum ev_table_kind t, const char *archive_name,
+                                        const char *event_no)
+{
+	struct ev_query *q = query_new("show.archived");
+	struct ev_buf b;
+	char *name = ev_query_quote_ident(archive_name);
+	ev_buf_init(&b);
+	ev_buf_adds(&b, "/* evtop:show.archived */ SELECT ");
+	select_columns(q, &b, ev_model_table(t), true);
+	ev_buf_printf(&b, " FROM %s WHERE event_no = ? ORDER BY id DESC LIMIT 10", name);
+	free(name);
+	q->sql = ev_buf_steal(&b);
+	q->limit = 10;
+	ev_query_add_text(q, event_no);
+	return q;
+}
+
 struct ev_query *ev_query_show_by_id(enum ev_table_kind t, const char *table_name,
                                      unsigned long long id)
 {

@@ -289,6 +289,10 @@ char *ev_list_search_note(const struct ev_list_page *pg, size_t matches);
 struct ev_query *ev_query_group(const struct ev_list_req *req, const char *column,
                                 struct ev_error *err);
 
+/* The rows of an event_no in an archive table (evtop archive, doc/archive.md: event_no is not
+ * unique there), newest id first, at most 10; the same columns as ev_query_show_by_no. */
+struct ev_query *ev_query_show_archived(enum ev_table_kind t, const char *archive_name,
+                                        const char *event_no);
 /* The detail of one event by event_no (deleted rows included: the caller shows a badge). */
 struct ev_query *ev_query_show_by_no(enum ev_table_kind t, const char *table_name,
                                      const char *event_no);

@@ -138,6 +138,16 @@ check "the audit file: an intent and a result line a batch" \
 	test "$(jq -r 'select(.action == "archive") | .result' "$audit" | sort | uniq -c | awk '{print $2 "=" $1}' | tr '\n' ' ')" = "archived=$(( (want_moved + 99) / 100 )) intent=$(( (want_moved + 99) / 100 )) "
 check "... whose rows sum to what moved" test "$(jq -s '[.[] | select(.action == "archive" and .result == "archived") | .rows] | add' "$audit")" = "$want_moved"
 check "the cursor saved" test -s "$XDG_STATE_HOME/evtop/archive/default.biz_outbox_event.cursor"
+# show finds an archived event there, badged; masked as everything else.
+arch_no=$(sql -e "SELECT event_no FROM biz_outbox_event_archive ORDER BY id LIMIT 1")
+ev show "$arch_no"
+check "show: an archived event is found in the archive, badged ARCHIVED" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^== outbox event  \[ARCHIVED in biz_outbox_event_archive\]' '$dir/out' && grep -q '^event_no  *$arch_no\$' '$dir/out'"
+ev show "$arch_no" OB-AR-1 --format json
+check "... in JSON: archived 1 there, 0 for an online one" \
+	test "$(jq -c '[.[] | [.event_no, .archived]]' "$dir/out")" = "[[\"$arch_no\",1],[\"OB-AR-1\",0]]"
+ev show OB-NOWHERE
+check "... an event_no in neither: not found (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'no event OB-NOWHERE' '$dir/err'"
 ev archive --table outbox --older-than 30d --yes
 check "a rerun: nothing to archive" sh -c "[ $rc -eq 0 ] && grep -q 'nothing to archive' '$dir/out'"
 

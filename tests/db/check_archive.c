@@ -390,23 +390,32 @@ START_TEST(racing_the_simulator)
 	tdb_exec(db, "TRUNCATE biz_outbox_event");
 	tdb_exec(db, "TRUNCATE biz_message_event");
 	snprintf(out, sizeof(out), "%s/sim-history.json", getenv("EVTOP_TEST_DIR"));
-	char *history[] = {(char *)"--seed",           (char *)"31",   (char *)"--history",
-	                   (char *)"3h",               (char *)"--history-events",
-	                   (char *)"3000",             (char *)"--fail-rate",
-	                   (char *)"0.3",              (char *)"--history-only",
-	                   NULL};
+	char *history[] = {(char *)"--seed",           (char *)"31",
+	                   (char *)"--history",        (char *)"3h",
+	                   (char *)"--history-events", (char *)"3000",
+	                   (char *)"--fail-rate",      (char *)"0.3",
+	                   (char *)"--history-only",   NULL};
 	long long seeded = sim_wait_count(start_sim(history, out), out, "seeded");
 	ck_assert_int_gt(seeded, 1000);
 
 	snprintf(out, sizeof(out), "%s/sim-live.json", getenv("EVTOP_TEST_DIR"));
-	char *live[] = {(char *)"--seed",       (char *)"32",  (char *)"--rate",
-	                (char *)"150",          (char *)"--instances",
-	                (char *)"3",            (char *)"--fail-rate",
-	                (char *)"0.2",          (char *)"--crash-rate",
-	                (char *)"0.05",         (char *)"--lock-time",
-	                (char *)"1s",           (char *)"--recover-every",
-	                (char *)"2s",           (char *)"--duration",
-	                (char *)"6s",           NULL};
+	char *live[] = {(char *)"--seed",
+	                (char *)"32",
+	                (char *)"--rate",
+	                (char *)"150",
+	                (char *)"--instances",
+	                (char *)"3",
+	                (char *)"--fail-rate",
+	                (char *)"0.2",
+	                (char *)"--crash-rate",
+	                (char *)"0.05",
+	                (char *)"--lock-time",
+	                (char *)"1s",
+	                (char *)"--recover-every",
+	                (char *)"2s",
+	                (char *)"--duration",
+	                (char *)"6s",
+	                NULL};
 	pid_t sim = start_sim(live, out);
 	struct run r;
 	run_open(&r);
@@ -431,21 +440,21 @@ START_TEST(racing_the_simulator)
 		ck_assert_msg(j != NULL, "evtop-sim's summary: %s", e.text);
 		inserted = (long long)json_integer_value(json_object_get(
 		        json_object_get(json_object_get(j, "tables"), "outbox"), "inserted"));
-		ck_assert_int_eq(json_integer_value(json_object_get(
-		                         json_object_get(json_object_get(j, "tables"), "outbox"),
-		                         "errors")),
-		                 0);
+		ck_assert_int_eq(
+		        json_integer_value(json_object_get(
+		                json_object_get(json_object_get(j, "tables"), "outbox"), "errors")),
+		        0);
 		json_decref(j);
 	}
 	memset(&r.cursor, 0, sizeof(r.cursor));
 	run_go(&r, 50);
 	moved += r.res.p.moved;
-	fprintf(stderr, "# race: %lld seeded + %lld inserted, %zu archived in %zu passes\n",
-	        seeded, inserted, moved, passes + 1);
+	fprintf(stderr, "# race: %lld seeded + %lld inserted, %zu archived in %zu passes\n", seeded,
+	        inserted, moved, passes + 1);
 	ck_assert_int_gt(passes, 1);
 	ck_assert_int_gt((long long)moved, 100);
 	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM (SELECT id FROM biz_outbox_event UNION "
-	                            "ALL SELECT id FROM biz_outbox_event_archive) u"),
+	                             "ALL SELECT id FROM biz_outbox_event_archive) u"),
 	                 seeded + inserted);
 	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event o JOIN "
 	                             "biz_outbox_event_archive a USING (id)"),
