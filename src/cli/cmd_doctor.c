@@ -289,6 +289,47 @@ static void check_recent(struct ev_session *s, enum ev_table_kind t,
 	ev_rowset_free(&rs);
 }
 
+static void check_retention(struct ev_session *s, const struct ev_opts *o, enum ev_table_kind t,
+                            const struct ev_doc_table_facts *tf, struct ev_doc_report *rep)
+{
+	struct ev_doc_retention x = {.rows = tf->rows, .past = -1};
+	struct ev_error err = {0};
+	const char *index = ev_index_find(&tf->info, "create_time");
+	char *oldest = NULL;
+
+	x.retention_s = o->cfg.retention_s[t];
+	x.setting = t == EV_TABLE_OUTBOX ? "retention_outbox" : "retention_message";
+	if (!column_is_time(tf, "create_time")) {
+		x.why_not = "create_time is missing or not a DATETIME";
+	} else if (index == NULL) {
+		x.why_not = "no index on create_time to read the oldest row through";
+	} else {
+		struct ev_rowset *rs = run(s, ev_doctor_query_oldest(tf->name, index), &err);
+		if (rs == NULL) {
+			x.why_not = err.msg;
+		} else {
+			x.checked = true;
+			if (rs->nrows > 0 && ev_rowset_cell(rs, 0, 0)->s != NULL) {
+				oldest = ev_xstrdup(ev_rowset_cell(rs, 0, 0)->s);
+				x.oldest = oldest;
+				const char *a = ev_rowset_cell(rs, 0, 1)->s;
+				x.oldest_age_s = a ? atoll(a) : 0;
+			}
+			ev_rowset_free(&rs);
+		}
+		if (x.checked && x.retention_s > 0 && x.oldest != NULL) {
+			rs = run(s, ev_doctor_query_past(tf->name, index, x.retention_s), &err);
+			if (rs != NULL && rs->nrows > 0 && ev_rowset_cell(rs, 0, 0)->s != NULL) {
+				x.past = atoll(ev_rowset_cell(rs, 0, 0)->s);
+				x.past_capped = x.past > EV_DOC_PAST_CAP;
+			}
+			ev_rowset_free(&rs);
+		}
+	}
+	ev_doctor_check_retention(rep, t, tf->name, &x);
+	free(oldest);
+}
+
 static void check_privileges(struct ev_session *s, enum ev_table_kind t,
                              const struct ev_doc_table_facts *tf, const struct ev_doc_server *srv,
                              struct ev_doc_report *rep)
@@ -554,8 +595,10 @@ static int doctor_one(struct ev_opts *o)
 			if (!have[t])
 				continue;
 			ev_doctor_check_table(&rep, t, srv.version.flavour, &tf[t]);
-			if (tf[t].exists && tf[t].select_denied == NULL)
+			if (tf[t].exists && tf[t].select_denied == NULL) {
 				check_recent(&s, t, &tf[t], &srv, &rep);
+				check_retention(&s, o, t, &tf[t], &rep);
+			}
 		}
 		for (int i = 0; i < n; i++) {
 			enum ev_table_kind t = kinds[i];

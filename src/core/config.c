@@ -88,6 +88,8 @@ static const struct setting settings[] = {
         G("metrics_interval", K_SEC, metrics_interval_s, MS_SEC, MS_HOUR),
         G("metrics_label_cap", K_INT, metrics_label_cap, 1, 100000),
         G("metrics_topic", K_BOOL, metrics_topic, 0, 0),
+        G("retention_message", K_SEC, retention_s[0], MS_DAY, 3650 * MS_DAY),
+        G("retention_outbox", K_SEC, retention_s[1], MS_DAY, 3650 * MS_DAY),
         G("read_only", K_BOOL, read_only, 0, 0),
         G("recover_message", K_BOOL, recover_message, 0, 0),
         G("operator", K_STRING, operator_id, 0, 0),

@@ -78,14 +78,17 @@ struct ev_config {
 	int metrics_interval_s;   /* evtop metrics: the figures refreshed this often; 15 */
 	int metrics_label_cap;    /* evtop metrics: values per label, source and table; 200 */
 	bool metrics_topic;       /* evtop metrics: the outbox by topic too; default true */
-	bool read_only;           /* default false */
-	bool recover_message;     /* allow "recover stuck" on the message table; default false */
-	char *operator_id;        /* operator or ticket id for the audit; NULL = ask */
-	char *theme;              /* "default", "mono"; NULL = default */
-	char *export_dir;         /* where the console's exports go; NULL = the state dir's */
-	char **protected_types;   /* NULL-terminated; default PAY, REFUND, STOCK, INVENTORY */
-	struct ev_mask mask;      /* [mask]: what is masked (core/mask.h); the defaults */
-	struct ev_keybind *keys;  /* [keys]: in file order, a later one winning */
+	/* evtop archive's retention per table (seconds; 0: none configured): doctor and the
+	 * console's header say how many rows are past it (doc/archive.md). */
+	int retention_s[2];      /* [EV_TABLE_MESSAGE], [EV_TABLE_OUTBOX] */
+	bool read_only;          /* default false */
+	bool recover_message;    /* allow "recover stuck" on the message table; default false */
+	char *operator_id;       /* operator or ticket id for the audit; NULL = ask */
+	char *theme;             /* "default", "mono"; NULL = default */
+	char *export_dir;        /* where the console's exports go; NULL = the state dir's */
+	char **protected_types;  /* NULL-terminated; default PAY, REFUND, STOCK, INVENTORY */
+	struct ev_mask mask;     /* [mask]: what is masked (core/mask.h); the defaults */
+	struct ev_keybind *keys; /* [keys]: in file order, a later one winning */
 	int nkeys;
 	int nsources;
 	struct ev_source *sources; /* at least one after ev_config_init */

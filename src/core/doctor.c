@@ -1372,6 +1372,120 @@ bool ev_doctor_zone_mismatch(long long ahead_s, long long *shift_s)
 	return ev_zone_judge(ahead_s, shift_s) != EV_ZONE_OK;
 }
 
+static void add_hint(struct ev_buf *b, const char *index)
+{
+	if (index != NULL) {
+		char *i = ev_query_quote_ident(index);
+		ev_buf_printf(b, " FORCE INDEX (%s)", i);
+		free(i);
+	}
+}
+
+struct ev_query *ev_doctor_query_oldest(const char *table_name, const char *index)
+{
+	static const char *const names[] = {"create_time", "age_s"};
+	struct ev_buf b;
+	char *t = ev_query_quote_ident(table_name);
+	ev_buf_init(&b);
+	ev_buf_printf(&b,
+	              "/* evtop:doctor.oldest */ SELECT create_time, TIMESTAMPDIFF(SECOND, "
+	              "create_time, NOW()) FROM %s",
+	              t);
+	add_hint(&b, index);
+	ev_buf_adds(&b, " ORDER BY create_time LIMIT 1");
+	free(t);
+	return text_query("doctor.oldest", ev_buf_steal(&b), N(names), names, 1);
+}
+
+struct ev_query *ev_doctor_query_past(const char *table_name, const char *index, int retention_s)
+{
+	static const char *const names[] = {"n"};
+	struct ev_buf b;
+	char *t = ev_query_quote_ident(table_name);
+	ev_buf_init(&b);
+	ev_buf_printf(&b, "/* evtop:doctor.past */ SELECT COUNT(*) FROM (SELECT 1 FROM %s", t);
+	add_hint(&b, index);
+	ev_buf_printf(&b, " WHERE create_time < NOW() - INTERVAL ? SECOND LIMIT %d) AS p",
+	              EV_DOC_PAST_CAP + 1);
+	free(t);
+	struct ev_query *q = text_query("doctor.past", ev_buf_steal(&b), N(names), names, 1);
+	ev_query_add_int(q, retention_s);
+	return q;
+}
+
+/* A setting's duration as it is written: 30d, 12h, 90m, 45s. */
+static void setting_duration(long long s, char *out, size_t n)
+{
+	if (s % 86400 == 0)
+		snprintf(out, n, "%lldd", s / 86400);
+	else if (s % 3600 == 0)
+		snprintf(out, n, "%lldh", s / 3600);
+	else if (s % 60 == 0)
+		snprintf(out, n, "%lldm", s / 60);
+	else
+		snprintf(out, n, "%llds", s);
+}
+
+void ev_doctor_check_retention(struct ev_doc_report *r, enum ev_table_kind t,
+                               const char *table_name, const struct ev_doc_retention *x)
+{
+	const char *group = ev_model_table(t)->key;
+	char age[32] = "", ret[32] = "", size[64] = "";
+
+	if (x->rows >= 0)
+		snprintf(size, sizeof(size), "about %lld rows", x->rows);
+	else
+		snprintf(size, sizeof(size), "its size unknown");
+	if (!x->checked) {
+		ev_doc_add(r, EV_DOC_INFO, group, "retention", table_name, NULL, NULL,
+		           "retention not checked on %s: %s", table_name,
+		           x->why_not ? x->why_not : "the oldest row could not be read");
+		return;
+	}
+	if (x->oldest != NULL)
+		ev_format_duration(x->oldest_age_s, age, sizeof(age));
+	if (x->retention_s <= 0) {
+		char *fix = ev_xasprintf("set %s = 30d (or your retention) in the config, and run "
+		                         "evtop archive --table %s --older-than 30d from cron "
+		                         "(doc/archive.md)",
+		                         x->setting, group);
+		bool big = x->rows > EV_DOC_RETENTION_BIG;
+		ev_doc_add(r, big ? EV_DOC_WARN : EV_DOC_INFO, group, "retention", table_name,
+		           big ? "finished history grows without bound: every status scan and "
+		                 "index gets slower, and the disk fills"
+		               : NULL,
+		           fix, "retention: none configured for %s (%s%s%s%s)", table_name, size,
+		           x->oldest ? ", the oldest created " : "", x->oldest ? age : "",
+		           x->oldest ? " ago" : ", empty");
+		free(fix);
+		return;
+	}
+	setting_duration(x->retention_s, ret, sizeof(ret));
+	char past[64];
+	if (x->past < 0)
+		snprintf(past, sizeof(past), "rows past it not counted");
+	else
+		snprintf(past, sizeof(past), "%s%lld row%s created before it",
+		         x->past_capped ? "over " : "",
+		         x->past_capped ? (long long)EV_DOC_PAST_CAP : x->past,
+		         x->past == 1 ? "" : "s");
+	if (x->oldest != NULL && x->oldest_age_s > 2LL * x->retention_s) {
+		char *fix = ev_xasprintf("evtop archive --table %s --older-than %s --dry-run, then "
+		                         "schedule it (doc/archive.md)",
+		                         group, ret);
+		ev_doc_add(r, EV_DOC_WARN, group, "retention", table_name,
+		           "evtop archive is not running, or not keeping up", fix,
+		           "retention %s on %s: %s, the oldest created %s ago (%s)", ret,
+		           table_name, past, age, size);
+		free(fix);
+		return;
+	}
+	ev_doc_add(r, EV_DOC_OK, group, "retention", table_name, NULL, NULL,
+	           "retention %s on %s: %s%s%s%s (%s)", ret, table_name, past,
+	           x->oldest ? ", the oldest created " : "", x->oldest ? age : "",
+	           x->oldest ? " ago" : ", empty", size);
+}
+
 void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const char *table_name,
                           const struct ev_doc_recent *rc)
 {

@@ -237,6 +237,30 @@ struct ev_doc_recent {
 	const char *zone;     /* the session zone's name (@@time_zone) */
 };
 
+/* Retention (doc/archive.md): the table's size and oldest row against the configured
+ * retention_* setting. */
+struct ev_doc_retention {
+	long long rows;      /* TABLE_ROWS, an estimate; -1 unknown */
+	int retention_s;     /* the setting; 0 none */
+	bool checked;        /* the oldest row was read */
+	const char *why_not; /* when not */
+	const char *oldest;  /* its create_time; NULL for an empty table */
+	long long oldest_age_s;
+	long long past; /* rows created before NOW() - retention (a capped count); -1 not read */
+	bool past_capped;
+	const char *setting; /* "retention_outbox" / "retention_message" */
+};
+#define EV_DOC_RETENTION_BIG 10000000LL /* rows: no retention on a larger table is a WARN */
+#define EV_DOC_PAST_CAP      100000     /* rows past the retention counted up to this */
+/* One row: create_time of the oldest row and its age in seconds (through index, NULL: none). */
+struct ev_query *ev_doctor_query_oldest(const char *table_name, const char *index);
+/* One row: the rows created before NOW() - retention_s, up to EV_DOC_PAST_CAP + 1. */
+struct ev_query *ev_doctor_query_past(const char *table_name, const char *index, int retention_s);
+/* The retention finding of a table (in its group): INFO, OK, or WARN when a table of over
+ * EV_DOC_RETENTION_BIG rows has none, or its oldest row is over twice the retention old. */
+void ev_doctor_check_retention(struct ev_doc_report *r, enum ev_table_kind t,
+                               const char *table_name, const struct ev_doc_retention *x);
+
 /* The time zone check of one table (in the table's group): a suspected mismatch is a FAIL. */
 void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const char *table_name,
                           const struct ev_doc_recent *rc);

@@ -69,6 +69,7 @@ doctor
 expect 0 "the model's schema is all good"
 has "the summary says so" "0 WARN, 0 FAIL: all good (exit 0)"
 has "a column summary per table" "OK    27 of the model's 27 columns present with its types and nullability"
+has "no retention configured: INFO with the setting" "INFO  retention: none configured for biz_outbox_event"
 has "an index summary per table" "OK    7 of the model's 7 indexes present, by columns"
 has "the MariaDB collation is the model's equivalent" "OK    collation utf8mb4_unicode_ci (equivalent to the model's utf8mb4_0900_ai_ci)"
 has "the server's flavour and version" "OK    MariaDB 10."
@@ -263,6 +264,24 @@ doctor_rq
 hasnt "after the GRANTs pasted, the account may compensate" "WARN  compensate"
 hasnt "... and write the audit" "WARN  audit"
 sql -e "DROP USER '${rq}'@'localhost'; DROP DATABASE \`$qdb\`"
+
+# --- retention: the configured retention_* against the oldest row ---------------------------------
+fresh ${pfx}_ret
+sql -D "$db" -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type,
+	event_source, publish_channel, event_payload, publish_status, create_time, update_time)
+	SELECT seq, CONCAT('OB-RET-', seq), 'ORDER', seq, 'ORDER_CREATED', 'svc', 'MQ', '{}', 2,
+	NOW() - INTERVAL seq DAY, NOW() FROM seq_1_to_100"
+printf '[evtop]\nretention_outbox = 30d\nretention_message = 90d\n' >"$dir/ret.conf"
+"$evtop" --config "$dir/ret.conf" --defaults-file="$cnf" -D "$db" doctor >"$dir/out" 2>"$dir/err"
+code=$?
+expect 1 "rows far past the configured retention: a warning"
+has "... how many and how old" "WARN  retention 30d on biz_outbox_event: 70 rows created before it, the oldest created 100d"
+has "... the run that fixes it" "fix:    evtop archive --table outbox --older-than 30d --dry-run, then schedule it (doc/archive.md)"
+has "an empty table with a retention: OK" "OK    retention 90d on biz_message_event: rows past it not counted, empty"
+printf '[evtop]\nretention_outbox = 12h\n' >"$dir/bad.conf"
+"$evtop" --config "$dir/bad.conf" --defaults-file="$cnf" -D "$db" doctor >"$dir/out" 2>&1
+code=$?
+expect 2 "retention_outbox below a day: a config error"
 
 # --- the time zone: rows written at +08:00, read at +00:00 -----------------------------------------
 fresh ${pfx}_tz

@@ -375,6 +375,60 @@ static const struct ev_doc_finding *find(const struct ev_doc_report *r, const ch
 	return NULL;
 }
 
+/* Retention: none on a big table, the oldest far past it: WARN with the setting or the archive
+ * run that fixes it; otherwise INFO or OK. */
+START_TEST(retention_findings)
+{
+	struct ev_doc_report r = {0};
+	struct ev_doc_retention x = {.rows = 20000000,
+	                             .checked = true,
+	                             .oldest = "2025-01-01 00:00:00",
+	                             .oldest_age_s = 400LL * 86400,
+	                             .past = -1,
+	                             .setting = "retention_outbox"};
+	ev_doctor_check_retention(&r, EV_TABLE_OUTBOX, "biz_outbox_event", &x);
+	const struct ev_doc_finding *f = find(&r, "retention");
+	ck_assert_int_eq(f->level, EV_DOC_WARN);
+	ck_assert_str_eq(f->message, "retention: none configured for biz_outbox_event (about "
+	                             "20000000 rows, the oldest created 400d00h ago)");
+	ck_assert_ptr_nonnull(strstr(f->fix, "set retention_outbox = 30d"));
+	ck_assert_ptr_nonnull(f->impact);
+	ev_doc_report_clear(&r);
+
+	x.rows = 5000; /* small: told, not warned */
+	ev_doctor_check_retention(&r, EV_TABLE_OUTBOX, "biz_outbox_event", &x);
+	ck_assert_int_eq(find(&r, "retention")->level, EV_DOC_INFO);
+	ev_doc_report_clear(&r);
+
+	x.retention_s = 30 * 86400; /* set, the oldest 400 days: not running */
+	x.past = 100001;
+	x.past_capped = true;
+	ev_doctor_check_retention(&r, EV_TABLE_OUTBOX, "biz_outbox_event", &x);
+	f = find(&r, "retention");
+	ck_assert_int_eq(f->level, EV_DOC_WARN);
+	ck_assert_ptr_nonnull(strstr(f->message, "retention 30d on biz_outbox_event: over 100000 "
+	                                         "rows created before it"));
+	ck_assert_str_eq(f->fix, "evtop archive --table outbox --older-than 30d --dry-run, then "
+	                         "schedule it (doc/archive.md)");
+	ev_doc_report_clear(&r);
+
+	x.oldest_age_s = 40LL * 86400; /* within twice the retention: OK */
+	x.past = 12;
+	x.past_capped = false;
+	ev_doctor_check_retention(&r, EV_TABLE_OUTBOX, "biz_outbox_event", &x);
+	f = find(&r, "retention");
+	ck_assert_int_eq(f->level, EV_DOC_OK);
+	ck_assert_ptr_nonnull(strstr(f->message, "12 rows created before it"));
+	ev_doc_report_clear(&r);
+
+	x.checked = false;
+	x.why_not = "no index on create_time";
+	ev_doctor_check_retention(&r, EV_TABLE_OUTBOX, "biz_outbox_event", &x);
+	ck_assert_int_eq(find(&r, "retention")->level, EV_DOC_INFO);
+	ev_doc_report_clear(&r);
+}
+END_TEST
+
 START_TEST(zone_findings)
 {
 	struct ev_doc_report r = {0};
@@ -687,6 +741,7 @@ int main(void)
 	tcase_add_test(tc, schema_matches_model);
 	tcase_add_test(tc, schema_matches_model_schema_txt);
 	tcase_add_test(tc, action_columns_match_probe_and_grants);
+	tcase_add_test(tc, retention_findings);
 	tcase_add_test(tc, recommended_match_sql_file);
 	tcase_add_test(tc, column_ddl);
 	tcase_add_test(tc, judge_columns);
