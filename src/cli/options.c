@@ -626,16 +626,6 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 				return -1;
 			o->cfg.connect_timeout_s = (int)(v / 1000);
 			break;
-		case OPT_F_EVENT_TYPE:
-		case OPT_F_TOPIC:
-		case OPT_F_BIZ_TYPE:
-		case OPT_F_BIZ_ID:
-		case OPT_F_EVENT_NO:
-		case OPT_F_TRACE_ID:
-		case OPT_F_SOURCE:
-		case OPT_F_LOCKED_BY:
-		case OPT_F_CHANNEL:
-		case OPT_F_REASON:
 		case OPT_OLDER_THAN:
 			if (duration_opt("older-than", NULL, optarg, 60000, 100LL * 365 * 86400000,
 			                 &v, err) < 0)
@@ -692,6 +682,16 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 		case OPT_FROM_START:
 			o->from_start = true;
 			break;
+		case OPT_F_EVENT_TYPE:
+		case OPT_F_TOPIC:
+		case OPT_F_BIZ_TYPE:
+		case OPT_F_BIZ_ID:
+		case OPT_F_EVENT_NO:
+		case OPT_F_TRACE_ID:
+		case OPT_F_SOURCE:
+		case OPT_F_LOCKED_BY:
+		case OPT_F_CHANNEL:
+		case OPT_F_REASON:
 		case OPT_F_SINCE:
 		case OPT_F_UNTIL: {
 			/* evtop archive --until HH:MM: the end of a maintenance window. */
