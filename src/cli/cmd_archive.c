@@ -434,7 +434,10 @@ static int one(struct job *j)
 	cpath = cursor_path(src_name, name);
 	bool resumed = !o->from_start && cursor_load(cpath, &cursor);
 	long long total = ev_archive_count(s.conn, &sp, resumed ? &cursor : NULL, &err);
-	if (total < 0) {
+	/* A count stopped by the statement time limit (a large table): the run goes on, its
+	 * size unknown; the batches are bounded whatever it is. */
+	bool counted = total >= 0;
+	if (!counted && err.code != EV_ERR_TIMEOUT) {
 		ev_session_report(&err);
 		rc = EV_EXIT_UNKNOWN;
 		goto out;
@@ -446,11 +449,17 @@ static int one(struct job *j)
 	                       ? ev_xasprintf("to move to the file %s", o->archive_file)
 	                       : ev_xasprintf("to move to the table %s", sp.archive_name);
 	char *tsafe = ev_text_sanitize(target, strlen(target));
-	printf("archive %s (source %s): %s%lld finished row%s created before %s (server time; "
+	char howmany[96];
+	if (!counted)
+		snprintf(howmany, sizeof(howmany), "an uncounted number of (the count reached the "
+		                                   "statement time limit)");
+	else
+		snprintf(howmany, sizeof(howmany), "%s%lld",
+		         total > EV_ARCHIVE_COUNT_CAP ? "more than " : "",
+		         total > EV_ARCHIVE_COUNT_CAP ? (long long)EV_ARCHIVE_COUNT_CAP : total);
+	printf("archive %s (source %s): %s finished row%s created before %s (server time; "
 	       "now %s), %s%s\n",
-	       name, src_name, total > EV_ARCHIVE_COUNT_CAP ? "more than " : "",
-	       total > EV_ARCHIVE_COUNT_CAP ? (long long)EV_ARCHIVE_COUNT_CAP : total,
-	       total == 1 ? "" : "s", cutoff, now, tsafe,
+	       name, src_name, howmany, total == 1 ? "" : "s", cutoff, now, tsafe,
 	       resumed ? " (after the saved cursor; --from-start for a full pass)" : "");
 	free(tsafe);
 	free(target);
