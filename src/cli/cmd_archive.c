@@ -451,8 +451,9 @@ static int one(struct job *j)
 	char *tsafe = ev_text_sanitize(target, strlen(target));
 	char howmany[96];
 	if (!counted)
-		snprintf(howmany, sizeof(howmany), "an uncounted number of (the count reached the "
-		                                   "statement time limit)");
+		snprintf(howmany, sizeof(howmany),
+		         "an uncounted number of (the count reached the "
+		         "statement time limit)");
 	else
 		snprintf(howmany, sizeof(howmany), "%s%lld",
 		         total > EV_ARCHIVE_COUNT_CAP ? "more than " : "",

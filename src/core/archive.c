@@ -353,33 +353,6 @@ struct ev_query *ev_archive_query_log_exists(void)
 	                 1);
 }
 
-static json_t *jtext(const char *s)
-{
-	json_t *v = s ? json_string(s) : json_null();
-	if (v == NULL) /* not UTF-8 */
-		v = json_string("?");
-	if (v == NULL)
-		ev_fatal("out of memory (jansson)");
-	return v;
-}
-
-static void put(json_t *o, const char *key, json_t *v)
-{
-	if (v == NULL || json_object_set_new(o, key, v) < 0)
-		ev_fatal("out of memory (jansson)");
-}
-
-static char *line_of(json_t *o)
-{
-	char *text = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	if (text == NULL)
-		ev_fatal("out of memory (json_dumps)");
-	char *line = ev_xasprintf("%s\n", text);
-	free(text);
-	return line;
-}
-
 static json_t *ju64(uint64_t v)
 {
 	char buf[32];
@@ -394,32 +367,26 @@ char *ev_archive_audit_line(const char *time, const struct ev_audit_who *w,
 	json_t *o = json_object();
 	if (o == NULL)
 		ev_fatal("out of memory (jansson)");
-	put(o, "time", jtext(time));
-	put(o, "source", jtext(w->source));
-	put(o, "os_user", jtext(w->os_user));
-	put(o, "sudo_user", jtext(w->sudo_user));
-	put(o, "ssh_connection", jtext(w->ssh_connection));
-	put(o, "operator", jtext(w->operator_id));
-	put(o, "db_user", jtext(w->db_user));
-	put(o, "table", jtext(s->table_name));
-	put(o, "id", json_null());
-	put(o, "event_no", json_null());
-	put(o, "action", jtext("archive"));
-	put(o, "reason", json_null());
-	put(o, "result", jtext(result));
-	put(o, "error", jtext(error));
-	put(o, "run", jtext(b->run_id));
-	put(o, "batch", json_integer((json_int_t)b->number));
-	put(o, "target", jtext(ev_archive_target_name(s->target)));
-	put(o, "target_name", jtext(target_label(s)));
-	put(o, "cutoff", jtext(s->cutoff));
-	put(o, "first_id", ju64(b->first_id));
-	put(o, "last_id", ju64(b->last_id));
-	put(o, "first_create_time", jtext(b->first_create_time));
-	put(o, "last_create_time", jtext(b->last_create_time));
-	put(o, "rows", json_integer((json_int_t)b->rows));
-	put(o, "checksum", json_integer((json_int_t)b->checksum));
-	return line_of(o);
+	ev_audit_who_fields(o, time, w);
+	ev_audit_jset(o, "table", ev_audit_jstr(s->table_name));
+	ev_audit_jset(o, "id", json_null());
+	ev_audit_jset(o, "event_no", json_null());
+	ev_audit_jset(o, "action", ev_audit_jstr("archive"));
+	ev_audit_jset(o, "reason", json_null());
+	ev_audit_jset(o, "result", ev_audit_jstr(result));
+	ev_audit_jset(o, "error", ev_audit_jstr(error));
+	ev_audit_jset(o, "run", ev_audit_jstr(b->run_id));
+	ev_audit_jset(o, "batch", json_integer((json_int_t)b->number));
+	ev_audit_jset(o, "target", ev_audit_jstr(ev_archive_target_name(s->target)));
+	ev_audit_jset(o, "target_name", ev_audit_jstr(target_label(s)));
+	ev_audit_jset(o, "cutoff", ev_audit_jstr(s->cutoff));
+	ev_audit_jset(o, "first_id", ju64(b->first_id));
+	ev_audit_jset(o, "last_id", ju64(b->last_id));
+	ev_audit_jset(o, "first_create_time", ev_audit_jstr(b->first_create_time));
+	ev_audit_jset(o, "last_create_time", ev_audit_jstr(b->last_create_time));
+	ev_audit_jset(o, "rows", json_integer((json_int_t)b->rows));
+	ev_audit_jset(o, "checksum", json_integer((json_int_t)b->checksum));
+	return ev_audit_jline(o);
 }
 
 size_t ev_archive_create_sql(const struct ev_archive_spec *s, const struct ev_table_info *info,
@@ -517,7 +484,7 @@ static json_t *jvalue(const struct ev_cell *c)
 	for (size_t i = 0; i < c->len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", (unsigned char)c->s[i]);
 	json_t *o = json_object();
-	put(o, "hex", json_string(hex));
+	ev_audit_jset(o, "hex", json_string(hex));
 	free(hex);
 	return o;
 }
@@ -529,13 +496,13 @@ char *ev_archive_file_row(const struct ev_archive_spec *s, const struct ev_archi
 	json_t *r = json_object();
 	if (o == NULL || r == NULL)
 		ev_fatal("out of memory (jansson)");
-	put(o, "batch", json_integer((json_int_t)b->number));
-	put(o, "run", jtext(b->run_id));
-	put(o, "table", jtext(s->table_name));
+	ev_audit_jset(o, "batch", json_integer((json_int_t)b->number));
+	ev_audit_jset(o, "run", ev_audit_jstr(b->run_id));
+	ev_audit_jset(o, "table", ev_audit_jstr(s->table_name));
 	for (size_t c = 3; c < rs->ncols; c++)
-		put(r, rs->cols[c].name, jvalue(ev_rowset_cell(rs, row, c)));
-	put(o, "row", r);
-	return line_of(o);
+		ev_audit_jset(r, rs->cols[c].name, jvalue(ev_rowset_cell(rs, row, c)));
+	ev_audit_jset(o, "row", r);
+	return ev_audit_jline(o);
 }
 
 char *ev_archive_file_commit(const struct ev_archive_spec *s, const struct ev_archive_batch *b)
@@ -543,15 +510,15 @@ char *ev_archive_file_commit(const struct ev_archive_spec *s, const struct ev_ar
 	json_t *o = json_object();
 	if (o == NULL)
 		ev_fatal("out of memory (jansson)");
-	put(o, "batch", json_integer((json_int_t)b->number));
-	put(o, "run", jtext(b->run_id));
-	put(o, "table", jtext(s->table_name));
-	put(o, "committed", json_true());
-	put(o, "rows", json_integer((json_int_t)b->rows));
-	put(o, "first_id", ju64(b->first_id));
-	put(o, "last_id", ju64(b->last_id));
-	put(o, "checksum", json_integer((json_int_t)b->checksum));
-	return line_of(o);
+	ev_audit_jset(o, "batch", json_integer((json_int_t)b->number));
+	ev_audit_jset(o, "run", ev_audit_jstr(b->run_id));
+	ev_audit_jset(o, "table", ev_audit_jstr(s->table_name));
+	ev_audit_jset(o, "committed", json_true());
+	ev_audit_jset(o, "rows", json_integer((json_int_t)b->rows));
+	ev_audit_jset(o, "first_id", ju64(b->first_id));
+	ev_audit_jset(o, "last_id", ju64(b->last_id));
+	ev_audit_jset(o, "checksum", json_integer((json_int_t)b->checksum));
+	return ev_audit_jline(o);
 }
 
 char *ev_archive_cursor_text(const struct ev_archive_cursor *c)

@@ -853,7 +853,7 @@ const char *ev_audit_result_name(enum ev_audit_result r)
 }
 
 /* A JSON string (valid UTF-8 whatever the input), or null. */
-static json_t *jstr(const char *s)
+json_t *ev_audit_jstr(const char *s)
 {
 	if (s == NULL)
 		return json_null();
@@ -863,15 +863,24 @@ static json_t *jstr(const char *s)
 	return j ? j : json_null();
 }
 
+void ev_audit_jset(json_t *o, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(o, key, v) != 0)
+		ev_fatal("out of memory (jansson)");
+}
+
+static json_t *jstr(const char *s)
+{
+	return ev_audit_jstr(s);
+}
+
 static void jset(json_t *o, const char *key, json_t *v)
 {
-	if (v == NULL)
-		ev_fatal("out of memory (jansson)");
-	json_object_set_new(o, key, v);
+	ev_audit_jset(o, key, v);
 }
 
 /* Who did it, as every local audit record says it. */
-static void who_fields(json_t *o, const char *time, const struct ev_audit_who *w)
+void ev_audit_who_fields(json_t *o, const char *time, const struct ev_audit_who *w)
 {
 	jset(o, "time", jstr(time));
 	jset(o, "source", jstr(w->source));
@@ -882,8 +891,13 @@ static void who_fields(json_t *o, const char *time, const struct ev_audit_who *w
 	jset(o, "db_user", jstr(w->db_user));
 }
 
+static void who_fields(json_t *o, const char *time, const struct ev_audit_who *w)
+{
+	ev_audit_who_fields(o, time, w);
+}
+
 /* One JSON line of the audit file (o is consumed). */
-static char *json_line(json_t *o)
+char *ev_audit_jline(json_t *o)
 {
 	char *text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
@@ -892,6 +906,11 @@ static char *json_line(json_t *o)
 	char *line = ev_xasprintf("%s\n", text);
 	free(text);
 	return line;
+}
+
+static char *json_line(json_t *o)
+{
+	return ev_audit_jline(o);
 }
 
 char *ev_audit_json_line(const struct ev_audit_rec *r)

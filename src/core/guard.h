@@ -197,6 +197,14 @@ char *ev_audit_json_line(const struct ev_audit_rec *r);
  * null. time as in ev_audit_rec. malloc'd, ending in a newline. */
 char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *who,
                              const char *table_name, const char *reason, const char *suspect);
+/* The helpers of every local audit line (jansson's json_t): a string, valid UTF-8 whatever
+ * the input (NULL: null); a member set (out of memory is fatal); who did it ("time",
+ * "source", "os_user", "sudo_user", "ssh_connection", "operator", "db_user"); the object as
+ * one compact line ending in a newline (o is consumed; malloc'd). */
+struct json_t *ev_audit_jstr(const char *s);
+void ev_audit_jset(struct json_t *o, const char *key, struct json_t *v);
+void ev_audit_who_fields(struct json_t *o, const char *time, const struct ev_audit_who *w);
+char *ev_audit_jline(struct json_t *o);
 /* The line recording that an operator showed masked personal data in the clear (--unmask,
  * doc/privacy.md): action "unmask", the reason, the table, the events shown (event_nos, at
  * most 1000 and then "..."; id and event_no the single event's when only one was shown),

@@ -33,41 +33,10 @@ static long long content_before;
 #define ROWS     1000
 #define FINISHED 200 /* id % 5 == 2: success */
 
-static char *server_dir(void)
-{
-	const char *t = getenv("EVTOP_TEST_DIR");
-	char *d = malloc(strlen(t) + 4);
-	sprintf(d, "%s/..", t);
-	return d;
-}
-
-static pid_t server_pid(void)
-{
-	char *d = server_dir(), path[4096];
-	snprintf(path, sizeof(path), "%s/mariadbd.pid", d);
-	free(d);
-	FILE *f = fopen(path, "r");
-	ck_assert_msg(f != NULL, "no pid file %s: %s", path, strerror(errno));
-	long pid = 0;
-	ck_assert_int_eq(fscanf(f, "%ld", &pid), 1);
-	fclose(f);
-	return (pid_t)pid;
-}
-
 static void server_restart(void)
 {
-	pid_t pid = server_pid();
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	while (kill(pid, 0) == 0)
-		usleep(50 * 1000);
-	char *d = server_dir(), *script = tdb_srcpath("tests/harness/server.sh"), cmd[8192];
-	snprintf(cmd, sizeof(cmd), "rm -f '%s/mariadbd.pid' '%s/sock'", d, d);
-	ck_assert_int_eq(system(cmd), 0);
-	/* In a session of its own: Check kills the test's process group when it ends. */
-	snprintf(cmd, sizeof(cmd), "setsid -w sh '%s' start '%s' >/dev/null", script, d);
-	free(script);
-	free(d);
-	ck_assert_int_eq(system(cmd), 0);
+	tdb_server_kill();
+	tdb_server_start();
 }
 
 /* A checksum of every row's every column, over the online table and the archive together. */
@@ -340,32 +309,6 @@ END_TEST
 
 /* --- racing the simulator ----------------------------------------------------------------- */
 
-static pid_t start_sim(char *const *args, const char *out)
-{
-	char *sim = tdb_sim_path();
-	char arg[600];
-	char *argv[40];
-	int n = 0;
-	snprintf(arg, sizeof(arg), "--defaults-file=%s", getenv("EVTOP_TEST_DEFAULTS_FILE"));
-	argv[n++] = sim;
-	argv[n++] = arg;
-	argv[n++] = (char *)"--format";
-	argv[n++] = (char *)"json";
-	for (int i = 0; args[i] != NULL && n < 39; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		if (freopen(out, "w", stdout) == NULL)
-			_exit(99);
-		execv(sim, argv);
-		_exit(98);
-	}
-	free(sim);
-	return pid;
-}
-
 static long long sim_wait_count(pid_t pid, const char *out, const char *key)
 {
 	int st;
@@ -395,7 +338,7 @@ START_TEST(racing_the_simulator)
 	                   (char *)"--history-events", (char *)"3000",
 	                   (char *)"--fail-rate",      (char *)"0.3",
 	                   (char *)"--history-only",   NULL};
-	long long seeded = sim_wait_count(start_sim(history, out), out, "seeded");
+	long long seeded = sim_wait_count(tdb_sim_start(history, out), out, "seeded");
 	ck_assert_int_gt(seeded, 1000);
 
 	snprintf(out, sizeof(out), "%s/sim-live.json", getenv("EVTOP_TEST_DIR"));
@@ -416,7 +359,7 @@ START_TEST(racing_the_simulator)
 	                (char *)"--duration",
 	                (char *)"6s",
 	                NULL};
-	pid_t sim = start_sim(live, out);
+	pid_t sim = tdb_sim_start(live, out);
 	struct run r;
 	run_open(&r);
 	r.sp.cutoff = "2100-01-01 00:00:00";

@@ -432,35 +432,6 @@ static void add_failed_outbox(unsigned long long first, unsigned n, unsigned pay
 
 /* --- racing ---------------------------------------------------------------------------------- */
 
-/* Run evtop-sim with these arguments (after the option file and --format json), its summary to
- * out; returns its pid. */
-static pid_t start_sim(char *const *args, const char *out)
-{
-	char *sim = tdb_sim_path();
-	char arg[600];
-	char *argv[40];
-	int n = 0;
-
-	snprintf(arg, sizeof(arg), "--defaults-file=%s", getenv("EVTOP_TEST_DEFAULTS_FILE"));
-	argv[n++] = sim;
-	argv[n++] = arg;
-	argv[n++] = (char *)"--format";
-	argv[n++] = (char *)"json";
-	for (int i = 0; args[i] != NULL && n < 39; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		if (freopen(out, "w", stdout) == NULL)
-			_exit(99);
-		execv(sim, argv);
-		_exit(98);
-	}
-	free(sim);
-	return pid;
-}
-
 static json_t *wait_sim(pid_t pid, const char *out)
 {
 	int st;
@@ -545,7 +516,7 @@ START_TEST(racing_the_simulator)
 	        (char *)"--seed",           (char *)"21",   (char *)"--history",      (char *)"3h",
 	        (char *)"--history-events", (char *)"4000", (char *)"--fail-rate",    (char *)"0.5",
 	        (char *)"--crash-rate",     (char *)"0.05", (char *)"--history-only", NULL};
-	json_t *h = wait_sim(start_sim(history, out), out);
+	json_t *h = wait_sim(tdb_sim_start(history, out), out);
 	long long seeded_ob = sim_count(h, "outbox", "seeded");
 	long long seeded_msg = sim_count(h, "message", "seeded");
 	json_decref(h);
@@ -588,7 +559,7 @@ START_TEST(racing_the_simulator)
 	                (char *)"--duration",
 	                (char *)"8s",
 	                NULL};
-	pid_t sim = start_sim(live, out);
+	pid_t sim = tdb_sim_start(live, out);
 	/* Wait until they are at it (a condition, not a time). */
 	for (int i = 0; i < 600 && tdb_int(db, "SELECT COUNT(*) FROM evtop_test_transitions WHERE "
 	                                       "new_status = 1") < 50;

@@ -48,27 +48,6 @@ static double now_ms(void)
 	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
 }
 
-static char *server_dir(void)
-{
-	const char *t = getenv("EVTOP_TEST_DIR");
-	char *d = malloc(strlen(t) + 4);
-	sprintf(d, "%s/..", t);
-	return d;
-}
-
-static pid_t server_pid(void)
-{
-	char *d = server_dir(), path[4096];
-	snprintf(path, sizeof(path), "%s/mariadbd.pid", d);
-	free(d);
-	FILE *f = fopen(path, "r");
-	ck_assert_msg(f != NULL, "no pid file %s: %s", path, strerror(errno));
-	long pid = 0;
-	ck_assert_int_eq(fscanf(f, "%ld", &pid), 1);
-	fclose(f);
-	return (pid_t)pid;
-}
-
 /* SIGSTOP takes effect asynchronously: a server thread already running could still answer
  * one more packet. Wait until every thread of the process is stopped ('T' in /proc). */
 static void wait_stopped(pid_t pid)
@@ -85,29 +64,6 @@ static void wait_stopped(pid_t pid)
 		usleep(20 * 1000);
 	}
 	ck_abort_msg("the server did not stop");
-}
-
-static void server_kill(void)
-{
-	pid_t pid = server_pid();
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	while (kill(pid, 0) == 0)
-		usleep(50 * 1000);
-	char *d = server_dir(), cmd[4096];
-	snprintf(cmd, sizeof(cmd), "rm -f '%s/mariadbd.pid' '%s/sock'", d, d);
-	free(d);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void server_start(void)
-{
-	char *d = server_dir(), *script = tdb_srcpath("tests/harness/server.sh"), cmd[8192];
-	/* In a session of its own: Check kills the process group of each test when it ends,
-	 * and the server must outlive the test (the harness stops it by its pid file). */
-	snprintf(cmd, sizeof(cmd), "setsid -w sh '%s' start '%s' >/dev/null", script, d);
-	free(script);
-	free(d);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 static struct ev_query *raw_query(const char *sql)
@@ -146,7 +102,7 @@ START_TEST(a_stalled_server_times_out_and_the_connection_recovers)
 {
 	struct ev_conn *c = connect_ok();
 	struct ev_error err = {0};
-	pid_t pid = server_pid();
+	pid_t pid = tdb_server_pid();
 	ck_assert_int_eq(kill(pid, SIGSTOP), 0);
 	wait_stopped(pid);
 	double t0 = now_ms();
@@ -175,11 +131,11 @@ START_TEST(a_restarted_server_is_reconnected_with_the_session)
 	struct ev_conn *c = connect_ok();
 	struct ev_error err = {0};
 	unsigned long before = ev_conn_thread_id(c);
-	server_kill();
+	tdb_server_kill();
 	ck_assert_int_eq(run(c, "SELECT 1", NULL, &err), -1);
 	ck_assert_int_eq(err.code, EV_ERR_CONNECT);
 	ck_assert_msg(strstr(err.msg, "connect") != NULL, "%s", err.msg);
-	server_start();
+	tdb_server_start();
 	char *v = NULL;
 	ck_assert_msg(run(c, "SELECT NOW()", &v, &err) == 0, "after the restart: %s", err.msg);
 	ck_assert_str_eq(v, "2026-06-01 12:00:00");
@@ -217,7 +173,7 @@ START_TEST(the_worker_says_the_server_is_gone_and_comes_back)
 	ck_assert_int_eq(j->rc, 0);
 	ev_job_free(&j);
 
-	server_kill();
+	tdb_server_kill();
 	ev_worker_submit(w, ev_job_query(1, 2, raw_query("SELECT 1")));
 	j = wait_job(w);
 	ck_assert_int_eq(j->rc, -1);
@@ -225,7 +181,7 @@ START_TEST(the_worker_says_the_server_is_gone_and_comes_back)
 	ev_job_free(&j);
 	ck_assert_int_eq(ev_worker_state(w, &err), EV_WORKER_RECONNECTING);
 
-	server_start();
+	tdb_server_start();
 	/* Past the back-off (it starts at 0.5 s), the next job reconnects. */
 	int ok = 0;
 	for (int i = 0; i < 40 && !ok; i++) {

@@ -3,6 +3,8 @@
 #include "testdb.h"
 
 #include <check.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <stdarg.h>
@@ -192,4 +194,74 @@ char *tdb_sim_path(void)
 	}
 	strcat(s, "/evtop-sim");
 	return s;
+}
+
+/* The harness's server folder: beside the test's scratch folder. */
+static char *server_dir(void)
+{
+	const char *t = getenv("EVTOP_TEST_DIR");
+	ck_assert_msg(t != NULL, "EVTOP_TEST_DIR is not set");
+	char *d = malloc(strlen(t) + 4);
+	sprintf(d, "%s/..", t);
+	return d;
+}
+
+pid_t tdb_server_pid(void)
+{
+	char *d = server_dir(), path[4096];
+	snprintf(path, sizeof(path), "%s/mariadbd.pid", d);
+	free(d);
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "no pid file %s: %s", path, strerror(errno));
+	long pid = 0;
+	ck_assert_int_eq(fscanf(f, "%ld", &pid), 1);
+	fclose(f);
+	return (pid_t)pid;
+}
+
+void tdb_server_kill(void)
+{
+	pid_t pid = tdb_server_pid();
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	while (kill(pid, 0) == 0)
+		usleep(50 * 1000);
+	char *d = server_dir(), cmd[4096];
+	snprintf(cmd, sizeof(cmd), "rm -f '%s/mariadbd.pid' '%s/sock'", d, d);
+	free(d);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+void tdb_server_start(void)
+{
+	char *d = server_dir(), *script = tdb_srcpath("tests/harness/server.sh"), cmd[8192];
+	snprintf(cmd, sizeof(cmd), "setsid -w sh '%s' start '%s' >/dev/null", script, d);
+	free(script);
+	free(d);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+pid_t tdb_sim_start(char *const *args, const char *out)
+{
+	char *sim = tdb_sim_path();
+	char arg[600];
+	char *argv[40];
+	int n = 0;
+	snprintf(arg, sizeof(arg), "--defaults-file=%s", getenv("EVTOP_TEST_DEFAULTS_FILE"));
+	argv[n++] = sim;
+	argv[n++] = arg;
+	argv[n++] = (char *)"--format";
+	argv[n++] = (char *)"json";
+	for (int i = 0; args[i] != NULL && n < 39; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (freopen(out, "w", stdout) == NULL)
+			_exit(99);
+		execv(sim, argv);
+		_exit(98);
+	}
+	free(sim);
+	return pid;
 }

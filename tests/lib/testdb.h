@@ -27,4 +27,17 @@ char *tdb_pinned_defaults(const char *now);
  * current test when none can be told. */
 char *tdb_sim_path(void);
 
+/* The harness's own server (tests/harness/run-test starts one per test; not a shared
+ * EVTOP_TEST_SOCKET one): its pid; killed with SIGKILL (waited for, its pid file and socket
+ * removed); started again on the same data (tests/harness/server.sh, in a session of its own
+ * so that Check's end of the test does not take it along). Abort the test on failure. */
+#include <sys/types.h>
+pid_t tdb_server_pid(void);
+void tdb_server_kill(void);
+void tdb_server_start(void);
+
+/* Start evtop-sim on the harness's option file with --format json and args (NULL-ended), its
+ * summary written to the file out; returns its pid. */
+pid_t tdb_sim_start(char *const *args, const char *out);
+
 #endif
