@@ -521,6 +521,103 @@ char *ev_archive_file_commit(const struct ev_archive_spec *s, const struct ev_ar
 	return ev_audit_jline(o);
 }
 
+struct ev_query *ev_archive_query_size(const char *table_name)
+{
+	struct ev_query *q = new_query(
+	        "archive.size",
+	        ev_xstrdup("/* evtop:archive.size */ SELECT TABLE_ROWS, DATA_LENGTH + INDEX_LENGTH "
+	                   "FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND "
+	                   "TABLE_NAME = ? LIMIT 1"),
+	        1);
+	ev_query_add_text(q, table_name);
+	return q;
+}
+
+struct ev_query *ev_archive_query_past(const char *table_name, const char *index, int retention_s)
+{
+	struct ev_buf b = {0};
+	struct ev_query *q = new_query("archive.past", NULL, 1);
+	ev_buf_adds(&b, "/* evtop:archive.past */ SELECT COUNT(*) FROM (SELECT 1 FROM ");
+	add_table(&b, table_name);
+	if (index != NULL) {
+		char *i = ev_query_quote_ident(index);
+		ev_buf_printf(&b, " FORCE INDEX (%s)", i);
+		free(i);
+	}
+	ev_buf_printf(&b, " WHERE create_time < NOW() - INTERVAL ? SECOND LIMIT %d) AS p",
+	              EV_ARCHIVE_PAST_CAP + 1);
+	ev_query_add_int(q, retention_s);
+	q->sql = ev_buf_steal(&b);
+	return q;
+}
+
+/* 999, 1.2k, 34k, 1.2M, 56M: a count for a header. */
+static void short_count(long long n, char *out, size_t size)
+{
+	if (n < 1000)
+		snprintf(out, size, "%lld", n);
+	else if (n < 10000)
+		snprintf(out, size, "%.1fk", (double)n / 1e3);
+	else if (n < 1000000)
+		snprintf(out, size, "%lldk", n / 1000);
+	else if (n < 10000000)
+		snprintf(out, size, "%.1fM", (double)n / 1e6);
+	else
+		snprintf(out, size, "%lldM", n / 1000000);
+}
+
+static void short_bytes(long long n, char *out, size_t size)
+{
+	static const char *const unit[] = {"B", "KB", "MB", "GB", "TB"};
+	double v = (double)n;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, size, u == 0 || v >= 10 ? "%.0f %s" : "%.1f %s", v, unit[u]);
+}
+
+/* 45s, 12m, 5h, 95d: a whole unit. */
+static void short_age(long long s, char *out, size_t size)
+{
+	if (s < 60)
+		snprintf(out, size, "%llds", s < 0 ? 0 : s);
+	else if (s < 3600)
+		snprintf(out, size, "%lldm", s / 60);
+	else if (s < 86400)
+		snprintf(out, size, "%lldh", s / 3600);
+	else
+		snprintf(out, size, "%lldd", s / 86400);
+}
+
+void ev_archive_facts_text(const struct ev_table_facts *f, char *out, size_t size)
+{
+	char rows[32] = "?", bytes[32] = "?", age[32] = "", past[32] = "", ret[32] = "";
+	if (size == 0)
+		return;
+	out[0] = '\0';
+	if (!f->read)
+		return;
+	if (f->rows >= 0)
+		short_count(f->rows, rows, sizeof(rows));
+	if (f->bytes >= 0)
+		short_bytes(f->bytes, bytes, sizeof(bytes));
+	size_t n = (size_t)snprintf(out, size, "~%s rows, %s", rows, bytes);
+	if (n < size && f->have_oldest) {
+		short_age(f->oldest_age_s, age, sizeof(age));
+		n += (size_t)snprintf(out + n, size - n, ", oldest %s", age);
+	} else if (n < size) {
+		n += (size_t)snprintf(out + n, size - n, ", empty");
+	}
+	if (n < size && f->retention_s > 0 && f->past >= 0) {
+		short_count(f->past, past, sizeof(past));
+		short_age(f->retention_s, ret, sizeof(ret));
+		snprintf(out + n, size - n, ", %s%s before the %s retention", past,
+		         f->past_capped ? "+" : "", ret);
+	}
+}
+
 char *ev_archive_cursor_text(const struct ev_archive_cursor *c)
 {
 	return ev_xasprintf("%s\t%" PRIu64 "\n", c->create_time, c->id);

@@ -151,6 +151,28 @@ char *ev_archive_file_row(const struct ev_archive_spec *s, const struct ev_archi
  * "first_id": ..., "last_id": ..., "checksum": ...}. */
 char *ev_archive_file_commit(const struct ev_archive_spec *s, const struct ev_archive_batch *b);
 
+/* A table's size and history against its retention, for the console's header (read every few
+ * minutes: information_schema's estimates, the oldest row through the create_time index, the
+ * rows created before the retention counted up to EV_ARCHIVE_PAST_CAP). */
+#define EV_ARCHIVE_PAST_CAP 1000000
+struct ev_table_facts {
+	bool read;
+	long long rows;  /* TABLE_ROWS, an estimate (-1 unknown) */
+	long long bytes; /* DATA_LENGTH + INDEX_LENGTH (-1 unknown) */
+	bool have_oldest;
+	long long oldest_age_s;
+	int retention_s;  /* the setting; 0 none */
+	long long past;   /* rows created before the retention (-1 not counted) */
+	bool past_capped; /* the count stopped at EV_ARCHIVE_PAST_CAP */
+};
+/* One row: TABLE_ROWS, DATA_LENGTH + INDEX_LENGTH of a table of the current database. */
+struct ev_query *ev_archive_query_size(const char *table_name);
+/* The rows created before NOW() - retention_s, up to EV_ARCHIVE_PAST_CAP + 1 (through index). */
+struct ev_query *ev_archive_query_past(const char *table_name, const char *index, int retention_s);
+/* "~1.2M rows, 2.3 GB, oldest 95d, 1.1M+ before the 30d retention" (the last part only with a
+ * retention; "" when not read). */
+void ev_archive_facts_text(const struct ev_table_facts *f, char *out, size_t size);
+
 /* The cursor file's text ("create_time\tid\n") and back; false when it does not parse. */
 char *ev_archive_cursor_text(const struct ev_archive_cursor *c);
 bool ev_archive_cursor_parse(const char *text, struct ev_archive_cursor *c);

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include "db/archive.h"
+#include "core/doctor.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -452,4 +453,51 @@ long long ev_archive_count(struct ev_conn *c, const struct ev_archive_spec *s,
 	if (n < 0)
 		ev_error_set(err, EV_ERR_GENERIC, "the count returned no row");
 	return n;
+}
+
+static long long cell_ll(const struct ev_rowset *rs, size_t c, long long dflt)
+{
+	const char *v = rs->nrows > 0 && c < rs->ncols ? ev_rowset_cell(rs, 0, c)->s : NULL;
+	return v ? atoll(v) : dflt;
+}
+
+int ev_archive_read_facts(struct ev_conn *c, const char *table_name, const char *index,
+                          int retention_s, struct ev_table_facts *out, struct ev_error *err)
+{
+	struct ev_rowset *rs = NULL;
+	memset(out, 0, sizeof(*out));
+	out->rows = out->bytes = out->past = -1;
+	out->retention_s = retention_s;
+	struct ev_query *q = ev_archive_query_size(table_name);
+	int rc = ev_conn_run(c, q, &rs, err);
+	ev_query_free(&q);
+	if (rc < 0)
+		return -1;
+	out->rows = cell_ll(rs, 0, -1);
+	out->bytes = cell_ll(rs, 1, -1);
+	ev_rowset_free(&rs);
+	if (index != NULL) {
+		q = ev_doctor_query_oldest(table_name, index);
+		rc = ev_conn_run(c, q, &rs, err);
+		ev_query_free(&q);
+		if (rc < 0)
+			return -1;
+		out->have_oldest = rs->nrows > 0 && ev_rowset_cell(rs, 0, 0)->s != NULL;
+		out->oldest_age_s = cell_ll(rs, 1, 0);
+		ev_rowset_free(&rs);
+		if (retention_s > 0 && out->have_oldest) {
+			q = ev_archive_query_past(table_name, index, retention_s);
+			rc = ev_conn_run(c, q, &rs, err);
+			ev_query_free(&q);
+			if (rc < 0)
+				return -1;
+			out->past = cell_ll(rs, 0, -1);
+			out->past_capped = out->past > EV_ARCHIVE_PAST_CAP;
+			if (out->past_capped)
+				out->past = EV_ARCHIVE_PAST_CAP;
+			ev_rowset_free(&rs);
+		}
+	}
+	out->read = true;
+	return 0;
 }

@@ -83,6 +83,12 @@ int ev_archive_run(const struct ev_archive_ctx *ctx, struct ev_archive_cursor *c
 long long ev_archive_count(struct ev_conn *c, const struct ev_archive_spec *s,
                            const struct ev_archive_cursor *cursor, struct ev_error *err);
 
+/* A table's facts for the console's header (core/archive.h): its size, its oldest row through
+ * index (the create_time index; NULL: not read), and with retention_s > 0 the rows created
+ * before it. Returns 0 (out->read), or -1 with err. */
+int ev_archive_read_facts(struct ev_conn *c, const char *table_name, const char *index,
+                          int retention_s, struct ev_table_facts *out, struct ev_error *err);
+
 /* Fault injection for the tests: called at each point of a batch (1-based): after the
  * candidates' read (the hook may change a row from another session), just before COMMIT (it
  * may kill the connection), just after it (non-zero: act as if COMMIT lost its answer). */

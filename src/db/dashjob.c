@@ -282,6 +282,14 @@ int ev_dashjob_run(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 			 * the table, as the sub-command says it. */
 			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", r->dash[t]->notes);
 		}
+		/* The size and history, now and then; best effort (the header leaves it out). */
+		if (arg->facts[t] && r->dash[t] != NULL) {
+			struct ev_error ferr = {0};
+			if (ev_archive_read_facts(c, arg->table_name[t],
+			                          ev_index_find(ti, "create_time"),
+			                          arg->retention_s[t], &r->facts[t], &ferr) < 0)
+				r->facts[t].read = false;
+		}
 	}
 	r->have_info = arg->need_info;
 	return 0;

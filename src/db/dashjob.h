@@ -6,6 +6,7 @@
 #ifndef EV_DB_DASHJOB_H
 #define EV_DB_DASHJOB_H
 
+#include "db/archive.h"
 #include "db/fetch.h"
 #include "db/mirror.h"
 #include "db/worker.h"
@@ -33,6 +34,10 @@ struct ev_dashjob_arg {
 	const char *dimension[EV_TABLE_COUNT];
 	int window_s, stuck_s;
 	unsigned skip[EV_TABLE_COUNT];
+	/* Read the table's size and history this time (every few minutes: db/archive.h), against
+	 * its retention setting (seconds, 0: none). */
+	bool facts[EV_TABLE_COUNT];
+	int retention_s[EV_TABLE_COUNT];
 	bool need_info;
 	struct ev_table_info info[EV_TABLE_COUNT];
 	char where[96];
@@ -56,6 +61,7 @@ struct ev_dashjob_result {
 	bool have_info;
 	struct ev_table_info info[EV_TABLE_COUNT];
 	struct ev_dash *dash[EV_TABLE_COUNT];
+	struct ev_table_facts facts[EV_TABLE_COUNT]; /* .read when asked for and read */
 	char note[EV_TABLE_COUNT][200];
 	bool gone[EV_TABLE_COUNT]; /* the table is missing or no longer has the model's shape */
 	char now[32];

@@ -36,7 +36,8 @@ struct table_state {
 	char gone_since[32];
 	struct spark *sparks;
 	size_t nsparks;
-	int sel_row; /* 0..nrows (nrows = the totals) */
+	struct ev_table_facts facts; /* size and history, read every FACTS_EVERY refreshes */
+	int sel_row;                 /* 0..nrows (nrows = the totals) */
 	int scroll;
 };
 
@@ -110,7 +111,10 @@ static const struct {
 #define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
 
 static const int windows[] = {300, 900, 3600, 6 * 3600, 86400, 7 * 86400};
-#define NWINDOWS ((int)(sizeof(windows) / sizeof(windows[0])))
+/* The tables' size, oldest row and rows past the retention: at the first refresh, then every
+ * this many (5 minutes at 2 s). */
+#define FACTS_EVERY 150
+#define NWINDOWS    ((int)(sizeof(windows) / sizeof(windows[0])))
 
 static const char *dim_key(const struct dash_view *d, enum ev_table_kind t)
 {
@@ -166,6 +170,10 @@ static void dash_refresh(struct app *a, struct view *v)
 		if (cur != NULL && cur->dimension == dim_key(d, (enum ev_table_kind)t) &&
 		    cur->window_s == d->window_s && d->refreshes % 5 != 0)
 			arg->skip[t] = 1u << EV_DQ_WINDOW;
+	}
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		arg->facts[t] = !d->all && d->refreshes % FACTS_EVERY == 0;
+		arg->retention_s[t] = a->cfg->retention_s[t];
 	}
 	d->refreshes++;
 	arg->need_info = !here->have_info;
@@ -341,6 +349,8 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 			continue;
 		}
 		ts->stale_since[0] = ts->gone_since[0] = '\0';
+		if (r->facts[t].read)
+			ts->facts = r->facts[t];
 		snprintf(ts->as_of, sizeof(ts->as_of), "%s", r->now);
 		a->clock_suspect[t] = r->dash[t]->clock_suspect != NULL;
 		ev_dash_free(&ts->prev);
@@ -634,7 +644,7 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 {
 	struct table_state *ts = &d->t[t];
 	const struct ev_table_def *def = ev_model_table(t);
-	char title[256], win[32];
+	char title[512], win[32];
 	ev_format_duration(d->window_s, win, sizeof(win));
 	char stale[64] = "";
 	if (ts->stale_since[0] != '\0')
@@ -659,17 +669,24 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 			snprintf(drift, sizeof(drift), ", drift %lld", ts->cur->mirror.drift_total);
 		snprintf(checked, sizeof(checked), " · checked %s ago%s", dur, drift);
 	}
+	/* The table's size and history, last: the least urgent, the first a narrow screen cuts. */
+	char facts[128] = "";
+	if (ts->facts.read) {
+		char text[112];
+		ev_archive_facts_text(&ts->facts, text, sizeof(text));
+		snprintf(facts, sizeof(facts), " · %s", text);
+	}
 	if (ts->cur != NULL && ts->cur->flow_on)
 		snprintf(title, sizeof(title),
-		         "%s %s (%s)%s%s · by %s · rates over 1m · CANC NEW OK in %s%s%s",
+		         "%s %s (%s)%s%s · by %s · rates over 1m · CANC NEW OK in %s%s%s%s",
 		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win, failed_age,
-		         checked);
+		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win, failed_age, checked,
+		         facts);
 	else
 		snprintf(title, sizeof(title),
-		         "%s %s (%s)%s%s · by %s · rates and CANC over the last %s (create_time)",
+		         "%s %s (%s)%s%s · by %s · rates and CANC over the last %s (create_time)%s",
 		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win);
+		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win, facts);
 	draw_text_pad(top, 0, cols,
 	              stale[0]  ? EV_STYLE_STALE
 	              : suspect ? EV_STYLE_WARNING

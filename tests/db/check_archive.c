@@ -307,6 +307,37 @@ START_TEST(a_row_set_back_to_failed_is_never_moved)
 }
 END_TEST
 
+/* The header's facts: the oldest row's age and the rows before a retention, exactly as SQL. */
+START_TEST(facts_of_a_table)
+{
+	struct ev_error err = {0};
+	struct ev_conn *c = ev_conn_new(&cfg.sources[0], &cfg);
+	ck_assert_msg(ev_conn_connect(c, &err) == 0, "%s", err.msg);
+	struct ev_table_facts f;
+	int ret = 300 * 86400;
+	ck_assert_msg(
+	        ev_archive_read_facts(c, "biz_outbox_event", "idx_create_time", ret, &f, &err) == 0,
+	        "%s", err.msg);
+	ck_assert(f.read);
+	ck_assert(f.rows >= 0 && f.bytes > 0);
+	ck_assert(f.have_oldest);
+	ck_assert_int_eq(f.oldest_age_s,
+	                 tdb_int(db, "SELECT TIMESTAMPDIFF(SECOND, MIN(create_time), "
+	                             "NOW()) FROM biz_outbox_event"));
+	ck_assert_int_eq(f.past, tdb_int(db,
+	                                 "SELECT COUNT(*) FROM biz_outbox_event WHERE "
+	                                 "create_time < NOW() - INTERVAL %d SECOND",
+	                                 ret));
+	ck_assert(!f.past_capped);
+	tdb_exec(db, "TRUNCATE biz_outbox_event");
+	ck_assert_int_eq(
+	        ev_archive_read_facts(c, "biz_outbox_event", "idx_create_time", ret, &f, &err), 0);
+	ck_assert(!f.have_oldest);
+	ck_assert_int_eq(f.past, -1);
+	ev_conn_free(&c);
+}
+END_TEST
+
 /* --- racing the simulator ----------------------------------------------------------------- */
 
 static long long sim_wait_count(pid_t pid, const char *out, const char *key)
@@ -425,6 +456,7 @@ int main(void)
 	tcase_add_test(tc, the_server_killed_after_commit);
 	tcase_add_test(tc, a_row_set_back_to_failed_is_never_moved);
 	tcase_add_test(tc, racing_the_simulator);
+	tcase_add_test(tc, facts_of_a_table);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -300,6 +300,45 @@ START_TEST(lines_and_cursor)
 }
 END_TEST
 
+START_TEST(facts_for_the_header)
+{
+	char out[160];
+	struct ev_table_facts f = {.read = true,
+	                           .rows = 1234567,
+	                           .bytes = 2469606195LL,
+	                           .have_oldest = true,
+	                           .oldest_age_s = 95 * 86400 + 3600,
+	                           .retention_s = 30 * 86400,
+	                           .past = 1000000,
+	                           .past_capped = true};
+	ev_archive_facts_text(&f, out, sizeof(out));
+	ck_assert_str_eq(out, "~1.2M rows, 2.3 GB, oldest 95d, 1.0M+ before the 30d retention");
+	f.retention_s = 0;
+	ev_archive_facts_text(&f, out, sizeof(out));
+	ck_assert_str_eq(out, "~1.2M rows, 2.3 GB, oldest 95d");
+	f = (struct ev_table_facts){.read = true, .rows = 0, .bytes = 16384, .past = -1};
+	ev_archive_facts_text(&f, out, sizeof(out));
+	ck_assert_str_eq(out, "~0 rows, 16 KB, empty");
+	f = (struct ev_table_facts){.read = true,
+	                            .rows = -1,
+	                            .bytes = -1,
+	                            .have_oldest = true,
+	                            .oldest_age_s = 125,
+	                            .retention_s = 86400,
+	                            .past = 7};
+	ev_archive_facts_text(&f, out, sizeof(out));
+	ck_assert_str_eq(out, "~? rows, ?, oldest 2m, 7 before the 1d retention");
+	f.read = false;
+	ev_archive_facts_text(&f, out, sizeof(out));
+	ck_assert_str_eq(out, "");
+	/* A short buffer: cut, still a string. */
+	f.read = true;
+	char tiny[8];
+	ev_archive_facts_text(&f, tiny, sizeof(tiny));
+	ck_assert_uint_lt(strlen(tiny), sizeof(tiny));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("archive");
@@ -309,6 +348,7 @@ int main(void)
 	tcase_add_test(tc, statements_carry_the_guard);
 	tcase_add_test(tc, archive_table_ddl_and_columns);
 	tcase_add_test(tc, lines_and_cursor);
+	tcase_add_test(tc, facts_for_the_header);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
