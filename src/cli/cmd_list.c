@@ -667,12 +667,75 @@ static void usage_trail(FILE *out)
 	ev_opts_usage(out);
 }
 
+/* After a trail's or a trace's first page: its events in the tables' archives (evtop
+ * archive's TABLE_archive, where they exist), printed after it in the table format, masked
+ * as the rest; in JSON and CSV said on stderr (the output stays one array). */
+static void archived_part(struct ev_opts *o, enum ev_list_kind kind, const char *a1, const char *a2)
+{
+	struct ev_error err = {0};
+	struct ev_fan f;
+	enum ev_table_kind kinds[EV_TABLE_COUNT];
+	int n = ev_session_tables(o, kinds);
+	if (o->after != NULL || ev_fan_open(&f, o, false, &err) < 0) {
+		if (o->after == NULL)
+			ev_fan_close(&f);
+		return;
+	}
+	for (int k = 0; k < f.n; k++) {
+		struct ev_fan_src *fs = &f.v[k];
+		for (int i = 0; i < n && fs->up; i++) {
+			enum ev_table_kind t = kinds[i];
+			char *name = ev_xasprintf("%s_archive", ev_opts_table_name(&fs->o, t));
+			struct ev_query *q =
+			        ev_query_archived_list(t, name, kind, a1, a2, o->limit);
+			struct ev_rowset *rs = NULL;
+			if (ev_conn_run(fs->s.conn, q, &rs, &err) == 0 && rs->nrows > 0) {
+				bool more = rs->nrows > (size_t)o->limit;
+				if (more)
+					ev_rowset_truncate(rs, (size_t)o->limit);
+				mask_read(&fs->o, fs->src, rs);
+				struct ev_rowset *one[EV_TABLE_COUNT] = {NULL};
+				one[t] = rs;
+				char *safe = ev_text_sanitize(name, strlen(name));
+				if (audit_unmask(o, &f, fs, one, &t, 1) < 0) {
+					/* said; nothing shown in the clear unaudited */
+				} else if (o->format == EV_FMT_TABLE) {
+					struct ev_rowset *p = project(rs, t, true, NULL);
+					printf("\n# archived in %s%s%s: %zu%s row%s\n", safe,
+					       f.multi ? " on source " : "",
+					       f.multi ? fs->src->name : "", rs->nrows,
+					       more ? "+" : "", rs->nrows == 1 ? "" : "s");
+					ev_format_write(stdout, p, o->format, 48);
+					ev_rowset_free(&p);
+				} else {
+					fprintf(stderr,
+					        "evtop: note: %zu%s more event%s of this %s "
+					        "archived in "
+					        "%s (--format table shows them; evtop show "
+					        "EVENT_NO)\n",
+					        rs->nrows, more ? "+" : "",
+					        rs->nrows == 1 ? "" : "s",
+					        kind == EV_LIST_TRAIL ? "trail" : "trace", safe);
+				}
+				free(safe);
+			}
+			ev_rowset_free(&rs);
+			ev_query_free(&q);
+			free(name);
+		}
+	}
+	ev_fan_close(&f);
+}
+
 int ev_cmd_trail(int argc, char **argv)
 {
 	struct ev_opts o;
 	int rc = ev_session_parse(&o, argc, argv, usage_trail, 2, 2);
-	if (rc < 0)
+	if (rc < 0) {
 		rc = run_lists(&o, EV_LIST_TRAIL, o.args[0], o.args[1]);
+		if (rc == EV_EXIT_OK)
+			archived_part(&o, EV_LIST_TRAIL, o.args[0], o.args[1]);
+	}
 	ev_opts_free(&o);
 	return rc;
 }
@@ -689,8 +752,11 @@ int ev_cmd_trace(int argc, char **argv)
 {
 	struct ev_opts o;
 	int rc = ev_session_parse(&o, argc, argv, usage_trace, 1, 1);
-	if (rc < 0)
+	if (rc < 0) {
 		rc = run_lists(&o, EV_LIST_TRACE, o.args[0], NULL);
+		if (rc == EV_EXIT_OK)
+			archived_part(&o, EV_LIST_TRACE, o.args[0], NULL);
+	}
 	ev_opts_free(&o);
 	return rc;
 }

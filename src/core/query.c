@@ -1623,6 +1623,34 @@ struct ev_query *ev_query_show_by_no(enum ev_table_kind t, const char *table_nam
 	return q;
 }
 
+struct ev_query *ev_query_archived_list(enum ev_table_kind t, const char *archive_name,
+                                        enum ev_list_kind kind, const char *a1, const char *a2,
+                                        int limit)
+{
+	const struct ev_table_def *def = ev_model_table(t);
+	struct ev_query *q =
+	        query_new(kind == EV_LIST_TRAIL ? "list.archived_trail" : "list.archived_trace");
+	struct ev_buf b;
+	char *name = ev_query_quote_ident(archive_name);
+	ev_buf_init(&b);
+	ev_buf_printf(&b, "/* evtop:%s */ SELECT ", q->name);
+	select_columns(q, &b, def, false);
+	if (kind == EV_LIST_TRAIL) {
+		ev_buf_printf(&b, " FROM %s WHERE %s = ? AND %s = ?", name, def->type_col,
+		              def->object_col);
+		ev_query_add_text(q, a1);
+		ev_query_add_text(q, a2 ? a2 : "");
+	} else {
+		ev_buf_printf(&b, " FROM %s WHERE trace_id = ?", name);
+		ev_query_add_text(q, a1);
+	}
+	ev_buf_printf(&b, " ORDER BY create_time, id LIMIT %d", limit + 1);
+	free(name);
+	q->sql = ev_buf_steal(&b);
+	q->limit = limit;
+	return q;
+}
+
 struct ev_query *ev_query_show_archived(enum ev_table_kind t, const char *archive_name,
                                         const char *event_no)
 {

@@ -289,6 +289,12 @@ char *ev_list_search_note(const struct ev_list_page *pg, size_t matches);
 struct ev_query *ev_query_group(const struct ev_list_req *req, const char *column,
                                 struct ev_error *err);
 
+/* A trail (type, id: biz_type/biz_id or aggregate_type/aggregate_id) or a trace (trace_id; id
+ * NULL) in an archive table (evtop archive; its look-up indexes serve both), in creation
+ * order, at most limit rows (+1: more): the lists' columns. */
+struct ev_query *ev_query_archived_list(enum ev_table_kind t, const char *archive_name,
+                                        enum ev_list_kind kind, const char *a1, const char *a2,
+                                        int limit);
 /* The rows of an event_no in an archive table (evtop archive, doc/archive.md: event_no is not
  * unique there), newest id first, at most 10; the same columns as ev_query_show_by_no. */
 struct ev_query *ev_query_show_archived(enum ev_table_kind t, const char *archive_name,

@@ -148,6 +148,15 @@ check "... in JSON: archived 1 there, 0 for an online one" \
 	test "$(jq -c '[.[] | [.event_no, .archived]]' "$dir/out")" = "[[\"$arch_no\",1],[\"OB-AR-1\",0]]"
 ev show OB-NOWHERE
 check "... an event_no in neither: not found (exit 1)" sh -c "[ $rc -eq 1 ] && grep -q 'no event OB-NOWHERE' '$dir/err'"
+# trail and trace: the archived part after the online one.
+sql -e "UPDATE biz_outbox_event SET aggregate_id = 'TR-1', trace_id = 'trace-ar' WHERE id IN (2998, 2999, 3000)" || exit 99
+sql -e "UPDATE biz_outbox_event_archive SET aggregate_id = 'TR-1', trace_id = 'trace-ar' WHERE id IN (7, 12)" || exit 99
+ev trail ORDER TR-1 --table outbox
+check "trail: the online events, then the archived ones, marked" \
+	sh -c "[ $rc -eq 0 ] && grep -q '^# archived in biz_outbox_event_archive: 2 rows' '$dir/out' && [ \$(grep -c 'OB-AR-' '$dir/out') -eq 5 ]"
+ev trace trace-ar --format json
+check "trace --format json: one array of the online rows, the archived ones said on stderr" \
+	sh -c "[ $rc -eq 0 ] && [ \$(jq length '$dir/out') -eq 3 ] && grep -q '2 more events of this trace archived in biz_outbox_event_archive' '$dir/err'"
 ev archive --table outbox --older-than 30d --yes
 check "a rerun: nothing to archive" sh -c "[ $rc -eq 0 ] && grep -q 'nothing to archive' '$dir/out'"
 
