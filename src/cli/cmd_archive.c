@@ -611,6 +611,11 @@ static int one(struct job *j)
 	       : res.stopped       ? ": stopped (the rest stays; a rerun resumes)"
 	       : res.until_reached ? ": --until reached (a rerun resumes)"
 	                           : "");
+	if (p->rolled_back > 0)
+		printf("  %u batch%s rolled back before COMMIT for holding locks over %d ms (the "
+		       "longest %.0f ms), done again smaller\n",
+		       p->rolled_back, p->rolled_back == 1 ? "" : "es", EV_ARCHIVE_LOCK_MS,
+		       p->max_rolled_back_ms);
 	printf("  kept online: %zu still in the backlog, %zu of a status not asked for, %zu "
 	       "soft-deleted (--include-deleted moves them), %zu changed before their lock\n",
 	       p->kept_backlog, p->kept_status, p->kept_deleted, p->changed);

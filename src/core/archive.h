@@ -25,6 +25,8 @@
 #include <stdint.h>
 
 #define EV_ARCHIVE_BATCH_DEFAULT   500
+#define EV_ARCHIVE_BATCH_START     50 /* the first batch at most; doubled while quick */
+#define EV_ARCHIVE_BATCH_MIN       10 /* never rolled back for its lock holding */
 #define EV_ARCHIVE_BATCH_MAX       5000
 #define EV_ARCHIVE_EXAMINE_FACTOR  10
 #define EV_ARCHIVE_LOCK_MS         100           /* a batch's lock holding aimed at */

@@ -280,6 +280,26 @@ static int batch(const struct ev_archive_ctx *x, size_t size, struct ev_archive_
 		                &err);
 	if (arc == 0)
 		arc = run_write(c, ev_archive_query_delete(s, ids, n), n, "the delete", &err);
+	/* Over the lock budget already (cold index pages, a busy server): rolled back before the
+	 * COMMIT, to be done again smaller; the smallest batch goes through whatever it takes. */
+	if (arc == 0 && (mono_s() - t_lock) * 1e3 > EV_ARCHIVE_LOCK_MS &&
+	    n > EV_ARCHIVE_BATCH_MIN) {
+		double held = (mono_s() - t_lock) * 1e3;
+		ev_conn_rollback(c);
+		char why[128];
+		snprintf(why, sizeof(why),
+		         "held its locks %.0f ms, over %d ms: rolled back, done again smaller",
+		         held, EV_ARCHIVE_LOCK_MS);
+		struct ev_error aerr = {0};
+		int ignore = 0;
+		audit(x, &b, "retried", why, &aerr, &ignore);
+		if (held > p->max_rolled_back_ms)
+			p->max_rolled_back_ms = held;
+		p->rolled_back++;
+		free(ids);
+		ev_archive_pick_clear(&pick);
+		return 2;
+	}
 	if (arc == 0 && x->log_table)
 		arc = run_write(c, ev_archive_query_log(s, &x->who, &b), 1,
 		                "the evtop_archive_log row", &err);
@@ -389,7 +409,9 @@ int ev_archive_run(const struct ev_archive_ctx *x, struct ev_archive_cursor *cur
 	                 "READ COMMITTED",
 	                 err) < 0)
 		return -1;
-	p->batch_size = size;
+	/* A slow start: the first batches find the oldest rows' index pages cold (read from disk
+	 * under the locks), so they begin small and grow while they stay quick. */
+	p->batch_size = size < EV_ARCHIVE_BATCH_START ? size : EV_ARCHIVE_BATCH_START;
 	p->cursor = *cursor;
 	report(x, p, t0);
 	for (;;) {
@@ -411,13 +433,20 @@ int ev_archive_run(const struct ev_archive_ctx *x, struct ev_archive_cursor *cur
 		int rc = batch(x, p->batch_size, cursor, p, out);
 		if (rc < 0)
 			break;
+		if (rc == 2) { /* rolled back over the lock budget: smaller, at once */
+			p->batch_size = p->batch_size / 2 > EV_ARCHIVE_BATCH_MIN
+			                        ? p->batch_size / 2
+			                        : EV_ARCHIVE_BATCH_MIN;
+			continue;
+		}
 		if (rc == 0) {
 			out->complete = true;
 			break;
 		}
 		/* Lock holding over its aim: smaller batches; well under it: back towards --batch.
 		 */
-		if (p->last_lock_ms > EV_ARCHIVE_LOCK_MS && p->batch_size > 10)
+		if (p->last_lock_ms > EV_ARCHIVE_LOCK_MS / 2 &&
+		    p->batch_size > EV_ARCHIVE_BATCH_MIN)
 			p->batch_size /= 2;
 		else if (p->last_lock_ms < EV_ARCHIVE_LOCK_MS / 4 && p->batch_size < size)
 			p->batch_size = p->batch_size * 2 < size ? p->batch_size * 2 : size;

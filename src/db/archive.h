@@ -25,13 +25,18 @@ struct ev_archive_progress {
 	size_t kept_deleted; /* soft-deleted, without --include-deleted */
 	size_t changed;      /* chosen, but changed before their lock: stay online */
 	unsigned batches;    /* batches committed */
-	size_t batch_size;   /* the current batch size (halved after a batch held its locks
-	                        longer than EV_ARCHIVE_LOCK_MS, grown back after quick ones) */
-	double last_lock_ms, max_lock_ms; /* lock holding: the last batch's, the longest */
-	double elapsed_s, rate;           /* rows moved a second so far */
-	struct ev_archive_cursor cursor;  /* after the last committed batch */
-	const char *waiting;              /* paused, and why (a replica's lag), or NULL */
-	bool finished;                    /* the last report */
+	size_t batch_size;   /* the current batch size: from EV_ARCHIVE_BATCH_START, halved after a
+	                        batch held its locks past half of EV_ARCHIVE_LOCK_MS, doubled after
+	                        quick ones up to --batch; a batch past EV_ARCHIVE_LOCK_MS before
+	                        its COMMIT is rolled back and done again at half the size */
+	double last_lock_ms, max_lock_ms; /* lock holding: the last batch's, the longest
+	                                     committed */
+	unsigned rolled_back; /* batches rolled back over the lock budget, done again smaller */
+	double max_rolled_back_ms;       /* the longest of those before its rollback */
+	double elapsed_s, rate;          /* rows moved a second so far */
+	struct ev_archive_cursor cursor; /* after the last committed batch */
+	const char *waiting;             /* paused, and why (a replica's lag), or NULL */
+	bool finished;                   /* the last report */
 };
 
 typedef void (*ev_archive_progress_fn)(const struct ev_archive_progress *p, void *arg);

@@ -132,10 +132,13 @@ check "... the archive holds only success rows older than the cutoff, none soft-
 check "... and all of them ($want_moved)" test "$(sql -e "SELECT COUNT(*) FROM biz_outbox_event_archive")" = "$want_moved"
 check "... no backlog row moved, nothing newer moved" \
 	test "$(online "WHERE publish_status IN (0, 1, 3) OR create_time >= $cutoff OR deleted = 1 OR publish_status = 4")" = "$(online '')"
-check "evtop_archive_log: the batches, their rows summing to what moved" \
-	test "$(sql -e "SELECT CONCAT(COUNT(*), ':', SUM(row_count), ':', MIN(batch_no), ':', MAX(row_count), ':', MIN(target), ':', MIN(operator)) FROM evtop_archive_log")" = "$(( (want_moved + 99) / 100 )):$want_moved:1:100:table:T-1"
+nb=$(sed -n 's/^archived [0-9]* rows of biz_outbox_event in \([0-9]*\) batch.*/\1/p' "$dir/out")
+check "evtop_archive_log: a row a batch ($nb), at most --batch rows each, summing to what moved" \
+	test "$(sql -e "SELECT CONCAT(COUNT(*), ':', SUM(row_count), ':', MIN(batch_no), ':', MAX(batch_no), ':', MAX(row_count) <= 100, ':', MIN(target), ':', MIN(operator)) FROM evtop_archive_log")" = "$nb:$want_moved:1:$nb:1:table:T-1"
+# (a batch rolled back over its lock budget has its intent and a "retried" line, and is done
+# again: on a slow machine there may be some)
 check "the audit file: an intent and a result line a batch" \
-	test "$(jq -r 'select(.action == "archive") | .result' "$audit" | sort | uniq -c | awk '{print $2 "=" $1}' | tr '\n' ' ')" = "archived=$(( (want_moved + 99) / 100 )) intent=$(( (want_moved + 99) / 100 )) "
+	test "$(jq -s '[.[] | select(.action == "archive")] | [(map(select(.result == "archived")) | length), ((map(select(.result == "intent")) | length) - (map(select(.result == "retried")) | length))] | map(tostring) | join(" ")' -r "$audit")" = "$nb $nb"
 check "... whose rows sum to what moved" test "$(jq -s '[.[] | select(.action == "archive" and .result == "archived") | .rows] | add' "$audit")" = "$want_moved"
 check "the cursor saved" test -s "$XDG_STATE_HOME/evtop/archive/default.biz_outbox_event.cursor"
 # show finds an archived event there, badged; masked as everything else.

@@ -185,12 +185,12 @@ START_TEST(a_run_moves_exactly_the_finished_rows)
 	ck_assert_uint_eq(r.res.p.moved, FINISHED);
 	ck_assert_uint_eq(r.res.p.kept_backlog, 600);
 	ck_assert_uint_eq(r.res.p.kept_status, 200); /* cancelled, not asked for */
-	ck_assert_uint_eq(r.res.p.batches, 4);       /* 64 + 64 + 64 + 8 */
+	ck_assert_uint_eq(r.res.p.batches, 4);       /* 50 + 64 + 64 + 22 (or 4 x 50) */
 	assert_whole(db, FINISHED);
 	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event WHERE publish_status "
 	                             "= 2"),
 	                 0);
-	ck_assert_int_eq(audit_lines("intent"), 4);
+	ck_assert_int_eq(audit_lines("intent") - audit_lines("retried"), 4);
 	ck_assert_int_eq(audit_lines("archived"), 4);
 	/* The cursor: the newest row gone past; a second run finds nothing. */
 	ck_assert(r.cursor.set);
