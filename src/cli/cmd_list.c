@@ -500,6 +500,56 @@ static char *search_note(const struct ev_filter *f, const struct ev_list_page *p
 	return out;
 }
 
+static struct ev_rowset *with_source(const struct ev_rowset *rs, const char *source);
+
+/* A trail's or a trace's JSON and CSV carry an `archived` column (0 online, 1 from the archive
+ * table); -1: no such column (the other lists, the table format). */
+static int archived_col(const struct ev_opts *o, enum ev_list_kind kind)
+{
+	return (kind == EV_LIST_TRAIL || kind == EV_LIST_TRACE) && o->format != EV_FMT_TABLE ? 0
+	                                                                                     : -1;
+}
+
+/* The archived part of a trail or a trace (first page only) added to res in JSON and CSV: its
+ * rows from each source's TABLE_archive, masked, after the online ones. */
+static void archived_rows_in(const struct ev_opts *o, struct ev_fan *f, enum ev_list_kind kind,
+                             const char *a1, const char *a2, struct ev_rowset **res,
+                             const enum ev_table_kind *kinds, int n)
+{
+	if (o->after != NULL)
+		return;
+	for (int i = 0; i < n; i++) {
+		enum ev_table_kind t = kinds[i];
+		for (int k = 0; k < f->n; k++) {
+			struct ev_fan_src *fs = &f->v[k];
+			struct ev_error err = {0};
+			if (!fs->up || !(fs->src->tables & (1u << t)))
+				continue;
+			char *name = ev_xasprintf("%s_archive", ev_opts_table_name(&fs->o, t));
+			struct ev_query *q =
+			        ev_query_archived_list(t, name, kind, a1, a2, o->limit);
+			struct ev_rowset *rs = NULL;
+			if (ev_conn_run(fs->s.conn, q, &rs, &err) == 0 && rs->nrows > 0) {
+				if (rs->nrows > (size_t)o->limit)
+					ev_rowset_truncate(rs, (size_t)o->limit);
+				mask_read(&fs->o, fs->src, rs);
+				if (f->multi) {
+					struct ev_rowset *m = with_source(rs, fs->src->name);
+					ev_rowset_free(&rs);
+					rs = m;
+				}
+				if (res[t] == NULL)
+					res[t] = project_as(rs, t, false, NULL, 1);
+				else
+					project_as(rs, t, false, res[t], 1);
+			}
+			ev_rowset_free(&rs);
+			ev_query_free(&q);
+			free(name);
+		}
+	}
+}
+
 /* Run one list page per table and print them. */
 static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, const char *a2)
 {
@@ -582,7 +632,8 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 				if (pg.more)
 					next[t] = ev_cursor_encode(&pg.next);
 				note[t] = search_note(&o->filter, &pg, p->rs->nrows);
-				res[t] = project(p->rs, t, o->format == EV_FMT_TABLE, NULL);
+				res[t] = project_as(p->rs, t, o->format == EV_FMT_TABLE, NULL,
+				                    archived_col(o, kind));
 			}
 		} else {
 			struct ev_mcursor *page = ev_xcalloc((size_t)f.n, sizeof(*page));
@@ -595,7 +646,8 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 				if (more)
 					next[t] = ev_mcursor_encode(page, f.n);
 				note[t] = search_note(&o->filter, &pg, m->nrows);
-				res[t] = project(m, t, o->format == EV_FMT_TABLE, NULL);
+				res[t] = project_as(m, t, o->format == EV_FMT_TABLE, NULL,
+				                    archived_col(o, kind));
 				ev_rowset_free(&m);
 			}
 			free(page);
@@ -607,6 +659,8 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		free(x.parts);
 	}
 	free(mc);
+	if (archived_col(o, kind) == 0)
+		archived_rows_in(o, &f, kind, a1, a2, res, kinds, n);
 	if (audit_unmask(o, &f, NULL, res, kinds, n) < 0) {
 		for (int t = 0; t < EV_TABLE_COUNT; t++) {
 			ev_rowset_free(&res[t]);
@@ -667,18 +721,19 @@ static void usage_trail(FILE *out)
 	ev_opts_usage(out);
 }
 
-/* After a trail's or a trace's first page: its events in the tables' archives (evtop
- * archive's TABLE_archive, where they exist), printed after it in the table format, masked
- * as the rest; in JSON and CSV said on stderr (the output stays one array). */
+/* After a trail's or a trace's first page in the table format: its events in the tables'
+ * archives (evtop archive's TABLE_archive, where they exist), printed after it, masked as the
+ * rest (JSON and CSV have them in their one output, marked archived 1). */
 static void archived_part(struct ev_opts *o, enum ev_list_kind kind, const char *a1, const char *a2)
 {
 	struct ev_error err = {0};
 	struct ev_fan f;
 	enum ev_table_kind kinds[EV_TABLE_COUNT];
 	int n = ev_session_tables(o, kinds);
-	if (o->after != NULL || ev_fan_open(&f, o, false, &err) < 0) {
-		if (o->after == NULL)
-			ev_fan_close(&f);
+	if (o->after != NULL || o->format != EV_FMT_TABLE)
+		return; /* JSON and CSV: in the list's own output (archived_rows_in) */
+	if (ev_fan_open(&f, o, false, &err) < 0) {
+		ev_fan_close(&f);
 		return;
 	}
 	for (int k = 0; k < f.n; k++) {
@@ -699,7 +754,7 @@ static void archived_part(struct ev_opts *o, enum ev_list_kind kind, const char 
 				char *safe = ev_text_sanitize(name, strlen(name));
 				if (audit_unmask(o, &f, fs, one, &t, 1) < 0) {
 					/* said; nothing shown in the clear unaudited */
-				} else if (o->format == EV_FMT_TABLE) {
+				} else {
 					struct ev_rowset *p = project(rs, t, true, NULL);
 					printf("\n# archived in %s%s%s: %zu%s row%s\n", safe,
 					       f.multi ? " on source " : "",
@@ -707,15 +762,6 @@ static void archived_part(struct ev_opts *o, enum ev_list_kind kind, const char 
 					       more ? "+" : "", rs->nrows == 1 ? "" : "s");
 					ev_format_write(stdout, p, o->format, 48);
 					ev_rowset_free(&p);
-				} else {
-					fprintf(stderr,
-					        "evtop: note: %zu%s more event%s of this %s "
-					        "archived in "
-					        "%s (--format table shows them; evtop show "
-					        "EVENT_NO)\n",
-					        rs->nrows, more ? "+" : "",
-					        rs->nrows == 1 ? "" : "s",
-					        kind == EV_LIST_TRAIL ? "trail" : "trace", safe);
 				}
 				free(safe);
 			}

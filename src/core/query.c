@@ -1628,8 +1628,7 @@ struct ev_query *ev_query_archived_list(enum ev_table_kind t, const char *archiv
                                         int limit)
 {
 	const struct ev_table_def *def = ev_model_table(t);
-	struct ev_query *q =
-	        query_new(kind == EV_LIST_TRAIL ? "list.archived_trail" : "list.archived_trace");
+	struct ev_query *q = query_new(kind == EV_LIST_TRAIL ? "archived.trail" : "archived.trace");
 	struct ev_buf b;
 	char *name = ev_query_quote_ident(archive_name);
 	ev_buf_init(&b);

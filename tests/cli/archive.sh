@@ -158,8 +158,12 @@ ev trail ORDER TR-1 --table outbox
 check "trail: the online events, then the archived ones, marked" \
 	sh -c "[ $rc -eq 0 ] && grep -q '^# archived in biz_outbox_event_archive: 2 rows' '$dir/out' && [ \$(grep -c 'OB-AR-' '$dir/out') -eq 5 ]"
 ev trace trace-ar --format json
-check "trace --format json: one array of the online rows, the archived ones said on stderr" \
-	sh -c "[ $rc -eq 0 ] && [ \$(jq length '$dir/out') -eq 3 ] && grep -q '2 more events of this trace archived in biz_outbox_event_archive' '$dir/err'"
+check "trace --format json: one array, the online rows archived 0, then the archived ones 1" \
+	test "$(jq -c '[.[] | .archived]' "$dir/out")" = "[0,0,0,1,1]"
+ev trace trace-ar --format csv --table outbox
+check "... in CSV too: an archived column" sh -c "[ $rc -eq 0 ] && head -n 1 '$dir/out' | grep -q '^table,archived,' && [ \$(grep -c '^outbox,1,' '$dir/out') -eq 2 ]"
+ev list failed --table outbox --format json --limit 1
+check "... other lists have no archived column" test "$(jq -c '.[0] | has("archived")' "$dir/out")" = false
 ev archive --table outbox --older-than 30d --yes
 check "a rerun: nothing to archive" sh -c "[ $rc -eq 0 ] && grep -q 'nothing to archive' '$dir/out'"
 
