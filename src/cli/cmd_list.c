@@ -176,8 +176,8 @@ static int audit_unmask(const struct ev_opts *o, struct ev_fan *f, const struct 
 	return rc;
 }
 
-/* archived: -1 no such column (the lists); 0 or 1 a column "archived" after "table" (show:
- * whether the row was found in the archive table). */
+/* archived: -1 no such column (the lists); 0 or 1 a last column "archived" (show, trail,
+ * trace: whether the row was found in the archive table). */
 static struct ev_rowset *project_as(const struct ev_rowset *rs, enum ev_table_kind t, bool human,
                                     struct ev_rowset *into, int archived)
 {
@@ -201,11 +201,6 @@ static struct ev_rowset *project_as(const struct ev_rowset *rs, enum ev_table_ki
 		types[n] = EV_CT_TEXT;
 		src[n++] = -1;
 	}
-	if (!human && archived >= 0) {
-		names[n] = "archived";
-		types[n] = EV_CT_INT;
-		src[n++] = -2;
-	}
 	if (human) {
 		for (size_t i = 0; want[i] != NULL; i++) {
 			int c = ev_rowset_col(rs, want[i]);
@@ -223,6 +218,12 @@ static struct ev_rowset *project_as(const struct ev_rowset *rs, enum ev_table_ki
 			types[n] = rs->cols[c].type;
 			src[n++] = (int)c;
 		}
+	}
+	/* Last, so that a CSV reader's column positions stay as they were. */
+	if (!human && archived >= 0 && n < 64) {
+		names[n] = "archived";
+		types[n] = EV_CT_INT;
+		src[n++] = -2;
 	}
 	struct ev_rowset *out = into ? into : ev_rowset_new(n, names, types);
 	int status_col = ev_rowset_col(rs, def->status_col);
