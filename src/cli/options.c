@@ -636,6 +636,12 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 			set_str(&o->archive_status, optarg);
 			break;
 		case OPT_TO:
+			if (!ev_ident_valid(optarg))
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        "--to: '%.64s' is not a table name (letters, digits, "
+				        "_ and $, at most 64)",
+				        optarg);
 			set_str(&o->archive_to, optarg);
 			break;
 		case OPT_TO_FILE:

@@ -176,6 +176,19 @@ struct ev_query *ev_archive_query_candidates(const struct ev_archive_spec *s,
 	return q;
 }
 
+struct ev_query *ev_archive_query_reread(const struct ev_archive_spec *s, const uint64_t *ids,
+                                         size_t n)
+{
+	struct ev_buf b = {0};
+	struct ev_query *q = new_query("archive.reread", NULL, 1);
+	ev_buf_adds(&b, "/* evtop:archive.reread */ SELECT COUNT(*) FROM ");
+	add_table(&b, s->table_name);
+	ev_buf_adds(&b, " WHERE ");
+	add_ids(&b, q, ids, n);
+	q->sql = ev_buf_steal(&b);
+	return q;
+}
+
 struct ev_query *ev_archive_query_count(const struct ev_archive_spec *s,
                                         const struct ev_archive_cursor *after)
 {

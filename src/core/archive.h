@@ -103,6 +103,10 @@ struct ev_query *ev_archive_query_copy(const struct ev_archive_spec *s, const ui
 /* DELETE FROM the online table WHERE id IN (...) AND the guard. */
 struct ev_query *ev_archive_query_delete(const struct ev_archive_spec *s, const uint64_t *ids,
                                          size_t n);
+/* One count: how many of ids are still in the online table (a batch whose COMMIT lost its
+ * answer: none means it committed). */
+struct ev_query *ev_archive_query_reread(const struct ev_archive_spec *s, const uint64_t *ids,
+                                         size_t n);
 /* How many rows the run would move (the dry run), counted through the create_time index up
  * to EV_ARCHIVE_COUNT_CAP (+1: more), after the cursor when set. One row: n. */
 struct ev_query *ev_archive_query_count(const struct ev_archive_spec *s,

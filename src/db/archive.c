@@ -126,19 +126,7 @@ static long long still_online(struct ev_conn *c, const struct ev_archive_spec *s
                               const uint64_t *ids, size_t n)
 {
 	struct ev_error err = {0};
-	struct ev_buf b = {0};
-	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
-	char *t = ev_query_quote_ident(s->table_name);
-	q->name = "archive.reread";
-	ev_buf_printf(&b, "/* evtop:archive.reread */ SELECT COUNT(*) FROM %s WHERE id IN (", t);
-	free(t);
-	for (size_t i = 0; i < n; i++) {
-		ev_buf_adds(&b, i ? ", ?" : "?");
-		ev_query_add_uint(q, ids[i]);
-	}
-	ev_buf_adds(&b, ")");
-	q->sql = ev_buf_steal(&b);
-	q->limit = 1;
+	struct ev_query *q = ev_archive_query_reread(s, ids, n);
 	struct ev_rowset *rs = NULL;
 	long long v = -1;
 	/* A restarting server: a few tries. */

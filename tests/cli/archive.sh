@@ -76,6 +76,8 @@ ev archive --table outbox --older-than 30d --until '2001-01-01 00:00'
 check "--until in the past: usage error" sh -c "[ $rc -eq 2 ] && grep -q 'is past' '$dir/err'"
 ev archive --table outbox --older-than 30d --batch 0
 check "--batch 0: usage error" [ $rc -eq 2 ]
+ev archive --table outbox --older-than 30d --to "$(printf 'x\033[2Jy')" --dry-run
+check "--to that is no table name: usage error" sh -c "[ $rc -eq 2 ] && grep -q 'is not a table name' '$dir/err'"
 before=$(sum_of)
 
 # --- the dry run ---------------------------------------------------------------------------------
