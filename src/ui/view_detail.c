@@ -45,6 +45,7 @@ struct detail_view {
 	struct detail_result **found; /* per source: its answer, or NULL (none, or no answer) */
 	char (*why)[160];             /* per source: why it did not answer */
 	bool unmasked;                /* U: read again in the clear (audited) */
+	bool mask_flipped;            /* the next read is the first in the clear: no "changed" */
 };
 
 static int payload_start(const struct detail_view *d)
@@ -431,7 +432,10 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 		const char *id = ev_rowset_get(d->row, 0, "id");
 		d->id = id ? strtoull(id, NULL, 10) : 0;
 	}
-	note_changes(d, old);
+	/* Masked before, in the clear now: the values differ by the masking, not by a change. */
+	if (!d->mask_flipped)
+		note_changes(d, old);
+	d->mask_flipped = false;
 	snprintf(d->read_at, sizeof(d->read_at), "%s", r->now);
 	int old_nhead = d->nhead;
 	build_head(a, d);
@@ -668,6 +672,7 @@ static void unmask_done(struct app *a, const char *text)
 		return;
 	}
 	d->unmasked = true;
+	d->mask_flipped = true;
 	app_message(a, EV_STYLE_WARNING, "shown in the clear (audited); leaving the pane masks it");
 	detail_refresh(a, v);
 }
