@@ -69,12 +69,6 @@ static void usage(FILE *out)
 
 static atomic_bool stop_flag;
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	atomic_store(&stop_flag, true);
-}
-
 /* The cursor file of a source and table: the state directory's archive/SOURCE.TABLE. */
 static char *cursor_path(const char *source, const char *table)
 {
@@ -676,11 +670,9 @@ int ev_cmd_archive(int argc, char **argv)
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
-	struct sigaction sa = {0}, old_int, old_term, old_pipe, old_xfsz;
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	struct ev_stop_watch watch;
+	ev_stop_watch_start(&watch, &stop_flag, false);
+	struct sigaction old_pipe, old_xfsz;
 	/* A file target that cannot take more (a closed pipe, a size limit) fails the write. */
 	struct sigaction ign = {0};
 	ign.sa_handler = SIG_IGN;
@@ -705,8 +697,7 @@ int ev_cmd_archive(int argc, char **argv)
 			rc = r;
 	}
 	ev_audit_ident_clear(&ident);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	ev_stop_watch_end(&watch);
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	sigaction(SIGXFSZ, &old_xfsz, NULL);
 	ev_opts_free(&o);

@@ -501,12 +501,6 @@ static void print_result(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 
 static atomic_bool interrupted;
 
-static void on_interrupt(int sig)
-{
-	(void)sig;
-	atomic_store(&interrupted, true);
-}
-
 struct progress_state {
 	const struct ev_bulk_snapshot *s;
 	bool shown;
@@ -696,14 +690,8 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 	}
 
 	struct progress_state ps = {.s = s};
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_interrupt;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C ends it at once */
-	atomic_store(&interrupted, false);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	struct ev_stop_watch watch;
+	ev_stop_watch_start(&watch, &interrupted, true); /* a second Ctrl-C ends it at once */
 	struct ev_bulk_ctx ctx = {
 	        .conn = c->s->conn,
 	        .access = c->access,
@@ -714,8 +702,7 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 	        .stop = &interrupted,
 	};
 	int arc = ev_bulk_apply(&ctx, s, &err);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	ev_stop_watch_end(&watch);
 	if (arc < 0) {
 		say(stderr, "evtop: %s", err.msg);
 		goto out;

@@ -11,6 +11,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* SIGINT and SIGTERM, but not one ignored on entry (a background job of a script, nohup's
+ * kind): the caller who ignored it meant it. */
+static void stop_signals(sigset_t *set)
+{
+	static const int sigs[] = {SIGINT, SIGTERM};
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction cur;
+		if (sigaction(sigs[i], NULL, &cur) == 0 && cur.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(set, sigs[i]);
+	}
+}
+
+static void *stop_watch_main(void *arg)
+{
+	struct ev_stop_watch *w = arg;
+	for (int seen = 0;; seen++) {
+		int sig = 0;
+		if (sigwait(&w->set, &sig) != 0)
+			continue;
+		if (seen > 0 && w->second_ends) {
+			/* As the signal itself would have: its default action, the process ends. */
+			signal(sig, SIG_DFL);
+			sigset_t one;
+			sigemptyset(&one);
+			sigaddset(&one, sig);
+			pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+			raise(sig);
+		}
+		atomic_store(w->flag, true);
+	}
+	return NULL;
+}
+
+int ev_stop_watch_start(struct ev_stop_watch *w, atomic_bool *flag, bool second_ends)
+{
+	memset(w, 0, sizeof(*w));
+	w->flag = flag;
+	w->second_ends = second_ends;
+	atomic_store(flag, false);
+	stop_signals(&w->set);
+	if (!sigismember(&w->set, SIGINT) && !sigismember(&w->set, SIGTERM))
+		return 0; /* both ignored: nothing to take */
+	if (pthread_sigmask(SIG_BLOCK, &w->set, &w->old_mask) != 0)
+		return -1;
+	if (pthread_create(&w->thread, NULL, stop_watch_main, w) != 0) {
+		pthread_sigmask(SIG_SETMASK, &w->old_mask, NULL);
+		return -1;
+	}
+	w->running = true;
+	return 0;
+}
+
+void ev_stop_watch_end(struct ev_stop_watch *w)
+{
+	if (!w->running)
+		return;
+	pthread_cancel(w->thread); /* sigwait is a cancellation point */
+	pthread_join(w->thread, NULL);
+	w->running = false;
+	pthread_sigmask(SIG_SETMASK, &w->old_mask, NULL);
+}
+
 void ev_session_report(const struct ev_error *err)
 {
 	char *safe = ev_text_sanitize(err->msg, strlen(err->msg));

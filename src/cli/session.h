@@ -6,6 +6,9 @@
 #include "cli/options.h"
 #include "db/conn.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 struct ev_session {
@@ -46,5 +49,24 @@ int ev_dashboard_collect(struct ev_session *s, const struct ev_opts *o, struct e
 struct ev_fan;
 int ev_dashboard_collect_fan(struct ev_fan *f, const struct ev_opts *o, struct ev_dash **dash,
                              struct ev_dash *(*per)[EV_TABLE_COUNT], bool quiet);
+
+/* Ctrl-C and SIGTERM during a long run (archive, bulk): they set *flag, and the run stops at
+ * its next safe point. They never interrupt a statement under way (an interrupted read of the
+ * client library is a lost connection): from start to end they are blocked in the calling
+ * thread, and threads it starts then, and taken by a thread of their own. With second_ends, a
+ * second one ends the process at once, as the signal would have. One ignored on entry stays
+ * ignored. */
+struct ev_stop_watch {
+	atomic_bool *flag;
+	bool second_ends;
+	bool running;
+	pthread_t thread;
+	sigset_t set; /* the ones it takes */
+	sigset_t old_mask;
+};
+/* -1 when it cannot (no thread): the signals keep their default action. */
+int ev_stop_watch_start(struct ev_stop_watch *w, atomic_bool *flag, bool second_ends);
+/* Stops taking them; one that came after the last is handled as before the start. */
+void ev_stop_watch_end(struct ev_stop_watch *w);
 
 #endif

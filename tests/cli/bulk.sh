@@ -203,6 +203,56 @@ else
 	echo "# script(1) not found: the terminal confirmation is not checked"
 fi
 
+# --- Ctrl-C: the run stops after the batch under way; a second one ends it at once ------------
+# 40 more failed rows (ids 100-139), one a batch, 300 ms apart: about 12 s if left alone.
+# (timeout --foreground passes evtop the one signal sent to it; without --foreground it signals
+# its process group as well, and evtop would see two.)
+values=""
+i=100
+while [ $i -le 139 ]; do
+	values="$values${values:+,}($i, 'OB-$i', 'ORDER', 'A$i', 'ORDER_CREATED', 'svc', 'MQ', '{}', 3, 1, 5, '2026-06-01 11:00:00', NULL, NULL, 'mq timeout', 1, '2026-06-01 10:00:00', '2026-06-01 11:00:00')"
+	i=$((i + 1))
+done
+sql -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type,
+  event_source, publish_channel, event_payload, publish_status, retry_count, max_retry_count,
+  next_retry_time, locked_by, lock_until, fail_reason, version, create_time, update_time)
+  VALUES $values" || exit 99
+moved() { sql -e "SELECT COUNT(*) FROM biz_outbox_event WHERE id BETWEEN 100 AND 139 AND version > 1"; }
+timeout --foreground 120 "$evtop" --defaults-file="$pinned" retry --list failed-due --table outbox --yes --batch-size 1 --pause 300ms </dev/null >"$dir/out" 2>"$dir/err" &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+rc=$?
+n=$(moved)
+applied=$(sed -n 's/.*: applied \([0-9]*\),.*/\1/p' "$dir/out")
+check "Ctrl-C: exit 1, stopped after a batch, the rest not attempted ($n of 40 done)" \
+	sh -c "[ $rc -eq 1 ] && grep -q 'stopped after batch [0-9]* (interrupted): the rest was not attempted' '$dir/out' && [ $n -gt 0 ] && [ $n -lt 40 ] && [ '$applied' = $n ]" ||
+	sed 's/^/# /' "$dir/out" "$dir/err"
+check "... no batch was cut short (no error, nothing in doubt)" sh -c "! grep -qi 'lost\|in doubt\|error' '$dir/out' '$dir/err'"
+
+# A statement under way is not interrupted by the first Ctrl-C: with the remaining rows locked
+# by another session, the run waits on the lock; the first Ctrl-C leaves it waiting, the
+# second ends the process (as SIGINT does), and its open transaction writes nothing.
+before=$(moved)
+"$client" --defaults-file="$cnf" -N -B -e "BEGIN; SELECT COUNT(*) FROM biz_outbox_event WHERE id BETWEEN 100 AND 139 FOR UPDATE; DO SLEEP(6); ROLLBACK" >/dev/null 2>&1 &
+holder=$!
+sleep 1
+timeout --foreground 120 "$evtop" --defaults-file="$pinned" retry --list failed-due --table outbox --yes --batch-size 1 --pause 0 </dev/null >"$dir/out" 2>"$dir/err" &
+pid=$!
+sleep 1.5
+kill -INT $pid
+sleep 1
+kill -0 $pid 2>/dev/null
+alive=$?
+kill -INT $pid
+wait $pid
+rc=$?
+wait $holder
+check "... the first Ctrl-C leaves a statement waiting on a lock alone" [ $alive -eq 0 ]
+check "... the second ends the process as SIGINT does (exit $rc)" [ $rc -eq 130 ]
+check "... and its transaction wrote nothing" [ "$(moved)" = "$before" ]
+
 # Every audited change is a transition of the model; the audit file and the table agree.
 bad=$(sql -e "SELECT COUNT(*) FROM evtop_audit WHERE NOT ((action IN ('retry_now') AND before_status = 3 AND after_status = 0) OR (action = 'retry_schedule' AND before_status = 3 AND after_status = 3) OR (action = 'cancel' AND before_status IN (0, 3) AND after_status = 4) OR (action = 'recover' AND before_status = 1 AND after_status = 3))")
 check "every audited change is a transition of the model" [ "$bad" = 0 ]
