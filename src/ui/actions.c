@@ -34,20 +34,6 @@ struct pending {
 
 static struct pending P;
 
-static enum ev_action to_action(enum ev_ui_action a)
-{
-	switch (a) {
-	case EV_UA_RETRY_NOW:
-		return EV_ACTION_RETRY_NOW;
-	case EV_UA_RETRY_SCHEDULE:
-		return EV_ACTION_RETRY_SCHEDULE;
-	case EV_UA_CANCEL:
-		return EV_ACTION_CANCEL;
-	default:
-		return EV_ACTION_RECOVER;
-	}
-}
-
 static int target_status(enum ev_action a, int from)
 {
 	switch (a) {
@@ -66,7 +52,10 @@ static int target_status(enum ev_action a, int from)
 
 bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status)
 {
-	enum ev_action a = to_action(act);
+	int core = ev_ui_action_core(act);
+	if (core < 0)
+		return false;
+	enum ev_action a = (enum ev_action)core;
 	return ev_action_allows(a, t, status, target_status(a, status));
 }
 
@@ -193,7 +182,7 @@ void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_ac
 		return;
 	}
 	P.active = true;
-	P.action = to_action(act);
+	P.action = (enum ev_action)ev_ui_action_core(act);
 	P.table = t;
 	P.origin_tag = origin->tag;
 	P.site = site;

@@ -640,6 +640,49 @@ static void global_action(struct app *a, enum ev_ui_action act)
 
 static void command_done(struct app *a, const char *text);
 
+/* A write refused before anything is asked: read-only, or another write being applied. */
+static bool write_refused(struct app *a, enum ev_ui_action act)
+{
+	if (a->cfg->read_only) {
+		app_message(a, EV_STYLE_WARNING,
+		            "read-only (--read-only or the config): %s does nothing",
+		            ev_ui_action_name(act));
+		return true;
+	}
+	if (a->applying) {
+		app_message(a, EV_STYLE_WARNING, "an action is being applied; wait for its result");
+		return true;
+	}
+	return false;
+}
+
+/* Every action, from a key or a ':' command, passes here, and what its flags say is checked
+ * once: a write is refused read-only or while another one applies, and where no row is. */
+static void dispatch(struct app *a, enum ev_ui_action act)
+{
+	struct view *v = app_top(a);
+	unsigned flags = ev_ui_action_flags(act);
+	if (flags & EV_AF_WRITES) {
+		if (write_refused(a, act))
+			return;
+		if ((flags & EV_AF_NEEDS_ROW) && (v == NULL || v->ops->allows == NULL)) {
+			app_message(a, EV_STYLE_WARNING,
+			            "%s acts on an event: open a list of events, or one event",
+			            ev_ui_action_name(act));
+			return;
+		}
+	}
+	if (act == EV_UA_COMMAND) {
+		app_prompt(a, ":", "", command_done);
+		return;
+	}
+	if (act == EV_UA_REFRESH)
+		refresh_reset(a);
+	if (v != NULL && v->ops->action(a, v, act))
+		return;
+	global_action(a, act);
+}
+
 static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 {
 	if (a->prompting) {
@@ -668,26 +711,7 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 		return;
 	}
 	a->msg[0] = '\0';
-	/* Checked once for every action: writes are refused read-only, with the reason. */
-	if ((ev_ui_action_flags(act) & EV_AF_WRITES) && a->cfg->read_only) {
-		app_message(a, EV_STYLE_WARNING,
-		            "read-only (--read-only or the config): %s does nothing",
-		            ev_ui_action_name(act));
-		return;
-	}
-	if ((ev_ui_action_flags(act) & EV_AF_WRITES) && a->applying) {
-		app_message(a, EV_STYLE_WARNING, "an action is being applied; wait for its result");
-		return;
-	}
-	if (act == EV_UA_COMMAND) {
-		app_prompt(a, ":", "", command_done);
-		return;
-	}
-	if (act == EV_UA_REFRESH)
-		refresh_reset(a);
-	if (v != NULL && v->ops->action(a, v, act))
-		return;
-	global_action(a, act);
+	dispatch(a, act);
 }
 
 /* :clock-ok REASON: the operator says the session's time zone is right although the newest
@@ -907,8 +931,7 @@ static void command_done(struct app *a, const char *text)
 		/* An action on every row of the list on screen: a separate, explicit command. */
 		enum ev_ui_action act = ev_ui_action_parse(arg);
 		struct view *v = app_top(a);
-		if (act != EV_UA_RETRY_NOW && act != EV_UA_RETRY_SCHEDULE && act != EV_UA_CANCEL &&
-		    act != EV_UA_RECOVER) {
+		if (ev_ui_action_core(act) < 0) {
 			app_message(
 			        a, EV_STYLE_ERROR,
 			        "all ACTION: retry, schedule, cancel or recover, on every row of "
@@ -919,6 +942,8 @@ static void command_done(struct app *a, const char *text)
 			app_message(a, EV_STYLE_ERROR, "all: open a list first");
 			return;
 		}
+		if (write_refused(a, act))
+			return;
 		v->ops->bulk_all(a, v, act);
 		return;
 	}
@@ -994,11 +1019,7 @@ static void command_done(struct app *a, const char *text)
 	}
 	enum ev_ui_action act = ev_ui_action_parse(text);
 	if (act != EV_UA_NONE) {
-		struct view *v = app_top(a);
-		if (act == EV_UA_REFRESH)
-			refresh_reset(a);
-		if (v == NULL || !v->ops->action(a, v, act))
-			global_action(a, act);
+		dispatch(a, act);
 		return;
 	}
 	app_message(a, EV_STYLE_ERROR,

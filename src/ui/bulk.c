@@ -60,21 +60,6 @@ static void bulk_clear(void)
 	memset(&B, 0, sizeof(B));
 }
 
-static enum ev_action action_of(enum ev_ui_action a, bool bulk)
-{
-	switch (a) {
-	case EV_UA_RETRY_NOW:
-		return EV_ACTION_RETRY_NOW;
-	case EV_UA_RETRY_SCHEDULE:
-		return EV_ACTION_RETRY_SCHEDULE;
-	case EV_UA_CANCEL:
-		return EV_ACTION_CANCEL;
-	default:
-		(void)bulk;
-		return EV_ACTION_RECOVER;
-	}
-}
-
 /* The settings of the run being prepared, as the CLI makes them (cmd_bulk.c settings_for): a
  * scheduled retry spreads next_retry_time at the rate; a retry now writes at most the rate per
  * second; cancel and recover are paced only when a rate was given. */
@@ -262,7 +247,7 @@ void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_acti
 		return;
 	bulk_clear();
 	B.active = true;
-	B.action = action_of(act, true);
+	B.action = (enum ev_action)ev_ui_action_core(act);
 	/* Many rows are retried through the applications' own retry path, spread, unless the
 	 * operator chooses "now" in the confirmation (PRODUCT.md section 2). */
 	B.asked_now = B.action == EV_ACTION_RETRY_NOW;

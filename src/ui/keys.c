@@ -13,8 +13,9 @@ static const struct {
 	const char *name;
 	const char *help;
 	unsigned flags;
+	int core;
 } actions[EV_UA_COUNT] = {
-#define X(id, name, help, flags) [EV_UA_##id] = {name, help, flags},
+#define X(id, name, help, flags, core) [EV_UA_##id] = {name, help, flags, core},
         EV_UI_ACTION_LIST(X)
 #undef X
 };
@@ -150,6 +151,11 @@ const char *ev_ui_action_help(enum ev_ui_action a)
 unsigned ev_ui_action_flags(enum ev_ui_action a)
 {
 	return (unsigned)a < EV_UA_COUNT ? actions[a].flags : 0;
+}
+
+int ev_ui_action_core(enum ev_ui_action a)
+{
+	return (unsigned)a < EV_UA_COUNT ? actions[a].core : -1;
 }
 
 enum ev_ui_action ev_ui_action_parse(const char *name)

@@ -6,81 +6,96 @@
 #define EV_UI_KEYS_H
 
 #include "core/config.h"
+#include "core/model.h"
 
 #include <stdbool.h>
 
 enum {
-	EV_AF_NEEDS_ROW = 1, /* acts on the row under the cursor */
-	EV_AF_WRITES = 2,    /* changes the database: refused read-only, always confirmed */
-	EV_AF_CONFIRM = 4,   /* asks before it acts */
+	EV_AF_NEEDS_ROW = 1, /* acts on the row under the cursor: refused where no view has one */
+	EV_AF_WRITES = 2,    /* changes the database: refused read-only or while one applies;
+	                      * always confirmed (ui/write.c) */
 	EV_AF_HINT = 8,      /* shown in the hint bar */
 	EV_AF_SETTING = 16,  /* changes a setting of the confirmation shown, which stays open */
 };
 
-/* X(ID, name, help, flags) */
+/* X(ID, name, help, flags, core): core is the database action a writing action makes
+ * (core/model.h), EV_UA_NO_CORE for the others. */
+#define EV_UA_NO_CORE (-1)
 #define EV_UI_ACTION_LIST(X)                                                                       \
-	X(QUIT, "quit", "quit (from a list or pane: go back)", EV_AF_HINT)                         \
-	X(BACK, "back", "go back; cancel a running query", 0)                                      \
-	X(HELP, "help", "show the keys", EV_AF_HINT)                                               \
-	X(UP, "up", "move up", 0)                                                                  \
-	X(DOWN, "down", "move down", 0)                                                            \
-	X(LEFT, "left", "previous column", 0)                                                      \
-	X(RIGHT, "right", "next column", 0)                                                        \
-	X(PAGE_UP, "page-up", "previous page", 0)                                                  \
-	X(PAGE_DOWN, "page-down", "next page", 0)                                                  \
-	X(TOP, "top", "first row", 0)                                                              \
-	X(BOTTOM, "bottom", "last row", 0)                                                         \
-	X(OPEN, "open", "open the list behind a cell / the event", EV_AF_NEEDS_ROW | EV_AF_HINT)   \
-	X(NEXT_TABLE, "next-table", "switch between the outbox and the message table", EV_AF_HINT) \
-	X(NEXT_SOURCE, "next-source", "watch the next source of the config", 0)                    \
-	X(PRIMARY, "primary", "read the primary, or the replica again", 0)                         \
-	X(DIMENSION, "dimension", "next dimension; on a source's row, its dashboard", EV_AF_HINT)  \
-	X(WINDOW_LONGER, "window-longer", "longer time window", 0)                                 \
-	X(WINDOW_SHORTER, "window-shorter", "shorter time window", 0)                              \
-	X(FILTER, "filter", "filter the list (key=value ...)", EV_AF_HINT)                         \
-	X(COMMAND, "command", "command line (:help lists the commands)", 0)                        \
-	X(PAUSE, "pause", "pause or resume the refresh", EV_AF_HINT)                               \
-	X(FASTER, "faster", "refresh more often", 0)                                               \
-	X(SLOWER, "slower", "refresh less often", 0)                                               \
-	X(REFRESH, "refresh", "refresh now", 0)                                                    \
+	X(QUIT, "quit", "quit (from a list or pane: go back)", EV_AF_HINT, EV_UA_NO_CORE)          \
+	X(BACK, "back", "go back; cancel a running query", 0, EV_UA_NO_CORE)                       \
+	X(HELP, "help", "show the keys", EV_AF_HINT, EV_UA_NO_CORE)                                \
+	X(UP, "up", "move up", 0, EV_UA_NO_CORE)                                                   \
+	X(DOWN, "down", "move down", 0, EV_UA_NO_CORE)                                             \
+	X(LEFT, "left", "previous column", 0, EV_UA_NO_CORE)                                       \
+	X(RIGHT, "right", "next column", 0, EV_UA_NO_CORE)                                         \
+	X(PAGE_UP, "page-up", "previous page", 0, EV_UA_NO_CORE)                                   \
+	X(PAGE_DOWN, "page-down", "next page", 0, EV_UA_NO_CORE)                                   \
+	X(TOP, "top", "first row", 0, EV_UA_NO_CORE)                                               \
+	X(BOTTOM, "bottom", "last row", 0, EV_UA_NO_CORE)                                          \
+	X(OPEN, "open", "open the list behind a cell / the event", EV_AF_NEEDS_ROW | EV_AF_HINT,   \
+	  EV_UA_NO_CORE)                                                                           \
+	X(NEXT_TABLE, "next-table", "switch between the outbox and the message table", EV_AF_HINT, \
+	  EV_UA_NO_CORE)                                                                           \
+	X(NEXT_SOURCE, "next-source", "watch the next source of the config", 0, EV_UA_NO_CORE)     \
+	X(PRIMARY, "primary", "read the primary, or the replica again", 0, EV_UA_NO_CORE)          \
+	X(DIMENSION, "dimension", "next dimension; on a source's row, its dashboard", EV_AF_HINT,  \
+	  EV_UA_NO_CORE)                                                                           \
+	X(WINDOW_LONGER, "window-longer", "longer time window", 0, EV_UA_NO_CORE)                  \
+	X(WINDOW_SHORTER, "window-shorter", "shorter time window", 0, EV_UA_NO_CORE)               \
+	X(FILTER, "filter", "filter the list (key=value ...)", EV_AF_HINT, EV_UA_NO_CORE)          \
+	X(COMMAND, "command", "command line (:help lists the commands)", 0, EV_UA_NO_CORE)         \
+	X(PAUSE, "pause", "pause or resume the refresh", EV_AF_HINT, EV_UA_NO_CORE)                \
+	X(FASTER, "faster", "refresh more often", 0, EV_UA_NO_CORE)                                \
+	X(SLOWER, "slower", "refresh less often", 0, EV_UA_NO_CORE)                                \
+	X(REFRESH, "refresh", "refresh now", 0, EV_UA_NO_CORE)                                     \
 	X(RETRY_NOW, "retry", "retry now: failed → pending (one more attempt if exhausted)",       \
-	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
+	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_HINT, EV_ACTION_RETRY_NOW)                        \
 	X(RETRY_SCHEDULE, "schedule", "schedule a retry through next_retry_time",                  \
-	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
+	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_HINT, EV_ACTION_RETRY_SCHEDULE)                   \
 	X(CANCEL, "cancel", "cancel: pending or failed → cancelled (asks a reason)",               \
-	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
+	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_HINT, EV_ACTION_CANCEL)                           \
 	X(RECOVER, "recover", "recover a stuck event: processing → failed, retried in 1 min",      \
-	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_CONFIRM | EV_AF_HINT)                             \
-	X(YES, "yes", "apply the change shown", 0)                                                 \
-	X(BULK_STOP, "stop", "stop a bulk action after its current batch", 0)                      \
+	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_HINT, EV_ACTION_RECOVER)                          \
+	X(YES, "yes", "apply the change shown", 0, EV_UA_NO_CORE)                                  \
+	X(BULK_STOP, "stop", "stop a bulk action after its current batch", 0, EV_UA_NO_CORE)       \
 	X(BULK_MODE, "bulk-mode", "a bulk retry: scheduled, spread (the default) or now, paced",   \
-	  EV_AF_SETTING)                                                                           \
-	X(BULK_RATE, "bulk-rate", "a bulk run's rate: events per second", EV_AF_SETTING)           \
+	  EV_AF_SETTING, EV_UA_NO_CORE)                                                            \
+	X(BULK_RATE, "bulk-rate", "a bulk run's rate: events per second", EV_AF_SETTING,           \
+	  EV_UA_NO_CORE)                                                                           \
 	X(BULK_DELAY, "bulk-delay", "a scheduled bulk retry's delay before the first event",       \
-	  EV_AF_SETTING)                                                                           \
+	  EV_AF_SETTING, EV_UA_NO_CORE)                                                            \
 	X(BULK_BATCH, "bulk-batch", "a bulk run's batch size: rows per transaction",               \
-	  EV_AF_SETTING)                                                                           \
-	X(BULK_PAUSE, "bulk-pause", "a bulk run's pause between two batches", EV_AF_SETTING)       \
-	X(REVERSE, "reverse", "reverse the list's order", 0)                                       \
-	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT)         \
-	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW)                                 \
-	X(MARK_PAGE, "mark-page", "mark every row on the screen", 0)                               \
-	X(UNMARK_ALL, "unmark-all", "clear the marks", 0)                                          \
-	X(ACTIONS_LOG, "actions", "this session's actions, from the audit file", 0)                \
-	X(TRAIL, "trail", "every event of this business object, in order", EV_AF_HINT)             \
-	X(TRACE, "trace", "every event of this trace_id, in both tables", EV_AF_HINT)              \
-	X(EXPORT, "export", "to a file: event_nos, the row, payload or statement", 0)              \
-	X(FOLD, "fold", "fold or unfold the object or array under the cursor", EV_AF_HINT)         \
-	X(FOLD_ALL, "fold-all", "fold every object and array", 0)                                  \
-	X(UNFOLD_ALL, "unfold-all", "unfold every object and array", 0)                            \
-	X(SEARCH, "search", "search the event's text", EV_AF_HINT)                                 \
-	X(UNMASK, "unmask", "this event's personal data in the clear (asks a reason; audited)", 0) \
-	X(SEARCH_NEXT, "search-next", "next match", 0)                                             \
-	X(REDRAW, "redraw", "redraw the screen", 0)                                                \
-	X(CLOCK_OK, "clock-ok", "allow writes under a suspected zone mismatch (audited)", 0)
+	  EV_AF_SETTING, EV_UA_NO_CORE)                                                            \
+	X(BULK_PAUSE, "bulk-pause", "a bulk run's pause between two batches", EV_AF_SETTING,       \
+	  EV_UA_NO_CORE)                                                                           \
+	X(REVERSE, "reverse", "reverse the list's order", 0, EV_UA_NO_CORE)                        \
+	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT,         \
+	  EV_UA_NO_CORE)                                                                           \
+	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW, EV_UA_NO_CORE)                  \
+	X(MARK_PAGE, "mark-page", "mark every row on the screen", 0, EV_UA_NO_CORE)                \
+	X(UNMARK_ALL, "unmark-all", "clear the marks", 0, EV_UA_NO_CORE)                           \
+	X(ACTIONS_LOG, "actions", "this session's actions, from the audit file", 0, EV_UA_NO_CORE) \
+	X(TRAIL, "trail", "every event of this business object, in order", EV_AF_HINT,             \
+	  EV_UA_NO_CORE)                                                                           \
+	X(TRACE, "trace", "every event of this trace_id, in both tables", EV_AF_HINT,              \
+	  EV_UA_NO_CORE)                                                                           \
+	X(EXPORT, "export", "to a file: event_nos, the row, payload or statement", 0,              \
+	  EV_UA_NO_CORE)                                                                           \
+	X(FOLD, "fold", "fold or unfold the object or array under the cursor", EV_AF_HINT,         \
+	  EV_UA_NO_CORE)                                                                           \
+	X(FOLD_ALL, "fold-all", "fold every object and array", 0, EV_UA_NO_CORE)                   \
+	X(UNFOLD_ALL, "unfold-all", "unfold every object and array", 0, EV_UA_NO_CORE)             \
+	X(SEARCH, "search", "search the event's text", EV_AF_HINT, EV_UA_NO_CORE)                  \
+	X(UNMASK, "unmask", "this event's personal data in the clear (asks a reason; audited)", 0, \
+	  EV_UA_NO_CORE)                                                                           \
+	X(SEARCH_NEXT, "search-next", "next match", 0, EV_UA_NO_CORE)                              \
+	X(REDRAW, "redraw", "redraw the screen", 0, EV_UA_NO_CORE)                                 \
+	X(CLOCK_OK, "clock-ok", "allow writes under a suspected zone mismatch (audited)", 0,       \
+	  EV_UA_NO_CORE)
 
 enum ev_ui_action {
-#define X(id, name, help, flags) EV_UA_##id,
+#define X(id, name, help, flags, core) EV_UA_##id,
 	EV_UI_ACTION_LIST(X)
 #undef X
 	        EV_UA_COUNT,
@@ -147,6 +162,8 @@ void ev_keymap_reset(void);
 const char *ev_ui_action_name(enum ev_ui_action a);
 const char *ev_ui_action_help(enum ev_ui_action a);
 unsigned ev_ui_action_flags(enum ev_ui_action a);
+/* The database action a writing action makes (EV_ACTION_*), or -1 for the others. */
+int ev_ui_action_core(enum ev_ui_action a);
 /* Action by name (config files, scripts), or EV_UA_NONE. */
 enum ev_ui_action ev_ui_action_parse(const char *name);
 const char *ev_ui_context_name(enum ev_ui_context c);

@@ -677,6 +677,21 @@ static void unmask_done(struct app *a, const char *text)
 	detail_refresh(a, v);
 }
 
+/* A writing action on the event shown (ui/write.c opens it). */
+static void detail_write(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct detail_view *d = (struct detail_view *)v;
+
+	if (d->row == NULL)
+		return;
+	if (!detail_allows(a, v, act)) {
+		app_message(a, EV_STYLE_WARNING, "%s does not apply to this event's status",
+		            ev_ui_action_name(act));
+		return;
+	}
+	ui_action_start(a, v, app_site_index(a, v), act, d->table, d->row, 0);
+}
+
 static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct detail_view *d = (struct detail_view *)v;
@@ -686,6 +701,10 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 	int base;
 	struct ev_jsonview *jv;
 
+	if (ev_ui_action_core(act) >= 0) {
+		detail_write(a, v, act);
+		return true;
+	}
 	switch (act) {
 	case EV_UA_UP:
 		if (d->cursor > 0)
@@ -744,19 +763,7 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_REFRESH:
 		detail_refresh(a, v);
 		break;
-	case EV_UA_RETRY_NOW:
-	case EV_UA_RETRY_SCHEDULE:
-	case EV_UA_CANCEL:
-	case EV_UA_RECOVER:
-		if (d->row == NULL)
-			break;
-		if (!detail_allows(a, v, act)) {
-			app_message(a, EV_STYLE_WARNING, "%s does not apply to this event's status",
-			            ev_ui_action_name(act));
-			break;
-		}
-		ui_action_start(a, v, app_site_index(a, v), act, d->table, d->row, 0);
-		break;
+
 	case EV_UA_TRAIL: {
 		if (d->row == NULL)
 			break;

@@ -1142,6 +1142,56 @@ static bool list_allows(struct app *a, struct view *v, enum ev_ui_action act)
 	return st != NULL && ui_action_allowed(act, l->table, atoi(st));
 }
 
+/* A writing action (ui/write.c opens it): on the marked rows, or on the row under the cursor. */
+static void list_write(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct list_view *l = (struct list_view *)v;
+	int n = l->rows ? (int)l->rows->nrows : 0;
+
+	if (n == 0)
+		return;
+	if (!list_allows(a, v, act)) {
+		const char *st = ev_rowset_get(l->rows, (size_t)l->sel,
+		                               ev_model_table(l->table)->status_col);
+		app_message(
+		        a, EV_STYLE_WARNING, "%s does not apply to a %s event",
+		        ev_ui_action_name(act),
+		        ev_model_status_name(ev_model_table(l->table), st ? atoi(st) : -1, false));
+		return;
+	}
+	if (l->nmarks > 0) {
+		/* An action on marked rows acts on them: a bulk action runs on one source.
+		 */
+		int site = l->marks[0].site;
+		for (size_t i = 1; i < l->nmarks; i++)
+			if (l->marks[i].site != site) {
+				site = -1;
+				return;
+			}
+		if (site < 0) {
+			app_message(a, EV_STYLE_WARNING,
+			            "the marked rows are on several sources: a bulk action "
+			            "runs "
+			            "on one (U unmarks; mark one source's rows)");
+			return;
+		}
+		unsigned long long *ids = ev_xcalloc(l->nmarks, sizeof(*ids));
+		for (size_t i = 0; i < l->nmarks; i++)
+			ids[i] = l->marks[i].id;
+		char what[160];
+		if (l->nsrc > 0)
+			snprintf(what, sizeof(what), "%zu marked rows of source %.64s", l->nmarks,
+			         app_source_name(a, site));
+		else
+			snprintf(what, sizeof(what), "%zu marked rows", l->nmarks);
+		ui_bulk_start(a, v, site, act, l->table, ids, l->nmarks, l->kind, NULL, what);
+		free(ids);
+		return;
+	}
+	ui_action_start(a, v, row_site(a, l, (size_t)l->sel), act, l->table, l->rows,
+	                (size_t)l->sel);
+}
+
 static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct list_view *l = (struct list_view *)v;
@@ -1149,6 +1199,10 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	int page = LINES - 6 > 1 ? LINES - 6 : 1;
 	struct col cbuf[MAX_COLS];
 
+	if (ev_ui_action_core(act) >= 0) {
+		list_write(a, v, act);
+		return true;
+	}
 	switch (act) {
 	case EV_UA_UP:
 		if (l->sel > 0)
@@ -1280,54 +1334,7 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		app_message(a, EV_STYLE_NORMAL,
 		            "Tab switches tables on the dashboard (q goes back)");
 		break;
-	case EV_UA_RETRY_NOW:
-	case EV_UA_RETRY_SCHEDULE:
-	case EV_UA_CANCEL:
-	case EV_UA_RECOVER:
-		if (n == 0)
-			break;
-		if (!list_allows(a, v, act)) {
-			const char *st = ev_rowset_get(l->rows, (size_t)l->sel,
-			                               ev_model_table(l->table)->status_col);
-			app_message(a, EV_STYLE_WARNING, "%s does not apply to a %s event",
-			            ev_ui_action_name(act),
-			            ev_model_status_name(ev_model_table(l->table),
-			                                 st ? atoi(st) : -1, false));
-			break;
-		}
-		if (l->nmarks > 0) {
-			/* An action on marked rows acts on them: a bulk action runs on one source.
-			 */
-			int site = l->marks[0].site;
-			for (size_t i = 1; i < l->nmarks; i++)
-				if (l->marks[i].site != site) {
-					site = -1;
-					break;
-				}
-			if (site < 0) {
-				app_message(a, EV_STYLE_WARNING,
-				            "the marked rows are on several sources: a bulk action "
-				            "runs "
-				            "on one (U unmarks; mark one source's rows)");
-				break;
-			}
-			unsigned long long *ids = ev_xcalloc(l->nmarks, sizeof(*ids));
-			for (size_t i = 0; i < l->nmarks; i++)
-				ids[i] = l->marks[i].id;
-			char what[160];
-			if (l->nsrc > 0)
-				snprintf(what, sizeof(what), "%zu marked rows of source %.64s",
-				         l->nmarks, app_source_name(a, site));
-			else
-				snprintf(what, sizeof(what), "%zu marked rows", l->nmarks);
-			ui_bulk_start(a, v, site, act, l->table, ids, l->nmarks, l->kind, NULL,
-			              what);
-			free(ids);
-			break;
-		}
-		ui_action_start(a, v, row_site(a, l, (size_t)l->sel), act, l->table, l->rows,
-		                (size_t)l->sel);
-		break;
+
 	default:
 		return false;
 	}

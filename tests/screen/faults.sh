@@ -133,6 +133,9 @@ lacks stall/resumed-again 'STALE'
 lacks lock-wait/lock-wait-failed 'applied'
 shows lock-wait/lock-wait-failed 'fail'
 shows lock-wait/applied-after-unlock 'applied'
+# A write typed as a ':' command while one applies: refused, no prompt, no confirmation.
+shows lock-wait/command-while-applying 'an action is being applied; wait for its result'
+lacks lock-wait/command-while-applying 'reason for the cancel'
 # Killed while the update waits.
 lacks kill-during-action/killed-mid-action 'applied'
 lacks kill-during-action/after-restart 'applied'
