@@ -21,8 +21,8 @@ GRANT INSERT ON events.evtop_access_log TO 'evtop_ops'@'%';
 GRANT UPDATE (event_status, retry_count, max_retry_count, next_retry_time, fail_reason,
               version, update_time)
     ON events.biz_message_event TO 'evtop_ops'@'%';
-GRANT UPDATE (publish_status, retry_count, max_retry_count, next_retry_time, fail_reason,
-              locked_by, lock_until, version, update_time)
+GRANT UPDATE (publish_status, retry_count, max_retry_count, next_retry_time, locked_by,
+              lock_until, fail_reason, version, update_time)
     ON events.biz_outbox_event TO 'evtop_ops'@'%';
 GRANT REPLICA MONITOR ON *.* TO 'evtop_ops'@'%';
 

@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include "core/checkexpr.h"
+#include "core/dashboard.h"
 #include "core/text.h"
 
 #include <assert.h>
@@ -26,25 +27,20 @@
 /* How much of a bad token an error message quotes. */
 #define MAX_SHOWN 40
 
-static const struct ev_figure_def figures[] = {
-        {"pending", EV_FIG_EVENTS, "pending events (status 0)"},
-        {"processing", EV_FIG_EVENTS, "processing events (status 1), stuck ones included"},
-        {"stuck", EV_FIG_EVENTS,
-         "processing past its lock (outbox) or the stuck threshold (message table)"},
-        {"failed", EV_FIG_EVENTS, "failed events (status 3), every bucket"},
-        {"failed_due", EV_FIG_EVENTS, "failed, retries left, next_retry_time <= NOW()"},
-        {"failed_waiting", EV_FIG_EVENTS, "failed, retries left, next_retry_time > NOW()"},
-        {"failed_noretry", EV_FIG_EVENTS, "failed, retries left, no next_retry_time"},
-        {"exhausted", EV_FIG_EVENTS, "failed, retry_count >= max_retry_count"},
-        {"cancelled", EV_FIG_EVENTS, "cancelled (status 4) in the time window"},
-        {"success", EV_FIG_EVENTS, "succeeded (status 2) in the time window"},
-        {"oldest_pending_age", EV_FIG_SECONDS, "age of the oldest pending event (create_time)"},
-        {"longest_retry_wait", EV_FIG_SECONDS,
-         "longest wait of a pending event since a retry made it pending"},
-        {"created_per_min", EV_FIG_PER_MIN, "events created per minute"},
-        {"finished_per_min", EV_FIG_PER_MIN, "events finished per minute"},
-        {"drain_time", EV_FIG_SECONDS, "time to drain the backlog at the current rates"},
-};
+/* Every figure an expression may name: the dashboard's (core/dashboard.h), then the rates
+ * and the drain time derived from them (EV_CHECK_RATE_LIST). */
+#define DASH_FIGURE_EVENTS(name, help)  {name, EV_FIG_EVENTS, help},
+#define DASH_FIGURE_SECONDS(name, help) {name, EV_FIG_SECONDS, help},
+#define DASH_FIGURE_NONE(name, help)
+#define DASH_FIGURE(id, name, unit, help) DASH_FIGURE_##unit(name, help)
+#define RATE_FIGURE(name, unit, help)     {name, EV_FIG_##unit, help},
+static const struct ev_figure_def figures[] = {EV_DASH_FIGURE_LIST(DASH_FIGURE)
+                                                       EV_CHECK_RATE_LIST(RATE_FIGURE)};
+#undef DASH_FIGURE
+#undef DASH_FIGURE_EVENTS
+#undef DASH_FIGURE_SECONDS
+#undef DASH_FIGURE_NONE
+#undef RATE_FIGURE
 #define NFIGURES (sizeof(figures) / sizeof(figures[0]))
 
 static const char *const tables[] = {"outbox", "message"};

@@ -24,10 +24,24 @@ enum ev_figure_unit {
 	EV_FIG_PER_MIN, /* events per minute; both tables = the sum */
 };
 
+/* The figures `evtop check` derives from the dashboard's: X(name, unit, help), `help` as in
+ * doc/check.md's table of figures. */
+/* clang-format off */
+#define EV_CHECK_RATE_LIST(X)                                                                      \
+	X("created_per_min", PER_MIN,                                                              \
+	  "events created per minute, over the time window")                                       \
+	X("finished_per_min", PER_MIN,                                                             \
+	  "events finished per minute, over the time window")                                      \
+	X("drain_time", SECONDS,                                                                   \
+	  "the backlog (pending + processing + failed) divided by `finished_per_min`: the "        \
+	  "time to work it off at the rate events are finishing; infinite when none finish,"       \
+	  " so `drain_time > 1h` is then true")
+/* clang-format on */
+
 struct ev_figure_def {
 	const char *name; /* lower case, as passed to ev_figure_fn */
 	enum ev_figure_unit unit;
-	const char *help; /* one line for --help and doc/check.md */
+	const char *help; /* its line in doc/check.md's table of figures */
 };
 
 /* Every figure an expression may name, in the order of the dashboard's columns. */

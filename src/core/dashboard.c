@@ -14,7 +14,7 @@
 #include <string.h>
 
 static const char *const figure_names[EV_DASH_NFIGURES] = {
-#define X(id, name) [EV_DASH_##id] = name,
+#define X(id, name, unit, help) [EV_DASH_##id] = name,
         EV_DASH_FIGURE_LIST(X)
 #undef X
 };

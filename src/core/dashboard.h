@@ -16,23 +16,43 @@
 /* Counts are capped: a count that reached its cap is a lower bound ("≥100000"). */
 #define EV_DASH_CAP 100000
 
+/* The dashboard's figures: X(id, name, unit, help). `unit` is what `evtop check` knows the
+ * figure as (EVENTS, SECONDS: the EV_FIG_ units of core/checkexpr.h; NONE: not a figure of
+ * its own there); `help` is the figure's line in doc/check.md's table of figures, which
+ * tests/unit/check_checkexpr compares with it. */
+/* clang-format off */
 #define EV_DASH_FIGURE_LIST(X)                                                                     \
-	X(PENDING, "pending")                                                                      \
-	X(PROCESSING, "processing")                                                                \
-	X(STUCK, "stuck")                                                                          \
-	X(FAILED, "failed")                                                                        \
-	X(FAILED_DUE, "failed_due")                                                                \
-	X(FAILED_WAITING, "failed_waiting")                                                        \
-	X(FAILED_NORETRY, "failed_noretry")                                                        \
-	X(EXHAUSTED, "exhausted")                                                                  \
-	X(CANCELLED, "cancelled")                                                                  \
-	X(SUCCESS, "success")                                                                      \
-	X(CREATED, "created")                                                                      \
-	X(OLDEST_PENDING_AGE, "oldest_pending_age")                                                \
-	X(LONGEST_RETRY_WAIT, "longest_retry_wait")
+	X(PENDING, "pending", EVENTS,                                                              \
+	  "pending events (status 0)")                                                             \
+	X(PROCESSING, "processing", EVENTS,                                                        \
+	  "processing events (status 1), the stuck ones included")                                 \
+	X(STUCK, "stuck", EVENTS,                                                                  \
+	  "processing past its lock (outbox: `lock_until <= NOW()`) or past the stuck "            \
+	  "threshold (message table: `last_handle_time`, default 10 min)")                         \
+	X(FAILED, "failed", EVENTS,                                                                \
+	  "failed events (status 3): the four buckets below added up")                             \
+	X(FAILED_DUE, "failed_due", EVENTS,                                                        \
+	  "failed, retries left, `next_retry_time <= NOW()` (the applications pick them up)")      \
+	X(FAILED_WAITING, "failed_waiting", EVENTS,                                                \
+	  "failed, retries left, `next_retry_time > NOW()`")                                       \
+	X(FAILED_NORETRY, "failed_noretry", EVENTS,                                                \
+	  "failed, retries left, no `next_retry_time`")                                            \
+	X(EXHAUSTED, "exhausted", EVENTS,                                                          \
+	  "failed, `retry_count >= max_retry_count`: no application will retry them")              \
+	X(CANCELLED, "cancelled", EVENTS,                                                          \
+	  "cancelled (status 4) in the dashboard's time window (1 h unless changed)")              \
+	X(SUCCESS, "success", EVENTS,                                                              \
+	  "succeeded (status 2) in the dashboard's time window")                                   \
+	X(CREATED, "created", NONE,                                                                \
+	  "created in the time window; in expressions as created_per_min")                         \
+	X(OLDEST_PENDING_AGE, "oldest_pending_age", SECONDS,                                       \
+	  "age of the oldest pending event, by `create_time`; 0 when nothing is pending")          \
+	X(LONGEST_RETRY_WAIT, "longest_retry_wait", SECONDS,                                       \
+	  "the longest a pending event has waited since a retry made it pending; 0 when none")
+/* clang-format on */
 
 enum ev_dash_figure {
-#define X(id, name) EV_DASH_##id,
+#define X(id, name, unit, help) EV_DASH_##id,
 	EV_DASH_FIGURE_LIST(X)
 #undef X
 	        EV_DASH_NFIGURES,

@@ -5,6 +5,7 @@
 #include <config.h>
 
 #include "core/doctor.h"
+#include "core/columns.h"
 #include "core/dashboard.h"
 #include "core/query.h"
 #include "core/text.h"
@@ -21,58 +22,10 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-static const struct ev_doc_column message_columns[] = {
-        {"id", "BIGINT UNSIGNED", false, NULL},
-        {"event_no", "VARCHAR(64)", false, NULL},
-        {"event_type", "VARCHAR(64)", false, NULL},
-        {"biz_type", "VARCHAR(64)", false, NULL},
-        {"biz_id", "VARCHAR(64)", false, NULL},
-        {"event_source", "VARCHAR(64)", false, NULL},
-        {"event_payload", "JSON", false, NULL},
-        {"event_status", "TINYINT", false, "0"},
-        {"retry_count", "INT", false, "0"},
-        {"max_retry_count", "INT", false, "3"},
-        {"next_retry_time", "DATETIME", true, NULL},
-        {"last_handle_time", "DATETIME", true, NULL},
-        {"success_time", "DATETIME", true, NULL},
-        {"fail_reason", "VARCHAR(1000)", true, NULL},
-        {"trace_id", "VARCHAR(128)", true, NULL},
-        {"remark", "VARCHAR(500)", true, NULL},
-        {"version", "INT", false, "0"},
-        {"deleted", "TINYINT", false, "0"},
-        {"create_time", "DATETIME", false, "CURRENT_TIMESTAMP"},
-        {"update_time", "DATETIME", false, "CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP"},
-};
-
-static const struct ev_doc_column outbox_columns[] = {
-        {"id", "BIGINT UNSIGNED", false, NULL},
-        {"event_no", "VARCHAR(64)", false, NULL},
-        {"aggregate_type", "VARCHAR(64)", false, NULL},
-        {"aggregate_id", "VARCHAR(64)", false, NULL},
-        {"event_type", "VARCHAR(64)", false, NULL},
-        {"event_version", "INT", false, "1"},
-        {"event_source", "VARCHAR(64)", false, NULL},
-        {"publish_channel", "VARCHAR(32)", false, NULL},
-        {"topic", "VARCHAR(128)", true, NULL},
-        {"routing_key", "VARCHAR(128)", true, NULL},
-        {"event_payload", "JSON", false, NULL},
-        {"event_headers", "JSON", true, NULL},
-        {"publish_status", "TINYINT", false, "0"},
-        {"retry_count", "INT", false, "0"},
-        {"max_retry_count", "INT", false, "5"},
-        {"next_retry_time", "DATETIME", true, NULL},
-        {"locked_by", "VARCHAR(128)", true, NULL},
-        {"lock_until", "DATETIME", true, NULL},
-        {"last_publish_time", "DATETIME", true, NULL},
-        {"published_time", "DATETIME", true, NULL},
-        {"fail_reason", "VARCHAR(1000)", true, NULL},
-        {"trace_id", "VARCHAR(128)", true, NULL},
-        {"remark", "VARCHAR(500)", true, NULL},
-        {"version", "INT", false, "0"},
-        {"deleted", "TINYINT", false, "0"},
-        {"create_time", "DATETIME", false, "CURRENT_TIMESTAMP"},
-        {"update_time", "DATETIME", false, "CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP"},
-};
+#define COL(name, kind, type, nullable, def, role, comment) {name, type, nullable, def, comment},
+static const struct ev_doc_column message_columns[] = {EV_MESSAGE_COLUMNS(COL)};
+static const struct ev_doc_column outbox_columns[] = {EV_OUTBOX_COLUMNS(COL)};
+#undef COL
 
 static const struct ev_doc_index message_indexes[] = {
         {"PRIMARY", "id", true, "every write is by primary key"},
@@ -128,15 +81,12 @@ static const struct ev_doc_recommended outbox_recommended[] = {
          "the index alone"},
 };
 
-/* What the operator actions write (PRODUCT.md section 2; sql/grants.sql). */
-static const char *const message_action_columns[] = {
-        "event_status", "retry_count", "max_retry_count", "next_retry_time",
-        "fail_reason",  "version",     "update_time",
-};
-static const char *const outbox_action_columns[] = {
-        "publish_status", "retry_count", "max_retry_count", "next_retry_time", "fail_reason",
-        "locked_by",      "lock_until",  "version",         "update_time",
-};
+/* What the operator actions write (PRODUCT.md section 2; sql/grants.sql): the columns whose
+ * role in core/columns.h is SHOWN_WRITTEN. */
+#define WRITTEN(name, kind, type, nullable, def, role, comment) EV_COLUMN_IF_WRITTEN_##role(name)
+static const char *const message_action_columns[] = {EV_MESSAGE_COLUMNS(WRITTEN)};
+static const char *const outbox_action_columns[] = {EV_OUTBOX_COLUMNS(WRITTEN)};
+#undef WRITTEN
 
 static const struct ev_doc_schema schemas[EV_TABLE_COUNT] = {
         [EV_TABLE_MESSAGE] = {EV_TABLE_MESSAGE, "业务消息事件表", message_columns,

@@ -24,6 +24,7 @@ struct ev_doc_column {
 	        *type; /* "BIGINT UNSIGNED", "VARCHAR(64)", "JSON", "TINYINT", "INT", "DATETIME" */
 	bool nullable;
 	const char *def; /* the DEFAULT clause's value ("0", "CURRENT_TIMESTAMP ..."), or NULL */
+	const char *comment; /* the DDL's COMMENT (the model document's words) */
 };
 
 /* An index of the model document, by its columns in order (names may differ on a server). */

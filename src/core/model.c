@@ -3,67 +3,19 @@
 #include <config.h>
 
 #include "core/model.h"
+#include "core/columns.h"
 
 #include <string.h>
 #include <strings.h>
 
-#define COL(n, t, null, list)                                                                      \
-	{                                                                                          \
-		n, t, null, list                                                                   \
-	}
+/* The columns, from core/columns.h: the kind evtop reads each as, its nullability, and
+ * whether lists show it. */
+#define COL(name, kind, type, nullable, def, role, comment)                                        \
+	{name, EV_CT_##kind, nullable, EV_COLUMN_ROLE_SHOWN_##role},
 
-static const struct ev_column_def message_columns[] = {
-        COL("id", EV_CT_ID, false, true),
-        COL("event_no", EV_CT_TEXT, false, true),
-        COL("event_type", EV_CT_TEXT, false, true),
-        COL("biz_type", EV_CT_TEXT, false, true),
-        COL("biz_id", EV_CT_TEXT, false, true),
-        COL("event_source", EV_CT_TEXT, false, true),
-        COL("event_payload", EV_CT_JSON, false, false),
-        COL("event_status", EV_CT_INT, false, true),
-        COL("retry_count", EV_CT_INT, false, true),
-        COL("max_retry_count", EV_CT_INT, false, true),
-        COL("next_retry_time", EV_CT_DATETIME, true, true),
-        COL("last_handle_time", EV_CT_DATETIME, true, true),
-        COL("success_time", EV_CT_DATETIME, true, true),
-        COL("fail_reason", EV_CT_TEXT, true, true),
-        COL("trace_id", EV_CT_TEXT, true, true),
-        COL("remark", EV_CT_TEXT, true, true),
-        COL("version", EV_CT_INT, false, true),
-        COL("deleted", EV_CT_INT, false, true),
-        COL("create_time", EV_CT_DATETIME, false, true),
-        COL("update_time", EV_CT_DATETIME, false, true),
-};
-
-static const struct ev_column_def outbox_columns[] = {
-        COL("id", EV_CT_ID, false, true),
-        COL("event_no", EV_CT_TEXT, false, true),
-        COL("aggregate_type", EV_CT_TEXT, false, true),
-        COL("aggregate_id", EV_CT_TEXT, false, true),
-        COL("event_type", EV_CT_TEXT, false, true),
-        COL("event_version", EV_CT_INT, false, true),
-        COL("event_source", EV_CT_TEXT, false, true),
-        COL("publish_channel", EV_CT_TEXT, false, true),
-        COL("topic", EV_CT_TEXT, true, true),
-        COL("routing_key", EV_CT_TEXT, true, true),
-        COL("event_payload", EV_CT_JSON, false, false),
-        COL("event_headers", EV_CT_JSON, true, false),
-        COL("publish_status", EV_CT_INT, false, true),
-        COL("retry_count", EV_CT_INT, false, true),
-        COL("max_retry_count", EV_CT_INT, false, true),
-        COL("next_retry_time", EV_CT_DATETIME, true, true),
-        COL("locked_by", EV_CT_TEXT, true, true),
-        COL("lock_until", EV_CT_DATETIME, true, true),
-        COL("last_publish_time", EV_CT_DATETIME, true, true),
-        COL("published_time", EV_CT_DATETIME, true, true),
-        COL("fail_reason", EV_CT_TEXT, true, true),
-        COL("trace_id", EV_CT_TEXT, true, true),
-        COL("remark", EV_CT_TEXT, true, true),
-        COL("version", EV_CT_INT, false, true),
-        COL("deleted", EV_CT_INT, false, true),
-        COL("create_time", EV_CT_DATETIME, false, true),
-        COL("update_time", EV_CT_DATETIME, false, true),
-};
+static const struct ev_column_def message_columns[] = {EV_MESSAGE_COLUMNS(COL)};
+static const struct ev_column_def outbox_columns[] = {EV_OUTBOX_COLUMNS(COL)};
+#undef COL
 
 static const struct ev_dimension message_dims[] = {
         {"event_type", "event_type"},

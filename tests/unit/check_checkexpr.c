@@ -791,7 +791,6 @@ START_TEST(doc_lists_every_figure_and_its_examples_parse)
 	        "0.1 + 0.2 == 0.3",
 	};
 	char *doc = read_doc();
-	char needle[64];
 	size_t n;
 	const struct ev_figure_def *defs = ev_checkexpr_figure_list(&n);
 
@@ -803,11 +802,24 @@ START_TEST(doc_lists_every_figure_and_its_examples_parse)
 		e = parse_ok(examples[i]);
 		ev_checkexpr_free(&e);
 	}
+	/* The table of figures is the figure list, row for row: name, unit and help. */
+	static const char *const units[] = {[EV_FIG_EVENTS] = "events",
+	                                    [EV_FIG_SECONDS] = "seconds",
+	                                    [EV_FIG_PER_MIN] = "events/min"};
+	const char *row = strstr(doc, "| figure | unit | what it counts |\n|---|---|---|\n");
+	ck_assert_ptr_nonnull(row);
+	row = strchr(strchr(row, '\n') + 1, '\n') + 1;
 	for (size_t i = 0; i < n; i++) {
-		snprintf(needle, sizeof(needle), "| `%s` |", defs[i].name);
-		ck_assert_msg(strstr(doc, needle) != NULL, "doc/check.md lacks figure %s",
-		              defs[i].name);
+		char line[1024];
+		snprintf(line, sizeof(line), "| `%s` | %s | %s |\n", defs[i].name,
+		         units[defs[i].unit], defs[i].help);
+		const char *end = strchr(row, '\n');
+		ck_assert_msg(end != NULL && strncmp(row, line, strlen(line)) == 0,
+		              "doc/check.md's figure row %zu is\n%.*s\nthe figure list says\n%s",
+		              i + 1, end ? (int)(end - row) : 0, row, line);
+		row = end + 1;
 	}
+	ck_assert_msg(*row == '\n', "doc/check.md lists figures evtop does not know: %.60s", row);
 	/* The error examples are the real messages. */
 	ck_assert_ptr_nonnull(
 	        strstr(doc, "column 9: expected a number, a duration, a figure or '(', got '>'"));

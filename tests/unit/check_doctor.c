@@ -71,6 +71,9 @@ START_TEST(schema_matches_model)
 			ck_assert_str_eq(m->columns[i].name, s->columns[i].name);
 			ck_assert_msg(m->columns[i].nullable == s->columns[i].nullable,
 			              "%s.%s nullability", m->key, s->columns[i].name);
+			/* The retry budget evtop assumes is the column's DEFAULT. */
+			if (strcmp(s->columns[i].name, "max_retry_count") == 0)
+				ck_assert_int_eq(m->default_max_retry, atoi(s->columns[i].def));
 		}
 	}
 }
@@ -130,6 +133,101 @@ START_TEST(schema_matches_model_schema_txt)
 	ck_assert_uint_eq(idx, ev_doctor_schema(EV_TABLE_MESSAGE)->nindexes +
 	                               ev_doctor_schema(EV_TABLE_OUTBOX)->nindexes);
 	free(text);
+}
+END_TEST
+
+/* The next line of `*p` (without its newline), advancing `*p`; NULL at the end. */
+static char *next_line(char **p)
+{
+	if (**p == '\0')
+		return NULL;
+	char *line = *p, *nl = strchr(line, '\n');
+	if (nl != NULL) {
+		*nl = '\0';
+		*p = nl + 1;
+	} else {
+		*p = line + strlen(line);
+	}
+	return line;
+}
+
+/* core/columns.h is the one place the columns are written: the DDL of both flavours is, line
+ * for line, what it and doctor's schema say (type, NOT NULL, DEFAULT, COMMENT, the indexes in
+ * order, the table's collation and comment). */
+START_TEST(schema_matches_ddl_files)
+{
+	static const struct {
+		const char *file;
+		enum ev_flavour flavour;
+	} ddl[] = {{"sql/mysql8/schema.sql", EV_FLAVOUR_MYSQL},
+	           {"sql/mariadb/schema.sql", EV_FLAVOUR_MARIADB}};
+
+	for (size_t d = 0; d < sizeof(ddl) / sizeof(ddl[0]); d++) {
+		char *file = slurp(ddl[d].file);
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			char *text = strdup(file); /* next_line cuts it into lines */
+			const struct ev_table_def *m = ev_model_table((enum ev_table_kind)t);
+			const struct ev_doc_schema *s = ev_doctor_schema((enum ev_table_kind)t);
+			char want[2048];
+
+			snprintf(want, sizeof(want), "CREATE TABLE %s (\n", m->default_name);
+			char *p = strstr(text, want);
+			ck_assert_msg(p != NULL, "%s: no %s", ddl[d].file, want);
+			p += strlen(want);
+			for (size_t i = 0; i < s->ncolumns; i++) {
+				char *line = next_line(&p),
+				     *def = ev_doctor_column_ddl(&s->columns[i]);
+				snprintf(want, sizeof(want), "    %s %s COMMENT '%s',",
+				         s->columns[i].name, def, s->columns[i].comment);
+				free(def);
+				ck_assert_msg(line != NULL && strcmp(line, want) == 0,
+				              "%s, %s: the DDL says\n%s\ncore/columns.h says\n%s",
+				              ddl[d].file, m->default_name, line ? line : "(end)",
+				              want);
+			}
+			char *line = next_line(&p);
+			ck_assert_msg(line != NULL && strcmp(line, "    PRIMARY KEY (id)") == 0,
+			              "%s", line ? line : "(end)");
+			snprintf(want, sizeof(want),
+			         ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=%s COMMENT='%s';",
+			         ev_doctor_collation(ddl[d].flavour), s->comment);
+			line = next_line(&p);
+			ck_assert_msg(line != NULL && strcmp(line, want) == 0, "%s: %s",
+			              ddl[d].file, line ? line : "(end)");
+
+			/* ALTER TABLE t ADD [UNIQUE] KEY name (a, b), ... ; */
+			snprintf(want, sizeof(want), "ALTER TABLE %s\n", m->default_name);
+			p = strstr(p, want);
+			ck_assert_msg(p != NULL, "%s: no %s", ddl[d].file, want);
+			p += strlen(want);
+			size_t n = 0;
+			for (size_t i = 0; i < s->nindexes; i++) {
+				const struct ev_doc_index *x = &s->indexes[i];
+				if (strcmp(x->name, "PRIMARY") == 0)
+					continue;
+				char cols[256];
+				size_t k = 0;
+				for (const char *c = x->columns; *c && k + 3 < sizeof(cols); c++) {
+					cols[k++] = *c;
+					if (*c == ',')
+						cols[k++] = ' ';
+				}
+				cols[k] = '\0';
+				n++;
+				snprintf(want, sizeof(want), "    ADD %sKEY %s (%s)%s",
+				         x->unique ? "UNIQUE " : "", x->name, cols,
+				         n + 1 == s->nindexes ? ";" : ",");
+				line = next_line(&p);
+				ck_assert_msg(line != NULL && strcmp(line, want) == 0,
+				              "%s, %s: the DDL says\n%s\ndoctor says\n%s",
+				              ddl[d].file, m->default_name, line ? line : "(end)",
+				              want);
+			}
+			ck_assert_uint_eq(n + 1, s->nindexes);
+			free(text);
+		}
+		free(file);
+	}
 }
 END_TEST
 
@@ -270,7 +368,7 @@ static enum ev_doc_level judge(const char *want_type, bool want_null, const char
                                const char *ct, long long len, const char *cs, bool nullable,
                                bool json_check)
 {
-	struct ev_doc_column want = {"c", want_type, want_null, NULL};
+	struct ev_doc_column want = {"c", want_type, want_null, NULL, NULL};
 	struct ev_doc_column_fact have = {(char *)"c", (char *)dt, (char *)ct, (char *)cs,
 	                                  len,         nullable,   json_check};
 	char why[512];
@@ -600,8 +698,8 @@ START_TEST(statements_quote_identifiers)
 	ck_assert_str_eq(f->fix, "GRANT SELECT ON `ev``x`.`biz_outbox_event` TO 'ops'@'%'");
 	f = find(&r, "update");
 	ck_assert_str_eq(f->fix, "GRANT UPDATE (`publish_status`, `retry_count`, "
-	                         "`max_retry_count`, `next_retry_time`, `fail_reason`, "
-	                         "`locked_by`, `lock_until`, `version`, `update_time`) ON "
+	                         "`max_retry_count`, `next_retry_time`, `locked_by`, "
+	                         "`lock_until`, `fail_reason`, `version`, `update_time`) ON "
 	                         "`ev``x`.`biz_outbox_event` TO 'ops'@'%'");
 	f = find(&r, "audit");
 	ck_assert_str_eq(f->fix, "GRANT SELECT, INSERT ON `ev``x`.`evtop_audit` TO 'ops'@'%'");
@@ -740,6 +838,7 @@ int main(void)
 	TCase *tc = tcase_create("doctor");
 	tcase_add_test(tc, schema_matches_model);
 	tcase_add_test(tc, schema_matches_model_schema_txt);
+	tcase_add_test(tc, schema_matches_ddl_files);
 	tcase_add_test(tc, action_columns_match_probe_and_grants);
 	tcase_add_test(tc, retention_findings);
 	tcase_add_test(tc, recommended_match_sql_file);
