@@ -28,6 +28,10 @@ struct ev_job {
 	ev_job_fn fn;
 	void *arg;
 	void (*free_arg)(void *arg);
+	/* Who takes the finished job, when that is not simply the owner `tag` names: the taker
+	 * calls done(ctx, job) with a context of its own (the console: its struct app), and
+	 * nothing else looks at the job. NULL: the taker routes it by tag. */
+	void (*done)(void *ctx, struct ev_job *job);
 	/* Connections other than the worker's that fn uses (borrowed; every source's at once):
 	 * cancelling the job cancels their statements too. */
 	struct ev_conn *const *conns;

@@ -280,6 +280,8 @@ static char *dup0(const char *s)
 	return s ? ev_xstrdup(s) : NULL;
 }
 
+static void apply_done(void *ctx, struct ev_job *job);
+
 static void confirm_yes(struct app *a, struct view *v)
 {
 	struct apply_arg *x = ev_xcalloc(1, sizeof(*x));
@@ -295,25 +297,19 @@ static void confirm_yes(struct app *a, struct view *v)
 	                         : NULL;
 	x->log_path = dup0(a->audit_path);
 	x->clock_ok = a->clock_ok;
-	struct view *origin = NULL;
-	for (int i = 0; i < a->nviews; i++)
-		if (a->views[i]->tag == P.origin_tag)
-			origin = a->views[i];
 	app_pop(a); /* the confirmation */
 	(void)v;
 	app_message(a, EV_STYLE_WARNING, "applying…");
 	/* A tag of no view: no refresh or Esc of a view may supersede (KILL) a write. */
 	ev_worker_submit(app_site_at(a, P.site)->wwrite,
-	                 ev_job_new(-1, 0, apply_job, x, free_apply_arg));
+	                 app_job(-1, apply_job, x, free_apply_arg, apply_done));
 	a->applying = true;
-	(void)origin;
 }
 
-/* A result of apply_job came back to its view: say what the database did. */
-bool ui_action_result(struct app *a, struct view *v, struct ev_job *job)
+/* apply_job finished: say what the database did. */
+static void apply_done(void *ctx, struct ev_job *job)
 {
-	if (job->fn != apply_job)
-		return false;
+	struct app *a = ctx;
 	struct apply_result *r = job->result;
 	a->applying = false;
 	enum ev_table_kind t = P.table;
@@ -353,8 +349,6 @@ bool ui_action_result(struct app *a, struct view *v, struct ev_job *job)
 	pending_clear();
 	if (origin != NULL && origin->ops->load)
 		origin->ops->load(a, origin);
-	(void)v;
-	return true;
 }
 
 /* --- the confirmation ------------------------------------------------------------------------ */

@@ -111,6 +111,14 @@ void app_submit(struct app *a, struct ev_worker *w, struct view *v, struct ev_jo
 	a->dirty = true;
 }
 
+struct ev_job *app_job(int tag, ev_job_fn fn, void *arg, void (*free_arg)(void *),
+                       void (*done)(void *app, struct ev_job *job))
+{
+	struct ev_job *j = ev_job_new(tag, 0, fn, arg, free_arg);
+	j->done = done;
+	return j;
+}
+
 void app_cancel(struct app *a, struct view *v)
 {
 	v->gen++;
@@ -797,15 +805,13 @@ static int access_log_job(struct ev_conn *c, struct ev_job *job, struct ev_error
 /* The outcome of access_log_job: said only when the record is in the local file alone for a
  * reason the operator should hear (the table missing is the setup's choice, said in
  * doc/privacy.md). */
-static bool access_log_result(struct app *a, struct ev_job *j)
+static void access_log_done(void *ctx, struct ev_job *j)
 {
-	if (j->fn != access_log_job)
-		return false;
+	struct app *a = ctx;
 	if (j->rc < 0)
 		app_message(a, EV_STYLE_WARNING,
 		            "shown in the clear, recorded in the local audit file only: %s",
 		            j->err.msg);
-	return true;
 }
 
 int app_unmask_audit(struct app *a, int site, const char *table_name, const char *event_no,
@@ -845,7 +851,7 @@ int app_unmask_audit(struct app *a, int site, const char *table_name, const char
 	x->reason = dup_or_null(reason);
 	/* A tag of no view: leaving the pane never cancels the record. */
 	ev_worker_submit(app_site_at(a, index)->wwrite,
-	                 ev_job_new(-1, 0, access_log_job, x, free_access_arg));
+	                 app_job(-1, access_log_job, x, free_access_arg, access_log_done));
 	return 0;
 }
 
@@ -1049,7 +1055,6 @@ static struct view *view_by_tag(struct app *a, int tag)
 	return NULL;
 }
 
-static bool lag_result(struct app *a, struct ev_job *j);
 static void ask_lag(struct app *a);
 
 /* Cancel the jobs of every worker, the writes' too when asked. */
@@ -1083,17 +1088,16 @@ static void drain_results(struct app *a, struct ev_worker *w)
 	struct ev_job *j;
 	ev_worker_drain_fd(w);
 	while ((j = ev_worker_take(w)) != NULL) {
-		if (lag_result(a, j) || access_log_result(a, j)) {
+		/* A job with its own taker: a write's outcome is never dropped, the operator
+		 * must hear what the database did. */
+		if (j->done != NULL) {
+			j->done(a, j);
 			ev_job_free(&j);
 			continue;
 		}
+		/* A view's: a superseded result is dropped, the view asked anew since. */
 		struct view *v = view_by_tag(a, j->tag);
-		/* A superseded result is dropped: the view asked anew since. A write's outcome is
-		 * never dropped: the operator must hear what the database did. */
-		if (ui_bulk_result(a, j) || ui_list_export_result(a, j) ||
-		    ui_action_result(a, v != NULL ? v : app_top(a), j)) {
-			/* handled */
-		} else if (v != NULL && j->gen == v->gen && !j->cancelled) {
+		if (v != NULL && j->gen == v->gen && !j->cancelled) {
 			if (v->loading > 0)
 				v->loading--;
 			v->last_load_ms = j->charged_ms;
@@ -1303,25 +1307,24 @@ static int lag_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	return 0;
 }
 
-/* Ask the read endpoint for its lag (with each refresh). */
-static void ask_lag(struct app *a)
+/* The lag read: kept for the status line (a cancelled read is dropped). */
+static void lag_done(void *ctx, struct ev_job *j)
 {
-	if (a->read_src == NULL || a->wdash == NULL || a->all_mode)
-		return;
-	ev_worker_submit(a->wdash, ev_job_new(LAG_TAG, 0, lag_job, NULL, NULL));
-}
-
-static bool lag_result(struct app *a, struct ev_job *j)
-{
-	if (j->tag != LAG_TAG || j->fn != lag_job)
-		return false;
+	struct app *a = ctx;
 	struct lag_result *r = j->result;
 	if (r != NULL && !j->cancelled) {
 		a->lag_s = r->lag_s;
 		snprintf(a->lag_note, sizeof(a->lag_note), "%s", r->note);
 		a->dirty = true;
 	}
-	return true;
+}
+
+/* Ask the read endpoint for its lag (with each refresh). */
+static void ask_lag(struct app *a)
+{
+	if (a->read_src == NULL || a->wdash == NULL || a->all_mode)
+		return;
+	ev_worker_submit(a->wdash, app_job(LAG_TAG, lag_job, NULL, NULL, lag_done));
 }
 
 static struct ev_conn *new_conn(const struct app *a, const struct ev_source *endpoint)

@@ -162,6 +162,11 @@ struct view *app_top(struct app *a);
 /* Submit a job for a view on a worker: bumps nothing; the caller bumps v->gen when the old
  * results must be dropped. */
 void app_submit(struct app *a, struct ev_worker *w, struct view *v, struct ev_job *job);
+/* A job whose finished result goes to done(a, job) — always, superseded or cancelled too —
+ * instead of to the view `tag` names: a write's outcome, a count, an export, a fact of the
+ * status line. `tag` is what supersedes it (-1: nothing). */
+struct ev_job *app_job(int tag, ev_job_fn fn, void *arg, void (*free_arg)(void *),
+                       void (*done)(void *app, struct ev_job *job));
 /* The index of the source a view reads and writes (SITE_ALL: the watched one), and its
  * connections, started if they are not yet. */
 int app_site_index(const struct app *a, const struct view *v);
@@ -203,8 +208,6 @@ struct view *view_help_new(struct app *a);
 /* A list merged from every source, a cursor per source (site SITE_ALL). */
 struct view *view_list_new_merged(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                                   const struct ev_filter *filter, const char *filter_text);
-/* The outcome of writing a list's event_nos to a file; false if job is not one. */
-bool ui_list_export_result(struct app *a, struct ev_job *job);
 /* An export: `write` gets the new file (created 0600, never through a link) open for writing,
  * its full path and ctx, and owns both the stream (it closes it) and ctx from then on. `name`
  * without a leading / goes into the export folder (export_dir, else the state directory's
@@ -233,14 +236,11 @@ void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_ac
                      enum ev_table_kind t, const struct ev_rowset *rs, size_t row);
 /* Whether an action applies to a row of this status (for the hint bar). */
 bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status);
-/* Handle an action's result for view v; false if job is not an action's. */
-bool ui_action_result(struct app *a, struct view *v, struct ev_job *job);
 struct view *view_confirm_new(struct app *a);
 /* Bulk actions (ui/bulk.c): on ids (the marked rows) or on a list (its kind and filter). */
 void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
                    enum ev_table_kind t, const unsigned long long *ids, size_t n_ids,
                    enum ev_list_kind kind, const struct ev_filter *filter, const char *what);
-bool ui_bulk_result(struct app *a, struct ev_job *job);
 /* The progress line while a bulk action runs (false when none runs). */
 bool ui_bulk_progress_line(char *buf, size_t size, int width);
 void ui_bulk_stop(struct app *a);

@@ -166,6 +166,8 @@ static int count_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 static int count_tag = -2; /* jobs of no view: never superseded by a view's refresh */
 
 static void operator_done(struct app *a, const char *text);
+static void count_done(void *ctx, struct ev_job *job);
+static void apply_done(void *ctx, struct ev_job *job);
 
 static void start_count(struct app *a)
 {
@@ -193,7 +195,7 @@ static void start_count(struct app *a)
 	app_message(a, EV_STYLE_WARNING, "counting the rows… (reads only)");
 	a->applying = true;
 	ev_worker_submit(app_site_at(a, B.site)->wwrite,
-	                 ev_job_new(count_tag, 0, count_job, x, free_count_arg));
+	                 app_job(count_tag, count_job, x, free_count_arg, count_done));
 }
 
 static void operator_done(struct app *a, const char *text)
@@ -388,7 +390,7 @@ static void confirm_yes(struct app *a)
 	app_pop(a); /* the confirmation */
 	a->applying = true;
 	ev_worker_submit(app_site_at(a, B.site)->wwrite,
-	                 ev_job_new(apply_tag, 0, apply_job, x, free_apply_arg));
+	                 app_job(apply_tag, apply_job, x, free_apply_arg, apply_done));
 }
 
 /* --- the run's settings, changed from the confirmation ---------------------------------- */
@@ -803,35 +805,37 @@ static bool unmark_applied(struct app *a, const struct ev_bulk_snapshot *s, size
 	return true;
 }
 
-bool ui_bulk_result(struct app *a, struct ev_job *job)
+/* count_job finished: the protected rows' question, or the confirmation. */
+static void count_done(void *ctx, struct ev_job *job)
 {
-	if (job->fn == count_job) {
-		struct count_result *r = job->result;
-		a->applying = false;
-		if (job->rc < 0 || r == NULL || r->snap == NULL) {
-			app_message(a, EV_STYLE_ERROR, "counting failed: %s (nothing written)",
-			            job->err.msg);
-			bulk_clear();
-			return true;
-		}
-		B.snap = r->snap;
-		r->snap = NULL;
-		if (B.snap->n_protected > 0) {
-			char label[200];
-			snprintf(label, sizeof(label),
-			         "%zu protected (%s): type %zu to include them, Enter to leave "
-			         "them: ",
-			         B.snap->n_protected,
-			         B.snap->protected_summary ? B.snap->protected_summary : "",
-			         B.snap->n_protected);
-			app_prompt(a, label, "", protected_done);
-			return true;
-		}
-		app_push(a, view_bulk_confirm_new(a));
-		return true;
+	struct app *a = ctx;
+	struct count_result *r = job->result;
+	a->applying = false;
+	if (job->rc < 0 || r == NULL || r->snap == NULL) {
+		app_message(a, EV_STYLE_ERROR, "counting failed: %s (nothing written)",
+		            job->err.msg);
+		bulk_clear();
+		return;
 	}
-	if (job->fn != apply_job)
-		return false;
+	B.snap = r->snap;
+	r->snap = NULL;
+	if (B.snap->n_protected > 0) {
+		char label[200];
+		snprintf(label, sizeof(label),
+		         "%zu protected (%s): type %zu to include them, Enter to leave them: ",
+		         B.snap->n_protected,
+		         B.snap->protected_summary ? B.snap->protected_summary : "",
+		         B.snap->n_protected);
+		app_prompt(a, label, "", protected_done);
+		return;
+	}
+	app_push(a, view_bulk_confirm_new(a));
+}
+
+/* apply_job finished: the tally, the marks, and the rows that did not apply. */
+static void apply_done(void *ctx, struct ev_job *job)
+{
+	struct app *a = ctx;
 	struct apply_arg *x = job->arg;
 	a->applying = false;
 	pthread_mutex_lock(&shared.lock);
@@ -889,7 +893,6 @@ bool ui_bulk_result(struct app *a, struct ev_job *job)
 		if (a->views[i]->tag == B.origin_tag && a->views[i]->ops->load)
 			a->views[i]->ops->load(a, a->views[i]);
 	bulk_clear();
-	return true;
 }
 
 bool ui_bulk_progress_line(char *buf, size_t size, int width)

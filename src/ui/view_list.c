@@ -1085,10 +1085,10 @@ static int export_job(struct ev_conn *c, struct ev_job *job, struct ev_error *er
 	return rc;
 }
 
-bool ui_list_export_result(struct app *a, struct ev_job *job)
+/* export_job finished: the message line says what was written. */
+static void export_done(void *ctx, struct ev_job *job)
 {
-	if (job->fn != export_job)
-		return false;
+	struct app *a = ctx;
 	const struct export_arg *x = job->arg;
 	const struct export_result *r = job->result;
 	if (job->rc < 0 || r == NULL)
@@ -1097,7 +1097,6 @@ bool ui_list_export_result(struct app *a, struct ev_job *job)
 		app_message(a, r->capped ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
 		            "wrote %zu event_nos of the list to %s%s", r->n, x->path,
 		            r->capped ? " (the first ones: evtop list --after pages on)" : "");
-	return true;
 }
 
 /* The file is open (ui_export): the list's pages are read and written by its worker. */
@@ -1109,7 +1108,7 @@ static void write_list(struct app *a, FILE *f, const char *path, void *ctx)
 	x->path = ev_xstrdup(path);
 	app_message(a, EV_STYLE_NORMAL, "writing the list's event_nos to %s…", path);
 	ev_worker_submit(app_site(a, &l->base)->wlist,
-	                 ev_job_new(EXPORT_TAG, 0, export_job, x, free_export_arg));
+	                 app_job(EXPORT_TAG, export_job, x, free_export_arg, export_done));
 }
 
 static void export_list_done(struct app *a, const char *name)
