@@ -671,7 +671,14 @@ int ev_cmd_archive(int argc, char **argv)
 		return EV_EXIT_USAGE;
 	}
 	struct ev_stop_watch watch;
-	ev_stop_watch_start(&watch, &stop_flag, false);
+	/* Without the watch an interrupt would end evtop in the middle of a batch: refused
+	 * before anything is moved. */
+	if (ev_stop_watch_start(&watch, &stop_flag, false) < 0) {
+		fprintf(stderr, "evtop: archive: cannot watch for Ctrl-C (no thread could be "
+		                "started); nothing moved\n");
+		ev_opts_free(&o);
+		return EV_EXIT_FAILURE;
+	}
 	struct sigaction old_pipe, old_xfsz;
 	/* A file target that cannot take more (a closed pipe, a size limit) fails the write. */
 	struct sigaction ign = {0};

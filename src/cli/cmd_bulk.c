@@ -691,7 +691,13 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 
 	struct progress_state ps = {.s = s};
 	struct ev_stop_watch watch;
-	ev_stop_watch_start(&watch, &interrupted, true); /* a second Ctrl-C ends it at once */
+	/* A second Ctrl-C ends it at once. Without the watch an interrupt would end evtop in the
+	 * middle of a batch: refused before anything is written. */
+	if (ev_stop_watch_start(&watch, &interrupted, true) < 0) {
+		say(stderr, "evtop: cannot watch for Ctrl-C (no thread could be started); nothing "
+		            "written");
+		goto out;
+	}
 	struct ev_bulk_ctx ctx = {
 	        .conn = c->s->conn,
 	        .access = c->access,

@@ -177,6 +177,14 @@ const char *app_source_name(const struct app *a, int index);
 int app_source_by_name(const struct app *a, const char *name);
 /* Drop and cancel a view's jobs in flight (Esc, leaving the view). */
 void app_cancel(struct app *a, struct view *v);
+/* Cancel the jobs of every worker, the writes' too when asked. */
+void app_cancel_all(struct app *a, bool writes);
+/* The view on the stack with this tag, or NULL. */
+struct view *app_view_by_tag(struct app *a, int tag);
+/* The watched source's workers (with every source at once, the dashboard's), and stopping
+ * every source's, forgetting what was learnt of their tables. */
+int app_start_workers(struct app *a, struct ev_error *err);
+void app_stop_workers(struct app *a);
 /* The local audit file's line for an event shown in the clear in the console (U in the detail
  * pane): before it is shown. -1 with err when it cannot be written (then it is not shown). */
 int app_unmask_audit(struct app *a, int site, const char *table_name, const char *event_no,
@@ -255,9 +263,10 @@ bool ui_clock_refuses(struct app *a, int site, enum ev_table_kind t);
  * went even when it does not read their range (core/mirror.h, ev_mirror_touch). */
 void ui_dash_wrote(struct app *a, int site, enum ev_table_kind t, const unsigned long long *ids,
                    size_t n);
-/* Append the clock-ok audit line (the operator's reason, the suspect tables and why) to the
- * local audit file. Returns -1 with err set when it cannot be written. */
-int app_clock_ok_audit(struct app *a, const char *reason, struct ev_error *err);
+/* Append the clock-ok audit line (the operator's reason, the suspect tables and why the
+ * dashboard suspects them, NULL or "" if it said nothing) to the local audit file. Returns -1
+ * with err set when it cannot be written. */
+int app_clock_ok_audit(struct app *a, const char *reason, const char *why, struct ev_error *err);
 /* The dashboard's reasons for a suspected time zone mismatch, appended to out ("; "
  * between); nothing when v is not the dashboard or nothing is suspected. */
 void ui_dash_clock_why(struct view *v, struct ev_buf *out);

@@ -13,7 +13,7 @@
 enum {
 	EV_AF_NEEDS_ROW = 1, /* acts on the row under the cursor: refused where no view has one */
 	EV_AF_WRITES = 2,    /* changes the database: refused read-only or while one applies;
-	                      * always confirmed (ui/write.c) */
+	                      * always confirmed (actions.c, bulk.c) */
 	EV_AF_HINT = 8,      /* shown in the hint bar */
 	EV_AF_SETTING = 16,  /* changes a setting of the confirmation shown, which stays open */
 };

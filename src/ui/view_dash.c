@@ -390,9 +390,13 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 	if (suspect && a->args->clock_ok && !a->clock_ok_audited && !a->cfg->read_only) {
 		struct ev_error err = {0};
 		a->clock_ok_audited = true;
-		if (app_clock_ok_audit(a, "--clock-ok", &err) < 0)
+		struct ev_buf why;
+		ev_buf_init(&why);
+		ui_dash_clock_why(v, &why);
+		if (app_clock_ok_audit(a, "--clock-ok", why.data, &err) < 0)
 			app_message(a, EV_STYLE_ERROR, "the audit file cannot be written (%.200s)",
 			            err.msg);
+		ev_buf_free(&why);
 	}
 }
 

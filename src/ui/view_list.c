@@ -1147,8 +1147,11 @@ static void list_write(struct app *a, struct view *v, enum ev_ui_action act)
 	struct list_view *l = (struct list_view *)v;
 	int n = l->rows ? (int)l->rows->nrows : 0;
 
-	if (n == 0)
+	if (n == 0) {
+		app_message(a, EV_STYLE_WARNING, "%s: %s; nothing changed", ev_ui_action_name(act),
+		            l->rows ? "the list is empty" : "the list has not been read yet");
 		return;
+	}
 	if (!list_allows(a, v, act)) {
 		const char *st = ev_rowset_get(l->rows, (size_t)l->sel,
 		                               ev_model_table(l->table)->status_col);
@@ -1165,7 +1168,7 @@ static void list_write(struct app *a, struct view *v, enum ev_ui_action act)
 		for (size_t i = 1; i < l->nmarks; i++)
 			if (l->marks[i].site != site) {
 				site = -1;
-				return;
+				break;
 			}
 		if (site < 0) {
 			app_message(a, EV_STYLE_WARNING,
