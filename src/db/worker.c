@@ -393,6 +393,14 @@ enum ev_worker_state ev_worker_state(struct ev_worker *w, struct ev_error *last_
 	return s;
 }
 
+int ev_worker_connect_failures(struct ev_worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	int n = w->failures;
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
 double ev_worker_running_ms(struct ev_worker *w)
 {
 	pthread_mutex_lock(&w->lock);

@@ -98,6 +98,9 @@ void ev_worker_cancel_all(struct ev_worker *w);
 /* Jobs queued, running, or finished and not yet taken (ev_worker_take). */
 int ev_worker_pending(struct ev_worker *w);
 enum ev_worker_state ev_worker_state(struct ev_worker *w, struct ev_error *last_err);
+/* Connect attempts that failed in a row (0 once connected): a job refused within the
+ * back-off makes none. */
+int ev_worker_connect_failures(struct ev_worker *w);
 /* Milliseconds the running job has run (0 if none): for the spinner. */
 double ev_worker_running_ms(struct ev_worker *w);
 

@@ -173,7 +173,7 @@ void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_ac
 		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
 		return;
 	}
-	if (ui_clock_refuses(a, site, t))
+	if (app_clock_refuses(a, site, t))
 		return;
 	pending_clear();
 	if (ev_guard_row_from_rowset(rs, row, t, &P.seen, &err) < 0) {
@@ -340,7 +340,7 @@ static void apply_done(void *ctx, struct ev_job *job)
 	}
 	if (job->rc == 0 && r != NULL &&
 	    (r->result == EV_RESULT_APPLIED || r->result == EV_RESULT_SKIPPED))
-		ui_dash_wrote(a, P.site, t, &r->id, 1);
+		app_wrote(a, P.site, t, &r->id, 1);
 	/* The row as it is now, in the view that showed it (if it is still open). */
 	struct view *origin = NULL;
 	for (int i = 0; i < a->nviews; i++)

@@ -90,6 +90,11 @@ struct ev_job *app_job(int tag, ev_job_fn fn, void *arg, void (*free_arg)(void *
 	return j;
 }
 
+struct view *app_open(struct app *a, const struct view_request *r)
+{
+	return a->open != NULL ? a->open(a, r) : NULL;
+}
+
 void app_cancel(struct app *a, struct view *v)
 {
 	v->gen++;
@@ -473,5 +478,38 @@ void app_stop_workers(struct app *a)
 	}
 	/* Another source's clock: judged again at its first refresh. */
 	memset(a->clock_suspect, 0, sizeof(a->clock_suspect));
+	memset(a->clock_summary, 0, sizeof(a->clock_summary));
+	/* The rows written on the source left are of no later dashboard's. */
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		free(a->wrote[t]);
+		a->wrote[t] = NULL;
+		a->nwrote[t] = a->wrote_cap[t] = 0;
+	}
 	close_all(a); /* only the dashboard's jobs used them, and its worker has ended */
+}
+
+/* --- what the writes tell the dashboard -------------------------------------------------- */
+
+bool app_clock_refuses(struct app *a, int site, enum ev_table_kind t)
+{
+	if (a->clock_ok || !a->clock_suspect[t] || a->all_mode || site != a->cur_source)
+		return false;
+	app_message(a, EV_STYLE_WARNING,
+	            "refused: a time zone mismatch is suspected: %s (:clock-ok if the zone is "
+	            "right)",
+	            a->clock_summary[t][0] ? a->clock_summary[t] : "see the dashboard");
+	return true;
+}
+
+void app_wrote(struct app *a, int site, enum ev_table_kind t, const unsigned long long *ids,
+               size_t n)
+{
+	if (site != a->cur_source || n == 0)
+		return;
+	if (a->nwrote[t] + n > a->wrote_cap[t]) {
+		a->wrote_cap[t] = a->nwrote[t] + n + 16;
+		a->wrote[t] = ev_xrealloc(a->wrote[t], a->wrote_cap[t] * sizeof(**a->wrote));
+	}
+	memcpy(a->wrote[t] + a->nwrote[t], ids, n * sizeof(*ids));
+	a->nwrote[t] += n;
 }

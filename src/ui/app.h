@@ -17,6 +17,25 @@
 struct app;
 struct view;
 
+/* A view that opens one above it in the stack's order (console, dashboard, group, list,
+ * detail, trace) asks for it by what it shows, and the console builds it: the view files
+ * call no constructor above them, so they form a DAG under app.c (tests/layering.sh). */
+enum view_open {
+	OPEN_GROUP,  /* the breakdown of a list (kind, filter, filter_text) by column */
+	OPEN_TRAIL,  /* every event of one business object (type, id) */
+	OPEN_DETAIL, /* one event (event_no; row_id, 0 when not known) */
+};
+struct view_request {
+	enum view_open what;
+	enum ev_table_kind table;
+	enum ev_list_kind kind;
+	const struct ev_filter *filter;
+	const char *filter_text, *column;
+	const char *type, *id;
+	const char *event_no;
+	unsigned long long row_id;
+};
+
 struct view_ops {
 	const char *name;
 	enum ev_ui_context ctx;
@@ -148,9 +167,16 @@ struct app {
 	 * clock-dependent figures are marked and writes refused, unless the operator said the
 	 * zone is right (--clock-ok, :clock-ok: audited), which lets writes through. */
 	bool clock_suspect[EV_TABLE_COUNT];
+	char clock_summary[EV_TABLE_COUNT][256]; /* the dashboard's words for it, or "" */
 	bool clock_ok;
 	bool clock_ok_audited; /* --clock-ok's audit line is written (once, when first needed) */
 	unsigned long long highlight_id; /* the row an action just touched */
+	/* The rows evtop wrote on the watched source since the dashboard's last refresh started,
+	 * per table: its next refresh reads them by key (core/mirror.h, ev_mirror_touch). */
+	unsigned long long *wrote[EV_TABLE_COUNT];
+	size_t nwrote[EV_TABLE_COUNT], wrote_cap[EV_TABLE_COUNT];
+	/* Builds a view another view asks for (app_open); set by the console. */
+	struct view *(*open)(struct app *a, const struct view_request *r);
 };
 
 long long app_now(const struct app *a);
@@ -175,6 +201,8 @@ struct site *app_site_at(struct app *a, int index);
 /* The name of source i ("default" for an unnamed one), and the index of a name or -1. */
 const char *app_source_name(const struct app *a, int index);
 int app_source_by_name(const struct app *a, const char *name);
+/* The view r asks for (not pushed), or NULL when the console cannot build it. */
+struct view *app_open(struct app *a, const struct view_request *r);
 /* Drop and cancel a view's jobs in flight (Esc, leaving the view). */
 void app_cancel(struct app *a, struct view *v);
 /* Cancel the jobs of every worker, the writes' too when asked. */
@@ -257,12 +285,12 @@ struct view *view_bulk_confirm_new(struct app *a);
 /* A write on table t of source site while the dashboard suspects a time zone mismatch and
  * the operator has not said the zone is right: said on the message line, true (refused).
  * The write endpoint checks again when it applies (ev_action_check_access_clock). */
-bool ui_clock_refuses(struct app *a, int site, enum ev_table_kind t);
+bool app_clock_refuses(struct app *a, int site, enum ev_table_kind t);
 /* evtop wrote rows ids[0..n) of table t on source site (applied, or skipped because they had
  * changed): the dashboard's next refresh reads them by key, so its figures show where they
  * went even when it does not read their range (core/mirror.h, ev_mirror_touch). */
-void ui_dash_wrote(struct app *a, int site, enum ev_table_kind t, const unsigned long long *ids,
-                   size_t n);
+void app_wrote(struct app *a, int site, enum ev_table_kind t, const unsigned long long *ids,
+               size_t n);
 /* Append the clock-ok audit line (the operator's reason, the suspect tables and why the
  * dashboard suspects them, NULL or "" if it said nothing) to the local audit file. Returns -1
  * with err set when it cannot be written. */

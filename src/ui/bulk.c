@@ -245,7 +245,7 @@ void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_acti
 		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
 		return;
 	}
-	if (ui_clock_refuses(a, site, t))
+	if (app_clock_refuses(a, site, t))
 		return;
 	bulk_clear();
 	B.active = true;
@@ -778,7 +778,7 @@ static void tell_dashboard(struct app *a, const struct ev_bulk_snapshot *s)
 	for (size_t i = 0; i < s->n; i++)
 		if (s->items[i].state == EV_BULK_APPLIED || s->items[i].state == EV_BULK_SKIPPED)
 			ids[n++] = s->items[i].row.id;
-	ui_dash_wrote(a, B.site, s->table, ids, n);
+	app_wrote(a, B.site, s->table, ids, n);
 	free(ids);
 }
 

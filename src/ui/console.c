@@ -1035,6 +1035,20 @@ static void use_source(struct app *a, int index, bool read_primary)
 	a->dirty = true;
 }
 
+/* The views the others ask for (app_open): built here, above them all. */
+static struct view *console_open(struct app *a, const struct view_request *r)
+{
+	switch (r->what) {
+	case OPEN_GROUP:
+		return view_group_new(a, r->table, r->kind, r->filter, r->filter_text, r->column);
+	case OPEN_TRAIL:
+		return view_list_new_trail(a, r->table, r->type, r->id);
+	case OPEN_DETAIL:
+		return view_detail_new(a, r->table, r->event_no, r->row_id);
+	}
+	return NULL;
+}
+
 /* The console's state before anything is opened: which source is watched, the mode. */
 static void console_init(struct app *a, const struct ev_console_args *args)
 {
@@ -1058,6 +1072,7 @@ static void console_init(struct app *a, const struct ev_console_args *args)
 	a->scripted = args->script != NULL;
 	a->refresh_ms = a->effective_ms = a->cfg->refresh_ms;
 	a->state = CONN_CONNECTING;
+	a->open = console_open;
 }
 
 /* The script (--script) and the --log-sql file, opened before the terminal is taken: a

@@ -55,10 +55,6 @@ struct dash_view {
 	 * started then reads the backlog anew). mirror_source: whose rows they are. */
 	struct ev_mirror *mirror[EV_TABLE_COUNT];
 	int mirror_source;
-	/* The rows evtop wrote since the last refresh started (of mirror_source), for the next
-	 * refresh to read by key (ev_mirror_touch). */
-	unsigned long long *touched[EV_TABLE_COUNT];
-	size_t ntouched[EV_TABLE_COUNT], touched_cap[EV_TABLE_COUNT];
 };
 
 /* Columns derived from the figures: the rates over the window and the time to drain. */
@@ -152,11 +148,11 @@ static void dash_refresh(struct app *a, struct view *v)
 			continue;
 		arg->mirror[t] = d->mirror[t] ? d->mirror[t] : ev_mirror_new((enum ev_table_kind)t);
 		d->mirror[t] = NULL;
-		for (size_t i = 0; i < d->ntouched[t]; i++)
-			ev_mirror_touch(arg->mirror[t], d->touched[t][i]);
+		for (size_t i = 0; i < a->nwrote[t]; i++)
+			ev_mirror_touch(arg->mirror[t], a->wrote[t][i]);
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
-		d->ntouched[t] = 0;
+		a->nwrote[t] = 0;
 	arg->mirror_opts.interval_s = a->refresh_ms / 1000.0;
 	arg->mirror_opts.reverify_s = a->cfg->mirror_reverify_s;
 	arg->mirror_opts.check_s = a->cfg->mirror_check_s;
@@ -353,6 +349,8 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 			ts->facts = r->facts[t];
 		snprintf(ts->as_of, sizeof(ts->as_of), "%s", r->now);
 		a->clock_suspect[t] = r->dash[t]->clock_suspect != NULL;
+		snprintf(a->clock_summary[t], sizeof(a->clock_summary[t]), "%s",
+		         r->dash[t]->clock_summary ? r->dash[t]->clock_summary : "");
 		ev_dash_free(&ts->prev);
 		ts->prev = ts->cur;
 		ts->cur = r->dash[t];
@@ -789,38 +787,6 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 		draw_text(y + 1, 2, cols - 2, EV_STYLE_WARNING, ts->note);
 }
 
-bool ui_clock_refuses(struct app *a, int site, enum ev_table_kind t)
-{
-	struct view *v = a->nviews > 0 ? a->views[0] : NULL;
-	if (a->clock_ok || !a->clock_suspect[t] || a->all_mode || site != a->cur_source ||
-	    v == NULL || v->ops->ctx != EV_CTX_DASHBOARD)
-		return false;
-	const struct ev_dash *cur = ((struct dash_view *)v)->t[t].cur;
-	app_message(a, EV_STYLE_WARNING,
-	            "refused: a time zone mismatch is suspected: %s (:clock-ok if the zone is "
-	            "right)",
-	            cur != NULL && cur->clock_summary ? cur->clock_summary : "see the dashboard");
-	return true;
-}
-
-void ui_dash_wrote(struct app *a, int site, enum ev_table_kind t, const unsigned long long *ids,
-                   size_t n)
-{
-	struct view *v = a->nviews > 0 ? a->views[0] : NULL;
-	if (v == NULL || v->ops->ctx != EV_CTX_DASHBOARD || n == 0)
-		return;
-	struct dash_view *d = (struct dash_view *)v;
-	if (site != d->mirror_source || site != a->cur_source)
-		return;
-	if (d->ntouched[t] + n > d->touched_cap[t]) {
-		d->touched_cap[t] = d->ntouched[t] + n + 16;
-		d->touched[t] =
-		        ev_xrealloc(d->touched[t], d->touched_cap[t] * sizeof(**d->touched));
-	}
-	memcpy(d->touched[t] + d->ntouched[t], ids, n * sizeof(*ids));
-	d->ntouched[t] += n;
-}
-
 void ui_dash_clock_why(struct view *v, struct ev_buf *out)
 {
 	if (v == NULL || v->ops->ctx != EV_CTX_DASHBOARD)
@@ -973,7 +939,6 @@ static void dash_free(struct view *v)
 	struct dash_view *d = (struct dash_view *)v;
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		ev_mirror_free(&d->mirror[t]);
-		free(d->touched[t]);
 		ev_dash_free(&d->t[t].cur);
 		ev_dash_free(&d->t[t].prev);
 		for (size_t i = 0; i < d->t[t].nsparks; i++)

@@ -770,8 +770,16 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 		const struct ev_table_def *def = ev_model_table(d->table);
 		const char *type = ev_rowset_get(d->row, 0, def->type_col);
 		const char *id = ev_rowset_get(d->row, 0, def->object_col);
-		if (type && id)
-			app_push(a, view_list_new_trail(a, d->table, type, id));
+		struct view *trail = type && id ? app_open(a,
+		                                           &(struct view_request){
+		                                                   .what = OPEN_TRAIL,
+		                                                   .table = d->table,
+		                                                   .type = type,
+		                                                   .id = id,
+		                                           })
+		                                : NULL;
+		if (trail != NULL)
+			app_push(a, trail);
 		break;
 	}
 	case EV_UA_TRACE: {

@@ -1194,6 +1194,33 @@ static void list_write(struct app *a, struct view *v, enum ev_ui_action act)
 	                (size_t)l->sel);
 }
 
+/* b: the breakdown of the list by fail_reason, or by lock owner for processing rows. */
+static void open_group(struct app *a, struct list_view *l)
+{
+	const char *col = NULL;
+	if (l->kind == EV_LIST_STUCK || l->kind == EV_LIST_PROCESSING)
+		col = l->table == EV_TABLE_OUTBOX ? "locked_by" : NULL;
+	else if (l->kind != EV_LIST_TRAIL && l->kind != EV_LIST_TRACE)
+		col = "fail_reason";
+	if (col == NULL) {
+		app_message(a, EV_STYLE_NORMAL, "the message table has no lock owner to group by");
+		return;
+	}
+	struct view *gv = app_open(a, &(struct view_request){
+	                                      .what = OPEN_GROUP,
+	                                      .table = l->table,
+	                                      .kind = l->kind,
+	                                      .filter = &l->filter,
+	                                      .filter_text = l->filter_text,
+	                                      .column = col,
+	                              });
+	if (gv == NULL)
+		return;
+	if (l->nsrc > 0)
+		gv->site = SITE_ALL; /* every source's breakdown, summed */
+	app_push(a, gv);
+}
+
 static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct list_view *l = (struct list_view *)v;
@@ -1259,26 +1286,9 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		app_message(a, EV_STYLE_NORMAL, "%s",
 		            l->reverse ? "order reversed" : "order as the list defines it");
 		break;
-	case EV_UA_GROUP: {
-		const char *col = NULL;
-		if (l->kind == EV_LIST_STUCK || l->kind == EV_LIST_PROCESSING)
-			col = l->table == EV_TABLE_OUTBOX ? "locked_by" : NULL;
-		else if (l->kind != EV_LIST_TRAIL && l->kind != EV_LIST_TRACE)
-			col = "fail_reason";
-		if (col == NULL) {
-			app_message(a, EV_STYLE_NORMAL,
-			            "the message table has no lock owner to group by");
-			break;
-		}
-		struct view *gv =
-		        view_group_new(a, l->table, l->kind, &l->filter, l->filter_text, col);
-		if (l->nsrc > 0) {
-			/* Every source's breakdown, summed. */
-			gv->site = SITE_ALL;
-		}
-		app_push(a, gv);
+	case EV_UA_GROUP:
+		open_group(a, l);
 		break;
-	}
 	case EV_UA_MARK: {
 		const char *id = n ? ev_rowset_get(l->rows, (size_t)l->sel, "id") : NULL;
 		if (id == NULL)

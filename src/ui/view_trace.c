@@ -267,8 +267,14 @@ static bool trace_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_OPEN:
 		if (n > 0) {
 			const struct trace_row *r = &tv->rows[tv->sel];
-			app_push(a, view_detail_new(a, r->table, r->event_no,
-			                            strtoull(r->id, NULL, 10)));
+			struct view *dv = app_open(a, &(struct view_request){
+			                                      .what = OPEN_DETAIL,
+			                                      .table = r->table,
+			                                      .event_no = r->event_no,
+			                                      .row_id = strtoull(r->id, NULL, 10),
+			                              });
+			if (dv != NULL)
+				app_push(a, dv);
 		}
 		break;
 	default:

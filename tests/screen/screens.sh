@@ -22,7 +22,7 @@ n=0
   'MQ', JSON_OBJECT('items', (SELECT JSON_ARRAYAGG(JSON_OBJECT('sku', CONCAT('SKU-', seq), 'qty', seq,
   'price', 199.00, 'name', '订单商品')) FROM seq_1_to_14000)), 2, 1, '2026-05-01 00:00:00',
   '2026-05-01 00:00:00')" || { echo "cannot insert the 1 MB payload"; exit 99; }
-# 6,000 failed outbox rows in tables of their own (tests/screen/scripts/zy-zzz-mirror-write):
+# 6,000 failed outbox rows in tables of their own (tests/screen/scripts/mirror-write):
 # the mirror then reads the failed range every fifth refresh only.
 "$client" --defaults-file="$cnf" -e "CREATE TABLE many_outbox_event LIKE biz_outbox_event;
   CREATE TABLE many_message_event LIKE biz_message_event; INSERT INTO many_outbox_event (id,
@@ -113,11 +113,23 @@ run() { # run SCRIPT SIZE [ARGS]
 for conf in "$src"/tests/screen/scripts/*.conf; do
 	[ ! -f "$conf" ] || cp "$conf" "$dir"/ || exit 99
 done
+# Every script in name order, then those tests/screen/scripts/order names, in its order (they
+# change what later scripts see).
+order=$src/tests/screen/scripts/order
+last=$( [ -f "$order" ] && sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$order" | awk '{print $1}')
+scripts=
 for s in "$src"/tests/screen/scripts/*.keys; do
+	case " $(echo $last) " in *" $(basename "$s" .keys) "*) continue ;; esac
+	scripts="$scripts $s"
+done
+for name in $last; do
+	[ -f "$src/tests/screen/scripts/$name.keys" ] && scripts="$scripts $src/tests/screen/scripts/$name.keys"
+done
+for s in $scripts; do
 	# EVTOP_SCREEN_ONLY=NAME runs one script (and those it needs before it: none, by design).
 	[ -n "${EVTOP_SCREEN_ONLY:-}" ] && [ "$(basename "$s" .keys)" != "$EVTOP_SCREEN_ONLY" ] && continue
 	size=$(sed -n 's/^# size: *//p' "$s" | head -n 1)
-	if grep -q '^shell kill' "$s" && [ ! -f "$dir/../mariadbd.pid" ]; then
+	if grep -q '^shell.*mariadbd\.pid' "$s" && [ ! -f "$dir/../mariadbd.pid" ]; then
 		echo "# $(basename "$s"): skipped (it stops the server; this one is not the harness's)"
 		continue
 	fi
