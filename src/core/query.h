@@ -123,6 +123,9 @@ struct ev_filter {
 	struct ev_jterm json[EV_FILTER_JSON_MAX];
 };
 
+/* Accept 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm', 'YYYY-MM-DD hh:mm:ss' (also with 'T'); normalise to
+ * 'YYYY-MM-DD hh:mm:ss' in out[21] (filters' since/until, cursors' times). */
+bool ev_datetime_normalize(const char *s, char out[21]);
 /* Set one filter by key: event_type, topic, biz_type (aggregate_type), biz_id (aggregate_id),
  * event_no, trace_id, source (event_source), locked_by, channel (publish_channel),
  * fail_reason (reason), since, until. Validates the value (length, datetime form). */
