@@ -47,7 +47,7 @@ fi
 # A function over 150 lines says why in the comment above it ("long because ..."). The ones
 # listed here are known and to be split; a new one fails.
 known="cli/cmd_archive.c:one cli/options.c:parse_flags core/query.c:ev_query_list
-db/archive.c:batch db/bulk.c:run_batch sim/sim.c:parse_options sim/sim.c:main"
+db/archive.c:batch db/bulk.c:run_batch sim/options.c:sim_parse_options sim/sim.c:main"
 long=$(cd "$src" && awk '
 	/^(\/\*| \*)/ { cmt = cmt $0 " "; next }
 	/^[A-Za-z].*\(/ && !/;$/ { sig = $0; why = (cmt ~ /long because/); cmt = "" }
