@@ -16,11 +16,11 @@
 #include "core/refresh.h"
 #include "core/text.h"
 #include "db/fetch.h"
+#include "db/fan.h"
 #include "db/mirror.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -179,12 +179,11 @@ static int refresh_table(struct msrc *m, enum ev_table_kind t, struct ev_error *
 	return 0;
 }
 
-static void *refresh_source(void *p)
+static void refresh_source(int i, void *ctx)
 {
-	struct msrc *m = p;
+	struct msrc *m = &((struct msrc *)ctx)[i];
 	struct ev_fan_src *fs = m->fs;
 	struct ev_error err = {0};
-	ev_db_thread_init();
 	drop_figures(m);
 	memset(m->note, 0, sizeof(m->note));
 	if (!fs->up) {
@@ -213,8 +212,6 @@ out:
 	} else {
 		m->cost_ms = 0;
 	}
-	ev_db_thread_end();
-	return NULL;
 }
 
 /* A line on stderr, sanitised. */
@@ -279,18 +276,7 @@ static void report(struct msrc *m)
 /* Every source at once, each on a thread of its own (one inline). */
 static void refresh_all(struct msrc *ms, int n)
 {
-	pthread_t *th = ev_xcalloc((size_t)n, sizeof(*th));
-	bool *started = ev_xcalloc((size_t)n, sizeof(*started));
-	for (int i = 0; i < n; i++) {
-		started[i] = n > 1 && pthread_create(&th[i], NULL, refresh_source, &ms[i]) == 0;
-		if (!started[i])
-			refresh_source(&ms[i]);
-	}
-	for (int i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
-	free(started);
-	free(th);
+	ev_db_fan_run(n, refresh_source, ms);
 }
 
 /* The exposition of the last refresh. */

@@ -6,9 +6,9 @@
 #include "core/files.h"
 #include "core/text.h"
 #include "db/conn.h"
+#include "db/fan.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,46 +44,28 @@ static int open_one(struct ev_fan_src *fs, void *arg)
 	return 0;
 }
 
-struct job {
-	struct ev_fan_src *fs;
+struct fan_work {
+	struct ev_fan_src **fs; /* the sources to work on */
 	int (*fn)(struct ev_fan_src *fs, void *arg);
 	void *arg;
 };
 
-static void *thread_main(void *p)
+static void fan_one(int i, void *ctx)
 {
-	struct job *j = p;
-	ev_db_thread_init();
-	j->fs->rc = j->fn(j->fs, j->arg);
-	ev_db_thread_end();
-	return NULL;
+	struct fan_work *w = ctx;
+	w->fs[i]->rc = w->fn(w->fs[i], w->arg);
 }
 
 /* Run fn on each source (all when `all`, else the ones up), in parallel. */
 static void run(struct ev_fan *f, int (*fn)(struct ev_fan_src *fs, void *arg), void *arg, bool all)
 {
-	struct job *jobs = ev_xcalloc((size_t)f->n, sizeof(*jobs));
-	pthread_t *threads = ev_xcalloc((size_t)f->n, sizeof(*threads));
-	bool *started = ev_xcalloc((size_t)f->n, sizeof(*started));
-	int todo = 0;
+	struct fan_work w = {ev_xcalloc((size_t)f->n, sizeof(*w.fs)), fn, arg};
+	int n = 0;
 	for (int i = 0; i < f->n; i++)
-		todo += all || f->v[i].up;
-	for (int i = 0; i < f->n; i++) {
-		struct ev_fan_src *fs = &f->v[i];
-		if (!all && !fs->up)
-			continue;
-		jobs[i] = (struct job){fs, fn, arg};
-		if (todo > 1 && pthread_create(&threads[i], NULL, thread_main, &jobs[i]) == 0)
-			started[i] = true;
-		else
-			fs->rc = fn(fs, arg); /* one source, or no thread to be had */
-	}
-	for (int i = 0; i < f->n; i++)
-		if (started[i])
-			pthread_join(threads[i], NULL);
-	free(started);
-	free(threads);
-	free(jobs);
+		if (all || f->v[i].up)
+			w.fs[n++] = &f->v[i];
+	ev_db_fan_run(n, fan_one, &w);
+	free(w.fs);
 }
 
 int ev_fan_open(struct ev_fan *f, struct ev_opts *o, bool writes, struct ev_error *err)

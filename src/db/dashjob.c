@@ -5,8 +5,8 @@
 
 #include "core/doctor.h"
 #include "core/util.h"
+#include "db/fan.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +50,7 @@ static void free_result(void *p)
 }
 
 /* One source's part of the every-source dashboard: its clock, its tables (when not known
- * yet), the totals of both tables. Runs on a thread of its own. */
+ * yet), the totals of both tables. Runs on a thread of its own (ev_db_fan_run). */
 struct part {
 	const struct ev_dashjob_arg *arg;
 	struct ev_dashjob_result *r;
@@ -63,15 +63,14 @@ struct part {
 	struct ev_error err;
 };
 
-static void *part_main(void *p)
+static void part_main(int i, void *ctx)
 {
-	struct part *pt = p;
+	struct part *pt = &((struct part *)ctx)[i];
 	const struct ev_dashjob_arg *arg = pt->arg;
 	const struct ev_dashjob_src *src = &arg->all.src[pt->i];
 	struct ev_dashjob_src_result *out = &pt->r->all[pt->i];
 	struct ev_conn *c = arg->all.conns[pt->i];
 	struct ev_rowset *rs = NULL;
-	ev_db_thread_init();
 	struct ev_query *q = ev_query_server_clock();
 	int rc = ev_conn_run(c, q, &rs, &pt->err);
 	ev_query_free(&q);
@@ -126,8 +125,6 @@ static void *part_main(void *p)
 		ev_query_free(&lq);
 	}
 	pt->ok = rc == 0;
-	ev_db_thread_end();
-	return NULL;
 }
 
 /* Every source at once, in parallel: a row per source, the totals summed. */
@@ -141,18 +138,11 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 	r->nall = nall;
 	r->all = ev_xcalloc((size_t)nall, sizeof(*r->all));
 	struct part *parts = ev_xcalloc((size_t)nall, sizeof(*parts));
-	pthread_t *th = ev_xcalloc((size_t)nall, sizeof(*th));
-	bool *started = ev_xcalloc((size_t)nall, sizeof(*started));
-	for (int i = 0; i < nall; i++) {
+	for (int i = 0; i < nall; i++)
 		parts[i] = (struct part){.arg = arg, .r = r, .i = i};
-		started[i] = pthread_create(&th[i], NULL, part_main, &parts[i]) == 0;
-		if (!started[i])
-			part_main(&parts[i]);
-	}
+	ev_db_fan_run(nall, part_main, parts);
 	int up = 0;
 	for (int i = 0; i < nall; i++) {
-		if (started[i])
-			pthread_join(th[i], NULL);
 		if (parts[i].ok && up++ == 0) {
 			snprintf(r->now, sizeof(r->now), "%s", parts[i].now);
 			r->unix_time = parts[i].unix_time;
@@ -201,8 +191,6 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 			ev_dash_free(&parts[i].dash[t]);
 		free(dash);
 	}
-	free(started);
-	free(th);
 	free(parts);
 	return up == 0 ? -1 : 0;
 }
