@@ -31,6 +31,11 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int lock_aim(const struct ev_archive_ctx *x)
+{
+	return x->lock_aim_ms > 0 ? x->lock_aim_ms : EV_ARCHIVE_LOCK_MS;
+}
+
 static bool stopped(const struct ev_archive_ctx *x)
 {
 	return x->stop != NULL && atomic_load(x->stop);
@@ -270,14 +275,13 @@ static int batch(const struct ev_archive_ctx *x, size_t size, struct ev_archive_
 		arc = run_write(c, ev_archive_query_delete(s, ids, n), n, "the delete", &err);
 	/* Over the lock budget already (cold index pages, a busy server): rolled back before the
 	 * COMMIT, to be done again smaller; the smallest batch goes through whatever it takes. */
-	if (arc == 0 && (mono_s() - t_lock) * 1e3 > EV_ARCHIVE_LOCK_MS &&
-	    n > EV_ARCHIVE_BATCH_MIN) {
+	if (arc == 0 && (mono_s() - t_lock) * 1e3 > lock_aim(x) && n > EV_ARCHIVE_BATCH_MIN) {
 		double held = (mono_s() - t_lock) * 1e3;
 		ev_conn_rollback(c);
 		char why[128];
 		snprintf(why, sizeof(why),
 		         "held its locks %.0f ms, over %d ms: rolled back, done again smaller",
-		         held, EV_ARCHIVE_LOCK_MS);
+		         held, lock_aim(x));
 		struct ev_error aerr = {0};
 		int ignore = 0;
 		audit(x, &b, "retried", why, &aerr, &ignore);
@@ -433,10 +437,9 @@ int ev_archive_run(const struct ev_archive_ctx *x, struct ev_archive_cursor *cur
 		}
 		/* Lock holding over its aim: smaller batches; well under it: back towards --batch.
 		 */
-		if (p->last_lock_ms > EV_ARCHIVE_LOCK_MS / 2 &&
-		    p->batch_size > EV_ARCHIVE_BATCH_MIN)
+		if (p->last_lock_ms > lock_aim(x) / 2.0 && p->batch_size > EV_ARCHIVE_BATCH_MIN)
 			p->batch_size /= 2;
-		else if (p->last_lock_ms < EV_ARCHIVE_LOCK_MS / 4 && p->batch_size < size)
+		else if (p->last_lock_ms < lock_aim(x) / 4.0 && p->batch_size < size)
 			p->batch_size = p->batch_size * 2 < size ? p->batch_size * 2 : size;
 		p->last_lock_ms = 0;
 		report(x, p, t0);

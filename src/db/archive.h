@@ -64,6 +64,10 @@ struct ev_archive_ctx {
 	void *progress_arg;
 	void (*save_cursor)(const struct ev_archive_cursor *c, void *arg); /* after each batch */
 	void *save_arg;
+	/* A batch's lock holding aimed at, in ms (0: EV_ARCHIVE_LOCK_MS): batches are halved over
+	 * half of it, doubled under a quarter, rolled back past it. Tests that count batches set
+	 * it high, so that the sizes do not follow the machine's load. */
+	int lock_aim_ms;
 };
 
 struct ev_archive_result {

@@ -132,6 +132,7 @@ static int run_go(struct run *r, size_t batch)
 	        .who = {.source = "default", .os_user = "tester"},
 	        .run_id = "test-run",
 	        .log_table = true,
+	        .lock_aim_ms = 60000, /* the batch sizes the tests count, whatever the load */
 	};
 	int rc = ev_archive_run(&x, &r->cursor, &r->res, &err);
 	ck_assert_msg(rc == 0, "%s", err.msg);
