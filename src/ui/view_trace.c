@@ -183,6 +183,14 @@ static void trace_result(struct app *a, struct view *v, struct ev_job *job)
 		tv->sel = tv->nrows ? (int)tv->nrows - 1 : 0;
 }
 
+/* A column at x, width w, cut at the screen's right edge (never drawn past it: curses would
+ * wrap the rest onto the next line). */
+static void cell(int y, int x, int w, int cols, int style, const char *s)
+{
+	if (x < cols)
+		draw_text_pad(y, x, x + w > cols ? cols - x : w, style, s);
+}
+
 static void trace_draw(struct app *a, struct view *v, int top, int height, int cols)
 {
 	struct trace_view *tv = (struct trace_view *)v;
@@ -211,12 +219,12 @@ static void trace_draw(struct app *a, struct view *v, int top, int height, int c
 		ew = cols - 10 > 24 ? cols - 10 : 24;
 	int sh = ew - 24; /* how far the columns after it move */
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
-	draw_text_pad(top + 1, 0, 8, EV_STYLE_HEADER, "TABLE");
-	draw_text_pad(top + 1, 9, ew, EV_STYLE_HEADER, "EVENT_NO");
-	draw_text_pad(top + 1, 34 + sh, 16, EV_STYLE_HEADER, "TYPE");
-	draw_text_pad(top + 1, 51 + sh, 13, EV_STYLE_HEADER, "STATUS");
-	draw_text_pad(top + 1, 65 + sh, 19, EV_STYLE_HEADER, "CREATED");
-	draw_text_pad(top + 1, 85 + sh, cols - 85 - sh, EV_STYLE_HEADER, "FAIL_REASON");
+	cell(top + 1, 0, 8, cols, EV_STYLE_HEADER, "TABLE");
+	cell(top + 1, 9, ew, cols, EV_STYLE_HEADER, "EVENT_NO");
+	cell(top + 1, 34 + sh, 16, cols, EV_STYLE_HEADER, "TYPE");
+	cell(top + 1, 51 + sh, 13, cols, EV_STYLE_HEADER, "STATUS");
+	cell(top + 1, 65 + sh, 19, cols, EV_STYLE_HEADER, "CREATED");
+	cell(top + 1, 85 + sh, cols - 85 - sh, cols, EV_STYLE_HEADER, "FAIL_REASON");
 	int body = height - 2, n = (int)tv->nrows;
 	if (n == 0)
 		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL,
@@ -234,14 +242,13 @@ static void trace_draw(struct app *a, struct view *v, int top, int height, int c
 		         ev_model_status_name(def, r->status ? atoi(r->status) : -1, false));
 		if (i == tv->sel)
 			draw_fill(y, 0, cols, style);
-		draw_text_pad(y, 0, 8, style, def->key);
-		draw_text_pad(y, 9, ew, style, r->event_no);
-		draw_text_pad(y, 34 + sh, 16, style, r->event_type);
-		draw_text_pad(y, 51 + sh, 13, style, st);
-		draw_text_pad(y, 65 + sh, 19, style, r->create_time);
-		draw_text_pad(y, 85 + sh, cols - 85 - sh,
-		              r->fail_reason ? style : EV_STYLE_NULL_VALUE,
-		              r->fail_reason ? r->fail_reason : "-");
+		cell(y, 0, 8, cols, style, def->key);
+		cell(y, 9, ew, cols, style, r->event_no);
+		cell(y, 34 + sh, 16, cols, style, r->event_type);
+		cell(y, 51 + sh, 13, cols, style, st);
+		cell(y, 65 + sh, 19, cols, style, r->create_time);
+		cell(y, 85 + sh, cols - 85 - sh, cols, r->fail_reason ? style : EV_STYLE_NULL_VALUE,
+		     r->fail_reason ? r->fail_reason : "-");
 	}
 }
 
