@@ -2,6 +2,7 @@
  * sources in a list's order, and the group breakdowns summed over sources (core/query.h). */
 #include <config.h>
 
+#include "core/cursor.h"
 #include "core/query.h"
 
 #include <ctype.h>

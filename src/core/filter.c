@@ -2,6 +2,7 @@
  * a table cannot filter on (core/query.h). */
 #include <config.h>
 
+#include "core/filter.h"
 #include "core/query.h"
 
 #include <ctype.h>

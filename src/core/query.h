@@ -4,6 +4,8 @@
 #ifndef EV_CORE_QUERY_H
 #define EV_CORE_QUERY_H
 
+#include "core/cursor.h"
+#include "core/filter.h"
 #include "core/model.h"
 #include "core/rowset.h"
 #include "core/util.h"
@@ -90,124 +92,6 @@ const char *ev_list_name(enum ev_list_kind k);
 const char *ev_list_help(enum ev_list_kind k);
 /* List kind by name (also "oldest-pending" for pending), or -1. */
 int ev_list_parse(const char *name);
-
-/* A term inside event_payload or event_headers (the outbox's): PATH=VALUE compares the value
- * at a JSON path, as text (199.00 matches "199.00", not "199"); ~TEXT a substring of the
- * stored text. The server evaluates it, only inside the list's index-bounded rows. */
-#define EV_FILTER_JSON_MAX 4
-struct ev_jterm {
-	bool headers;   /* event_headers (outbox only), else event_payload */
-	bool substring; /* ~TEXT, else PATH=VALUE */
-	char *key;      /* as written: "payload.items[0].skuId", "payload" */
-	char *path;     /* the server's JSON path, $."items"[0]."skuId" (NULL for ~TEXT) */
-	char *value;
-};
-
-/* Filters (PRODUCT.md section 1.2). Exact matches on indexed or short columns, a substring of
- * fail_reason, a create_time range, and terms inside the payload. All strings malloc'd; NULL =
- * not set. */
-struct ev_filter {
-	char *event_type;
-	char *topic;    /* outbox only */
-	char *biz_type; /* biz_type / aggregate_type */
-	char *biz_id;   /* biz_id / aggregate_id */
-	char *event_no;
-	char *trace_id;
-	char *source;      /* event_source */
-	char *locked_by;   /* outbox only */
-	char *channel;     /* publish_channel, outbox only */
-	char *fail_reason; /* substring */
-	char *since;       /* create_time >= since ('YYYY-MM-DD[ hh:mm[:ss]]') */
-	char *until;       /* create_time < until */
-	int njson;
-	struct ev_jterm json[EV_FILTER_JSON_MAX];
-};
-
-/* Accept 'YYYY-MM-DD', 'YYYY-MM-DD hh:mm', 'YYYY-MM-DD hh:mm:ss' (also with 'T'); normalise to
- * 'YYYY-MM-DD hh:mm:ss' in out[21] (filters' since/until, cursors' times). */
-bool ev_datetime_normalize(const char *s, char out[21]);
-/* Set one filter by key: event_type, topic, biz_type (aggregate_type), biz_id (aggregate_id),
- * event_no, trace_id, source (event_source), locked_by, channel (publish_channel),
- * fail_reason (reason), since, until. Validates the value (length, datetime form). */
-int ev_filter_set(struct ev_filter *f, const char *key, const char *value, struct ev_error *err);
-/* Add a payload term: key "payload.PATH" or "headers.PATH" with op '=', or "payload" /
- * "headers" with op '~'. PATH: keys separated by '.', array positions as [N], a key with
- * '.', '[', '"', '=', '~', a space or any other character quoted: headers."x-tenant". */
-int ev_filter_add_json(struct ev_filter *f, const char *key, char op, const char *value,
-                       struct ev_error *err);
-/* Parse a filter expression: space-separated key=value terms (key~value for fail_reason,
- * payload and headers), values optionally in double quotes, e.g.
- * `event_type=PAY_SUCCESS reason~"timed out" payload.orderId=O1`. */
-int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err);
-/* Does the filter use a column this table lacks? Returns the offending key or NULL. */
-const char *ev_filter_unsupported(const struct ev_filter *f, enum ev_table_kind t);
-/* No filter set at all. */
-bool ev_filter_empty(const struct ev_filter *f);
-/* A deep copy of src into dst. */
-void ev_filter_copy(struct ev_filter *dst, const struct ev_filter *src);
-/* The payload terms as the user writes them, "payload.orderId=O1 payload~\"a b\"" (malloc'd),
- * or NULL without any. */
-char *ev_filter_json_text(const struct ev_filter *f);
-void ev_filter_free(struct ev_filter *f);
-
-/* A position in a list: the sort key's value (NULL for SQL NULL), the second key's (has_mid)
- * and the id of the last row seen. Encoded for --after as "v1:<id>:<value>" or "v1:<id>:~"
- * for NULL; with a second key "v2:<id>:<mid>:<value>". */
-struct ev_cursor {
-	bool set;
-	bool value_null;
-	char value[32];
-	bool has_mid;
-	long long mid;
-	unsigned long long id;
-};
-
-int ev_cursor_decode(const char *s, struct ev_cursor *c, struct ev_error *err);
-/* Encode a cursor; returns a malloc'd string. */
-char *ev_cursor_encode(const struct ev_cursor *c);
-/* The cursor after row `row` of a result of q. */
-void ev_cursor_from_row(const struct ev_query *q, const struct ev_rowset *rs, size_t row,
-                        struct ev_cursor *c);
-
-/* Order two rows of results of the same list query (from different sources) as the query
- * orders them: by its sort column (NULLs first ascending, last descending), then id. */
-int ev_list_row_cmp(const struct ev_query *q, const struct ev_rowset *a, size_t ra,
-                    const struct ev_rowset *b, size_t rb);
-
-/* A position in a list merged from several sources: one cursor per source, named by it.
- * Encoded for --after as "m1,NAME=v1:<id>:<value>,NAME=-,NAME=." where "-" is a source not
- * read yet and "." one whose rows are all shown. */
-enum ev_mcursor_state { EV_MC_START, EV_MC_AT, EV_MC_DONE };
-struct ev_mcursor {
-	char name[65];
-	enum ev_mcursor_state state;
-	struct ev_cursor c;
-};
-char *ev_mcursor_encode(const struct ev_mcursor *v, int n);
-/* Merge the breakdowns of one list read on n sources (results of ev_query_group: the group, its
- * count, its oldest create_time; parts[i] NULL for a source not read) into one: a row per
- * group, counts summed, the oldest kept, by count descending then group (NULL first), at
- * most 200 rows. NULL when no source was read. */
-struct ev_rowset *ev_group_merge(struct ev_rowset *const *parts, int n);
-
-/* The column that names a merged row's source, first (no table has a column of that name). */
-#define EV_SOURCE_COL "@source"
-/* An empty rowset of shape's columns with EV_SOURCE_COL first, and a row of rs added to it. */
-struct ev_rowset *ev_rowset_with_source(const struct ev_rowset *shape);
-void ev_rowset_add_sourced(struct ev_rowset *m, const struct ev_rowset *rs, size_t r,
-                           const char *source);
-/* Merge n sources' pages of one list (rs[i]: up to limit + 1 rows of q[i] after mc[i], or NULL
- * when source i was not read or did not answer) into one page of up to limit rows in the
- * list's order, each named by its source; advance mc[i] past the rows source i gave (DONE
- * when it has no more). stop (NULL, or one per source): a payload search that stopped at its
- * cap (ev_list_search_fold) — no row past stop[i] is taken from any source while source i
- * has not been read past it, and source i goes on from there. NULL when no source was read;
- * *more: a next page exists. */
-struct ev_rowset *ev_list_merge(struct ev_query *const *q, struct ev_rowset *const *rs,
-                                const char *const *names, int n, int limit,
-                                const struct ev_cursor *stop, struct ev_mcursor *mc, bool *more);
-/* Decode into a malloc'd array *v of *n entries. */
-int ev_mcursor_decode(const char *s, struct ev_mcursor **v, int *n, struct ev_error *err);
 
 /* What the server has: a table's indexes (by columns), read once per connection by src/db. */
 struct ev_index_info {
