@@ -1,9 +1,10 @@
-/* evtop — the guarded actions from the keyboard: retry, schedule, cancel, recover on the row
- * under the cursor. Every write goes: the guard built by core (or refused with the reason) →
- * a reason when the action writes one → the event_no typed for a protected type → a
- * confirmation showing what will change and the exact statement, default No → applied on the
- * write connection by db/action (transaction, audit row, audit file) → the result as the
- * database says it, the list refreshed and the row highlighted. */
+/* evtop — the guarded actions from the keyboard on the row under the cursor: retry, schedule,
+ * cancel, recover, through the console's write pipeline (ui/write.h). What is a single
+ * write's own: the row as read, the guard built by core (or refused with the reason), the
+ * event_no typed for a protected type, a confirmation showing what will change and the exact
+ * statement (e writes it to a file), applied by db/action (transaction, audit row, audit
+ * file), and the result as the database says it, the row highlighted. This session's
+ * actions, from the audit file, are a view here too. */
 #include <config.h>
 
 #include "core/auditlog.h"
@@ -13,26 +14,20 @@
 #include "ui/app.h"
 #include "ui/term.h"
 #include "ui/textview.h"
+#include "ui/write.h"
 
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The action being prepared: one at a time, owned by the UI thread. */
-struct pending {
-	bool active;
-	enum ev_action action;
-	enum ev_table_kind table;
+/* What a single write adds to the write being prepared (ui/write.h): the row as read, the
+ * protected type's confirmation, the guard built. */
+static struct {
 	struct ev_guard_row seen;
-	char reason[1024];
 	bool confirmed_protected;
 	struct ev_guard g;
-	int origin_tag; /* the view to refresh afterwards */
-	int site;       /* the row's source: the write goes to its primary */
-};
-
-static struct pending P;
+} P;
 
 static int target_status(enum ev_action a, int from)
 {
@@ -59,7 +54,7 @@ bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status)
 	return ev_action_allows(a, t, status, target_status(a, status));
 }
 
-static void pending_clear(void)
+static void single_clear(void)
 {
 	ev_guard_clear(&P.g);
 	ev_guard_row_clear(&P.seen);
@@ -68,69 +63,32 @@ static void pending_clear(void)
 
 static void build_and_confirm(struct app *a);
 
-static void reason_done(struct app *a, const char *text)
-{
-	if (!P.active)
-		return;
-	snprintf(P.reason, sizeof(P.reason), "%s", text);
-	if (P.action == EV_ACTION_CANCEL && P.reason[0] == '\0') {
-		app_message(a, EV_STYLE_WARNING, "cancel needs a reason: nothing done");
-		pending_clear();
-		return;
-	}
-	struct ev_error err = {0};
-	if (ev_guard_reason_check(P.reason, &err) < 0) {
-		app_message(a, EV_STYLE_ERROR, "nothing done: %s", err.msg);
-		pending_clear();
-		return;
-	}
-	build_and_confirm(a);
-}
-
 static void protected_done(struct app *a, const char *text)
 {
-	if (!P.active)
+	if (!ui_write_current()->active)
 		return;
 	if (strcmp(text, P.seen.event_no ? P.seen.event_no : "") != 0) {
 		app_message(a, EV_STYLE_WARNING, "the event_no typed does not match: nothing done");
-		pending_clear();
+		ui_write_end();
 		return;
 	}
 	P.confirmed_protected = true;
 	build_and_confirm(a);
 }
 
-static void operator_done(struct app *a, const char *text)
-{
-	struct ev_error err = {0};
-	if (ev_guard_reason_check(text, &err) < 0) {
-		/* Into the audit as typed: no control character (C1 included). */
-		app_message(a, EV_STYLE_ERROR, "operator id refused, nothing done: %.200s",
-		            err.msg);
-		pending_clear();
-		return;
-	}
-	free(a->cfg->operator_id);
-	a->cfg->operator_id = ev_xstrdup(text[0] ? text : "-");
-	a->operator_asked = true;
-	if (P.active)
-		build_and_confirm(a);
-}
+static struct view *confirm_new(struct app *a);
 
+/* The reason and the operator are known: the guard, or the protected type's question. */
 static void build_and_confirm(struct app *a)
 {
+	const struct ui_write *w = ui_write_current();
 	struct ev_error err = {0};
-	if (!a->operator_asked && a->cfg->operator_id == NULL) {
-		app_prompt(a, "operator or ticket id for the audit (Enter: none): ", "",
-		           operator_done);
-		return;
-	}
 	struct ev_guard_req req = {
-	        .table = P.table,
-	        .table_name = app_table_name(a, P.site, P.table),
-	        .action = P.action,
+	        .table = w->table,
+	        .table_name = app_table_name(a, w->site, w->table),
+	        .action = w->action,
 	        .row = &P.seen,
-	        .reason = P.reason,
+	        .reason = w->reason,
 	        .schedule_delay_s = 0,
 	        .stuck_threshold_s = a->cfg->stuck_threshold_s,
 	        .recover_message = a->cfg->recover_message,
@@ -152,57 +110,45 @@ static void build_and_confirm(struct app *a)
 			return;
 		}
 		app_message(a, EV_STYLE_ERROR, "refused: %s", err.msg);
-		pending_clear();
+		ui_write_end();
 		return;
 	}
-	app_push(a, view_confirm_new(a));
+	app_push(a, confirm_new(a));
 }
+
+static bool single_yes(struct app *a);
+static bool single_key(struct app *a, enum ev_ui_action act);
+
+static const struct ui_write_ops single_ops = {
+        .go = build_and_confirm,
+        .yes = single_yes,
+        .key = single_key,
+        .clear = single_clear,
+};
 
 void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
                      enum ev_table_kind t, const struct ev_rowset *rs, size_t row)
 {
-	const char *not_writable = app_site_at(a, site)->not_writable[t];
+	struct ev_guard_row seen = {0};
 	struct ev_error err = {0};
-	if (a->cfg->read_only) {
-		app_message(a, EV_STYLE_WARNING,
-		            "read-only (--read-only or the config): %s does nothing",
-		            ev_ui_action_name(act));
+	if (!ui_write_open(a, &single_ops, origin, site, act, t))
 		return;
-	}
-	if (not_writable[0]) {
-		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
-		return;
-	}
-	if (app_clock_refuses(a, site, t))
-		return;
-	pending_clear();
-	if (ev_guard_row_from_rowset(rs, row, t, &P.seen, &err) < 0) {
+	if (ev_guard_row_from_rowset(rs, row, t, &seen, &err) < 0) {
 		app_message(a, EV_STYLE_ERROR, "%s", err.msg);
-		ev_guard_row_clear(&P.seen);
+		ev_guard_row_clear(&seen);
+		ui_write_end();
 		return;
 	}
-	P.active = true;
-	P.action = (enum ev_action)ev_ui_action_core(act);
-	P.table = t;
-	P.origin_tag = origin->tag;
-	P.site = site;
-	if (P.action == EV_ACTION_CANCEL || P.action == EV_ACTION_RECOVER) {
-		app_prompt(a,
-		           P.action == EV_ACTION_CANCEL ? "reason for the cancel: "
-		                                        : "reason for the recover (optional): ",
-		           "", reason_done);
-		return;
-	}
-	build_and_confirm(a);
+	P.seen = seen;
+	ui_write_ask(a);
 }
 
-/* --- applying, on the list worker (the write endpoint) ---------------------------------- */
+/* --- applying, on the source's write connection -------------------------------------------- */
 
 struct apply_arg {
 	struct ev_guard g;
 	struct ev_guard_row seen;
-	char *source, *os_user, *sudo_user, *ssh, *operator_id, *log_path;
-	bool clock_ok; /* the operator said the zone is right (--clock-ok, :clock-ok) */
+	struct ui_write_who who;
 };
 
 struct apply_result {
@@ -220,12 +166,7 @@ static void free_apply_arg(void *p)
 	struct apply_arg *x = p;
 	ev_guard_clear(&x->g);
 	ev_guard_row_clear(&x->seen);
-	free(x->source);
-	free(x->os_user);
-	free(x->sudo_user);
-	free(x->ssh);
-	free(x->operator_id);
-	free(x->log_path);
+	ui_write_who_clear(&x->who);
 	free(x);
 }
 
@@ -242,68 +183,47 @@ static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	struct apply_result *r = ev_xcalloc(1, sizeof(*r));
 	struct ev_access access;
 	struct ev_audit_log log = {.fd = -1};
+	struct ev_audit_who who;
 	job->result = r;
 	job->free_result = free_apply_result;
 	r->id = x->seen.id;
-	if (ev_action_check_access_clock(c, x->g.table, x->g.table_name, x->clock_ok, &access,
-	                                 err) < 0)
+	int rc =
+	        ui_write_prepare(c, &x->who, x->g.table, x->g.table_name, &access, &log, &who, err);
+	if (rc < 0)
 		return -1;
-	if (!access.writable) {
+	if (rc == UI_WRITE_NOT_WRITABLE) {
 		r->not_writable = true;
 		r->clock = access.clock_suspect;
 		snprintf(r->why, sizeof(r->why), "%s", access.why);
 		r->result = EV_RESULT_REFUSED;
 		return 0;
 	}
-	if (ev_audit_log_open(&log, x->log_path, err) < 0) {
+	if (rc == UI_WRITE_NO_AUDIT) {
 		r->result = EV_RESULT_REFUSED;
 		snprintf(r->why, sizeof(r->why), "the audit file cannot be written: %.400s",
 		         err->msg);
 		return 0;
 	}
-	struct ev_audit_who who = {
-	        .source = x->source,
-	        .os_user = x->os_user,
-	        .sudo_user = x->sudo_user,
-	        .ssh_connection = x->ssh,
-	        .operator_id = x->operator_id,
-	        .db_user = NULL,
-	};
 	struct ev_action_ctx ctx = {.conn = c, .access = &access, .log = &log, .who = &who};
 	r->result = ev_action_apply(&ctx, &x->g, &x->seen, &r->out);
 	ev_audit_log_close(&log);
 	return 0;
 }
 
-static char *dup0(const char *s)
-{
-	return s ? ev_xstrdup(s) : NULL;
-}
-
 static void apply_done(void *ctx, struct ev_job *job);
 
-static void confirm_yes(struct app *a, struct view *v)
+static bool single_yes(struct app *a)
 {
+	const struct ui_write *w = ui_write_current();
 	struct apply_arg *x = ev_xcalloc(1, sizeof(*x));
 	x->g = P.g; /* the guard moves to the job */
 	memset(&P.g, 0, sizeof(P.g));
 	ev_guard_row_copy(&x->seen, &P.seen);
-	x->source = dup0(a->sources[P.site]->name);
-	x->os_user = dup0(a->ident.os_user);
-	x->sudo_user = dup0(a->ident.sudo_user);
-	x->ssh = dup0(a->ident.ssh_connection);
-	x->operator_id = a->cfg->operator_id && strcmp(a->cfg->operator_id, "-") != 0
-	                         ? ev_xstrdup(a->cfg->operator_id)
-	                         : NULL;
-	x->log_path = dup0(a->audit_path);
-	x->clock_ok = a->clock_ok;
+	ui_write_who_take(a, w->site, &x->who);
 	app_pop(a); /* the confirmation */
-	(void)v;
 	app_message(a, EV_STYLE_WARNING, "applying…");
-	/* A tag of no view: no refresh or Esc of a view may supersede (KILL) a write. */
-	ev_worker_submit(app_site_at(a, P.site)->wwrite,
-	                 app_job(-1, apply_job, x, free_apply_arg, apply_done));
-	a->applying = true;
+	ui_write_submit(a, -1, apply_job, x, free_apply_arg, apply_done);
+	return true;
 }
 
 /* apply_job finished: say what the database did. */
@@ -311,20 +231,21 @@ static void apply_done(void *ctx, struct ev_job *job)
 {
 	struct app *a = ctx;
 	struct apply_result *r = job->result;
+	const struct ui_write *w = ui_write_current();
 	a->applying = false;
-	enum ev_table_kind t = P.table;
+	enum ev_table_kind t = w->table;
 	if (job->rc < 0 || r == NULL) {
 		app_message(a, EV_STYLE_ERROR, "failed: %s (the row was not changed)",
 		            job->err.msg);
 	} else if (r->not_writable && r->clock) {
 		app_message(a, EV_STYLE_WARNING, "refused: %s", r->why);
 	} else if (r->not_writable) {
-		struct site *st = app_site_at(a, P.site);
+		struct site *st = app_site_at(a, w->site);
 		snprintf(st->not_writable[t], sizeof(st->not_writable[t]), "%s", r->why);
 		app_message(a, EV_STYLE_WARNING, "read-only: %s", r->why);
 	} else if (r->result == EV_RESULT_APPLIED) {
 		app_message(a, EV_STYLE_CHANGED, "applied: %s %s (version %lld → %lld)",
-		            ev_action_name(P.action), P.seen.event_no, P.seen.version,
+		            ev_action_name(w->action), P.seen.event_no, P.seen.version,
 		            r->out.have_now ? r->out.now.version : P.seen.version + 1);
 		a->highlight_id = r->id;
 	} else if (r->result == EV_RESULT_SKIPPED) {
@@ -340,13 +261,10 @@ static void apply_done(void *ctx, struct ev_job *job)
 	}
 	if (job->rc == 0 && r != NULL &&
 	    (r->result == EV_RESULT_APPLIED || r->result == EV_RESULT_SKIPPED))
-		app_wrote(a, P.site, t, &r->id, 1);
+		app_wrote(a, w->site, t, &r->id, 1);
 	/* The row as it is now, in the view that showed it (if it is still open). */
-	struct view *origin = NULL;
-	for (int i = 0; i < a->nviews; i++)
-		if (a->views[i]->tag == P.origin_tag)
-			origin = a->views[i];
-	pending_clear();
+	struct view *origin = ui_write_origin(a);
+	ui_write_end();
 	if (origin != NULL && origin->ops->load)
 		origin->ops->load(a, origin);
 }
@@ -355,6 +273,7 @@ static void apply_done(void *ctx, struct ev_job *job)
 
 static void write_statement(struct app *a, FILE *f, const char *path, void *ctx)
 {
+	const struct ui_write *w = ui_write_current();
 	char *sql = P.g.update ? ev_query_render(P.g.update) : NULL;
 	(void)ctx;
 	if (sql == NULL) {
@@ -363,8 +282,8 @@ static void write_statement(struct app *a, FILE *f, const char *path, void *ctx)
 		return;
 	}
 	fprintf(f, "-- evtop: %s %s on %s (not applied by this file)\n%s;\n",
-	        ev_action_name(P.action), P.seen.event_no ? P.seen.event_no : "",
-	        app_table_name(a, P.site, P.table), sql);
+	        ev_action_name(w->action), P.seen.event_no ? P.seen.event_no : "",
+	        app_table_name(a, w->site, w->table), sql);
 	free(sql);
 	if (fclose(f) != 0)
 		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
@@ -378,55 +297,34 @@ static void export_statement_done(struct app *a, const char *name)
 	ui_export(a, name, write_statement, NULL, NULL);
 }
 
-static bool confirm_action(struct app *a, struct view *v, enum ev_ui_action act)
+static bool single_key(struct app *a, enum ev_ui_action act)
 {
-	if (act == EV_UA_EXPORT) {
-		app_prompt(a, "write the statement to FILE: ", "evtop-statement.sql",
-		           export_statement_done);
-		return true;
-	}
-	if (act == EV_UA_YES) {
-		confirm_yes(a, v);
-		return true;
-	}
-	if (act == EV_UA_HELP)
+	if (act != EV_UA_EXPORT)
 		return false;
-	/* Anything else is No. */
-	app_pop(a);
-	app_message(a, EV_STYLE_NORMAL, "not applied");
-	pending_clear();
+	app_prompt(a, "write the statement to FILE: ", "evtop-statement.sql",
+	           export_statement_done);
 	return true;
 }
 
-static const struct view_ops confirm_ops = {
-        .name = "confirm",
-        .ctx = EV_CTX_CONFIRM,
-        .draw = text_view_draw,
-        .action = confirm_action,
-        .result = text_view_no_result,
-        .load = NULL,
-        .free = text_view_free,
-        .on_timer = false,
-};
-
-struct view *view_confirm_new(struct app *a)
+static struct view *confirm_new(struct app *a)
 {
-	struct text_view *c = text_view_new(&confirm_ops);
-	const struct ev_table_def *def = ev_model_table(P.table);
+	const struct ui_write *w = ui_write_current();
+	struct text_view *c = ui_write_confirm_new();
+	const struct ev_table_def *def = ev_model_table(w->table);
 	char line[2048];
 	char where[96] = "";
 	if (a->nsources > 1)
-		snprintf(where, sizeof(where), " of source %.64s", app_source_name(a, P.site));
-	snprintf(line, sizeof(line), "%s %s on %s (%s)%s?", ev_action_name(P.action),
+		snprintf(where, sizeof(where), " of source %.64s", app_source_name(a, w->site));
+	snprintf(line, sizeof(line), "%s %s on %s (%s)%s?", ev_action_name(w->action),
 	         P.seen.event_no ? P.seen.event_no : "?", def->key,
-	         app_table_name(a, P.site, P.table), where);
+	         app_table_name(a, w->site, w->table), where);
 	text_view_add(c, EV_STYLE_TITLE, line);
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	snprintf(line, sizeof(line), "status: %d %s → %d %s", P.g.from_status,
 	         ev_model_status_name(def, P.g.from_status, false), P.g.to_status,
 	         ev_model_status_name(def, P.g.to_status, false));
 	text_view_add(c, EV_STYLE_NORMAL, line);
-	char *now = ev_guard_row_describe(P.table, &P.seen);
+	char *now = ev_guard_row_describe(w->table, &P.seen);
 	snprintf(line, sizeof(line), "as read: %s", now);
 	free(now);
 	text_view_add(c, EV_STYLE_NORMAL, line);
@@ -451,11 +349,6 @@ struct view *view_confirm_new(struct app *a)
 	text_view_add(c, EV_STYLE_TITLE,
 	              "Apply? y applies; e writes the statement to a file; any other key: No");
 	return &c->base;
-}
-
-void ui_actions_end(void)
-{
-	pending_clear();
 }
 
 /* --- this session's actions ------------------------------------------------------------------ */

@@ -272,7 +272,6 @@ void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_ac
                      enum ev_table_kind t, const struct ev_rowset *rs, size_t row);
 /* Whether an action applies to a row of this status (for the hint bar). */
 bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status);
-struct view *view_confirm_new(struct app *a);
 /* Bulk actions (ui/bulk.c): on ids (the marked rows) or on a list (its kind and filter). */
 void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
                    enum ev_table_kind t, const unsigned long long *ids, size_t n_ids,
@@ -280,8 +279,6 @@ void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_acti
 /* The progress line while a bulk action runs (false when none runs). */
 bool ui_bulk_progress_line(char *buf, size_t size, int width);
 void ui_bulk_stop(struct app *a);
-void ui_bulk_end(void);
-struct view *view_bulk_confirm_new(struct app *a);
 /* A write on table t of source site while the dashboard suspects a time zone mismatch and
  * the operator has not said the zone is right: said on the message line, true (refused).
  * The write endpoint checks again when it applies (ev_action_check_access_clock). */
@@ -300,7 +297,6 @@ int app_clock_ok_audit(struct app *a, const char *reason, const char *why, struc
 void ui_dash_clock_why(struct view *v, struct ev_buf *out);
 /* This session's actions, from the local audit file. */
 struct view *view_actions_new(struct app *a);
-void ui_actions_end(void);
 struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,
                              unsigned long long id);
 

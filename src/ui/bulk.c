@@ -15,6 +15,7 @@
 #include "ui/app.h"
 #include "ui/term.h"
 #include "ui/textview.h"
+#include "ui/write.h"
 
 #include <curses.h>
 #include <pthread.h>
@@ -33,18 +34,12 @@ static struct {
 
 /* The run being prepared (UI thread). */
 static struct {
-	bool active;
-	enum ev_action action;
-	enum ev_table_kind table;
-	char reason[1024];
 	char target[600];
 	unsigned long long *ids;
 	size_t n_ids;
 	enum ev_list_kind kind;
 	struct ev_filter filter;
 	struct ev_bulk_snapshot *snap;
-	int origin_tag;
-	int site; /* the rows' source: counted and written on its primary */
 	/* The run's settings, as the CLI's options: a retry's mode is its action (scheduled or
 	 * now); rate 0 = not given (retry: EV_BULK_RATE_DEFAULT; cancel, recover: no pace). */
 	double rate;
@@ -65,12 +60,13 @@ static void bulk_clear(void)
  * second; cancel and recover are paced only when a rate was given. */
 static void ui_bulk_settings(struct ev_bulk_settings *set)
 {
+	struct ui_write *w = ui_write_current();
 	ev_bulk_settings_default(set);
 	set->batch_size = B.batch_size;
 	set->pause_ms = B.pause_ms;
 	set->rate = 0;
 	set->pace = 0;
-	switch (B.action) {
+	switch (w->action) {
 	case EV_ACTION_RETRY_SCHEDULE:
 		set->rate = B.rate > 0 ? B.rate : EV_BULK_RATE_DEFAULT;
 		set->delay_s = B.delay_s;
@@ -91,11 +87,12 @@ static bool is_retry(enum ev_action act)
 
 static void spec_fill(struct app *a, struct ev_bulk_spec *spec)
 {
+	struct ui_write *w = ui_write_current();
 	memset(spec, 0, sizeof(*spec));
-	spec->table = B.table;
-	spec->table_name = app_table_name(a, B.site, B.table);
-	spec->action = B.action;
-	spec->reason = B.reason;
+	spec->table = w->table;
+	spec->table_name = app_table_name(a, w->site, w->table);
+	spec->action = w->action;
+	spec->reason = w->reason;
 	spec->stuck_threshold_s = a->cfg->stuck_threshold_s;
 	spec->recover_message = a->cfg->recover_message;
 	spec->protected_types = a->cfg->protected_types;
@@ -165,21 +162,17 @@ static int count_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 
 static int count_tag = -2; /* jobs of no view: never superseded by a view's refresh */
 
-static void operator_done(struct app *a, const char *text);
 static void count_done(void *ctx, struct ev_job *job);
 static void apply_done(void *ctx, struct ev_job *job);
 
+/* The reason and the operator are known: count the rows, on the write connection. */
 static void start_count(struct app *a)
 {
-	if (!a->operator_asked && a->cfg->operator_id == NULL) {
-		app_prompt(a, "operator or ticket id for the audit (Enter: none): ", "",
-		           operator_done);
-		return;
-	}
+	struct ui_write *w = ui_write_current();
 	struct count_arg *x = ev_xcalloc(1, sizeof(*x));
 	spec_fill(a, &x->spec);
-	x->table_name = ev_xstrdup(app_table_name(a, B.site, B.table));
-	x->reason = ev_xstrdup(B.reason);
+	x->table_name = ev_xstrdup(app_table_name(a, w->site, w->table));
+	x->reason = ev_xstrdup(w->reason);
 	x->target = ev_xstrdup(B.target);
 	if (B.n_ids > 0) {
 		x->ids = ev_xcalloc(B.n_ids, sizeof(*x->ids));
@@ -188,103 +181,58 @@ static void start_count(struct app *a)
 	}
 	x->kind = B.kind;
 	ev_filter_copy(&x->filter, &B.filter);
-	ev_table_info_copy(&x->info, &app_site_at(a, B.site)->info[B.table]);
+	ev_table_info_copy(&x->info, &app_site_at(a, w->site)->info[w->table]);
 	x->high_retry_min = a->cfg->high_retry_min;
 	x->window_s = a->cfg->window_s;
 	x->search_cap = a->cfg->search_cap;
 	app_message(a, EV_STYLE_WARNING, "counting the rows… (reads only)");
-	a->applying = true;
-	ev_worker_submit(app_site_at(a, B.site)->wwrite,
-	                 app_job(count_tag, count_job, x, free_count_arg, count_done));
+	ui_write_submit(a, count_tag, count_job, x, free_count_arg, count_done);
 }
 
-static void operator_done(struct app *a, const char *text)
-{
-	struct ev_error err = {0};
-	if (ev_guard_reason_check(text, &err) < 0) {
-		/* Into the audit as typed: no control character (C1 included). */
-		app_message(a, EV_STYLE_ERROR, "operator id refused, nothing done: %.200s",
-		            err.msg);
-		bulk_clear();
-		return;
-	}
-	free(a->cfg->operator_id);
-	a->cfg->operator_id = ev_xstrdup(text[0] ? text : "-");
-	a->operator_asked = true;
-	start_count(a);
-}
+static bool bulk_yes(struct app *a);
+static bool bulk_key(struct app *a, enum ev_ui_action act);
 
-static void reason_done(struct app *a, const char *text)
-{
-	snprintf(B.reason, sizeof(B.reason), "%s", text);
-	if (B.action == EV_ACTION_CANCEL && B.reason[0] == '\0') {
-		app_message(a, EV_STYLE_WARNING, "cancel needs a reason: nothing done");
-		bulk_clear();
-		return;
-	}
-	struct ev_error err = {0};
-	if (ev_guard_reason_check(B.reason, &err) < 0) {
-		app_message(a, EV_STYLE_ERROR, "nothing done: %s", err.msg);
-		bulk_clear();
-		return;
-	}
-	start_count(a);
-}
+static const struct ui_write_ops bulk_ops = {
+        .go = start_count,
+        .yes = bulk_yes,
+        .key = bulk_key,
+        .clear = bulk_clear,
+};
 
 void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
                    enum ev_table_kind t, const unsigned long long *ids, size_t n_ids,
                    enum ev_list_kind kind, const struct ev_filter *filter, const char *what)
 {
-	const char *not_writable = app_site_at(a, site)->not_writable[t];
-	if (a->cfg->read_only) {
-		app_message(a, EV_STYLE_WARNING, "read-only: %s does nothing",
-		            ev_ui_action_name(act));
+	if (!ui_write_open(a, &bulk_ops, origin, site, act, t))
 		return;
-	}
-	if (not_writable[0]) {
-		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
-		return;
-	}
-	if (app_clock_refuses(a, site, t))
-		return;
-	bulk_clear();
-	B.active = true;
-	B.action = (enum ev_action)ev_ui_action_core(act);
+	struct ui_write *w = ui_write_current();
 	/* Many rows are retried through the applications' own retry path, spread, unless the
 	 * operator chooses "now" in the confirmation (PRODUCT.md section 2). */
-	B.asked_now = B.action == EV_ACTION_RETRY_NOW;
+	B.asked_now = w->action == EV_ACTION_RETRY_NOW;
 	if (B.asked_now)
-		B.action = EV_ACTION_RETRY_SCHEDULE;
+		w->action = EV_ACTION_RETRY_SCHEDULE;
 	B.batch_size = EV_BULK_BATCH_DEFAULT;
 	B.pause_ms = EV_BULK_PAUSE_MS_DEFAULT;
-	B.table = t;
 	B.kind = kind;
-	B.origin_tag = origin->tag;
-	B.site = site;
 	if (filter != NULL)
 		ev_filter_copy(&B.filter, filter);
 	if (n_ids > 0) {
 		B.ids = ev_xcalloc(n_ids, sizeof(*B.ids));
 		memcpy(B.ids, ids, n_ids * sizeof(*ids));
 		B.n_ids = n_ids;
-	} else if (!ev_bulk_list_fits(B.action, kind)) {
+	} else if (!ev_bulk_list_fits(w->action, kind)) {
 		app_message(a, EV_STYLE_WARNING, "%s does not apply to the rows of a %s list",
-		            ev_action_name(B.action), ev_list_name(kind));
-		bulk_clear();
+		            ev_action_name(w->action), ev_list_name(kind));
+		ui_write_end();
 		return;
 	}
 	snprintf(B.target, sizeof(B.target), "%s", what);
-	if (B.action == EV_ACTION_CANCEL || B.action == EV_ACTION_RECOVER) {
-		app_prompt(a,
-		           B.action == EV_ACTION_CANCEL ? "reason for the cancel: "
-		                                        : "reason for the recover (optional): ",
-		           "", reason_done);
-		return;
-	}
-	start_count(a);
+	ui_write_ask(a);
 }
 
 /* --- the confirmation ------------------------------------------------------------------------ */
+
+static struct view *confirm_new(struct app *a);
 
 static void protected_done(struct app *a, const char *text)
 {
@@ -298,30 +246,24 @@ static void protected_done(struct app *a, const char *text)
 	}
 	if (ev_bulk_plan(B.snap, include, &err) < 0) {
 		app_message(a, EV_STYLE_ERROR, "refused: %s", err.msg);
-		bulk_clear();
+		ui_write_end();
 		return;
 	}
-	app_push(a, view_bulk_confirm_new(a));
+	app_push(a, confirm_new(a));
 }
 
 static int apply_tag = -3;
 
 struct apply_arg {
 	struct ev_bulk_snapshot *snap;
-	char *source, *os_user, *sudo_user, *ssh, *operator_id, *log_path;
-	bool clock_ok; /* the operator said the zone is right (--clock-ok, :clock-ok) */
+	struct ui_write_who who;
 };
 
 static void free_apply_arg(void *p)
 {
 	struct apply_arg *x = p;
 	ev_bulk_snapshot_free(&x->snap);
-	free(x->source);
-	free(x->os_user);
-	free(x->sudo_user);
-	free(x->ssh);
-	free(x->operator_id);
-	free(x->log_path);
+	ui_write_who_clear(&x->who);
 	free(x);
 }
 
@@ -339,21 +281,14 @@ static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	struct apply_arg *x = job->arg;
 	struct ev_access access;
 	struct ev_audit_log log = {.fd = -1};
-	if (ev_action_check_access_clock(c, x->snap->table, x->snap->table_name, x->clock_ok,
-	                                 &access, err) < 0)
-		return -1;
-	if (!access.writable)
+	struct ev_audit_who who;
+	int rc = ui_write_prepare(c, &x->who, x->snap->table, x->snap->table_name, &access, &log,
+	                          &who, err);
+	if (rc == UI_WRITE_NOT_WRITABLE)
 		return ev_error_set(err, EV_ERR_GENERIC, "%s%s",
 		                    access.clock_suspect ? "refused: " : "read-only: ", access.why);
-	if (ev_audit_log_open(&log, x->log_path, err) < 0)
+	if (rc != 0)
 		return -1;
-	struct ev_audit_who who = {
-	        .source = x->source,
-	        .os_user = x->os_user,
-	        .sudo_user = x->sudo_user,
-	        .ssh_connection = x->ssh,
-	        .operator_id = x->operator_id,
-	};
 	struct ev_bulk_ctx ctx = {
 	        .conn = c,
 	        .access = &access,
@@ -362,25 +297,20 @@ static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	        .progress = on_progress,
 	        .stop = &shared.stop,
 	};
-	int rc = ev_bulk_apply(&ctx, x->snap, err);
+	rc = ev_bulk_apply(&ctx, x->snap, err);
 	ev_audit_log_close(&log);
 	return rc;
 }
 
-static void confirm_yes(struct app *a)
+/* y: applied in batches, the progress on the status line. Nothing to act on: No. */
+static bool bulk_yes(struct app *a)
 {
+	if (B.snap == NULL || B.snap->n_pending == 0)
+		return false;
 	struct apply_arg *x = ev_xcalloc(1, sizeof(*x));
 	x->snap = B.snap;
 	B.snap = NULL;
-	x->source = a->sources[B.site]->name ? ev_xstrdup(a->sources[B.site]->name) : NULL;
-	x->os_user = a->ident.os_user ? ev_xstrdup(a->ident.os_user) : NULL;
-	x->sudo_user = a->ident.sudo_user ? ev_xstrdup(a->ident.sudo_user) : NULL;
-	x->ssh = a->ident.ssh_connection ? ev_xstrdup(a->ident.ssh_connection) : NULL;
-	x->operator_id = a->cfg->operator_id && strcmp(a->cfg->operator_id, "-") != 0
-	                         ? ev_xstrdup(a->cfg->operator_id)
-	                         : NULL;
-	x->log_path = a->audit_path ? ev_xstrdup(a->audit_path) : NULL;
-	x->clock_ok = a->clock_ok;
+	ui_write_who_take(a, ui_write_current()->site, &x->who);
 	pthread_mutex_lock(&shared.lock);
 	memset(&shared.p, 0, sizeof(shared.p));
 	shared.p.total = x->snap->n_pending;
@@ -388,9 +318,8 @@ static void confirm_yes(struct app *a)
 	pthread_mutex_unlock(&shared.lock);
 	atomic_store(&shared.stop, false);
 	app_pop(a); /* the confirmation */
-	a->applying = true;
-	ev_worker_submit(app_site_at(a, B.site)->wwrite,
-	                 app_job(apply_tag, apply_job, x, free_apply_arg, apply_done));
+	ui_write_submit(a, apply_tag, apply_job, x, free_apply_arg, apply_done);
+	return true;
 }
 
 /* --- the run's settings, changed from the confirmation ---------------------------------- */
@@ -403,56 +332,57 @@ struct settings_copy {
 
 static void settings_save(struct settings_copy *c)
 {
-	*c = (struct settings_copy){B.action, B.rate, B.delay_s, B.batch_size, B.pause_ms};
+	struct ui_write *w = ui_write_current();
+	*c = (struct settings_copy){w->action, B.rate, B.delay_s, B.batch_size, B.pause_ms};
 }
 
 static void settings_restore(const struct settings_copy *c)
 {
-	B.action = c->action;
+	struct ui_write *w = ui_write_current();
+	w->action = c->action;
 	B.rate = c->rate;
 	B.delay_s = c->delay_s;
 	B.batch_size = c->batch_size;
 	B.pause_ms = c->pause_ms;
 }
 
-static const struct view_ops bconfirm_ops;
-
 /* Plan the snapshot anew with B's settings and show it; when the plan is refused (a spread
  * past the 30-day limit of a retry delay) the settings before are put back, unchanged. */
 static void replan(struct app *a, const struct settings_copy *before, const char *what)
 {
+	struct ui_write *w = ui_write_current();
 	struct ev_error err = {0};
-	B.snap->action = B.action;
+	B.snap->action = w->action;
 	ui_bulk_settings(&B.snap->set);
 	if (ev_bulk_plan(B.snap, B.snap->include_protected, &err) < 0) {
 		struct ev_error again = {0};
 		settings_restore(before);
-		B.snap->action = B.action;
+		B.snap->action = w->action;
 		ui_bulk_settings(&B.snap->set);
 		if (ev_bulk_plan(B.snap, B.snap->include_protected, &again) < 0) {
 			app_message(a, EV_STYLE_ERROR, "refused: %s", again.msg);
 			app_pop(a);
-			bulk_clear();
+			ui_write_end();
 			return;
 		}
 		app_message(a, EV_STYLE_ERROR, "%s: %s; unchanged", what, err.msg);
 		return;
 	}
-	struct view *top = app_top(a);
-	if (top != NULL && top->ops == &bconfirm_ops)
+	if (ui_write_is_confirm(app_top(a)))
 		app_pop(a);
-	app_push(a, view_bulk_confirm_new(a));
+	app_push(a, confirm_new(a));
 	app_message(a, EV_STYLE_NORMAL, "%s", what);
 }
 
 static void rate_done(struct app *a, const char *text)
 {
+	struct ui_write *w = ui_write_current();
 	struct settings_copy before;
 	char *end;
 	if (B.snap == NULL || text[0] == '\0')
 		return;
 	double r = strtod(text, &end);
-	bool paced_only = !is_retry(B.action); /* cancel, recover: 0 = no pace, as before */
+	bool paced_only = !is_retry(w->action); /* cancel, recover: 0 = no pace, as before */
 	if (end == text || *end != '\0' || !(paced_only ? r >= 0 : r > 0) || r > EV_BULK_RATE_MAX) {
 		app_message(a, EV_STYLE_ERROR,
 		            "rate: expected events per second, %s and at most %d, got '%.40s'; "
@@ -535,26 +465,27 @@ static void pause_done(struct app *a, const char *text)
  * (its label says the value in force; Enter alone keeps it). */
 static void setting_key(struct app *a, enum ev_ui_action act)
 {
+	struct ui_write *w = ui_write_current();
 	char label[200];
 	struct settings_copy before;
 	switch (act) {
 	case EV_UA_BULK_MODE:
-		if (!is_retry(B.action)) {
+		if (!is_retry(w->action)) {
 			app_message(a, EV_STYLE_NORMAL,
 			            "m chooses how a retry runs; %s has one way (r sets its pace)",
-			            ev_action_name(B.action));
+			            ev_action_name(w->action));
 			return;
 		}
 		settings_save(&before);
-		B.action = B.action == EV_ACTION_RETRY_SCHEDULE ? EV_ACTION_RETRY_NOW
-		                                                : EV_ACTION_RETRY_SCHEDULE;
+		w->action = w->action == EV_ACTION_RETRY_SCHEDULE ? EV_ACTION_RETRY_NOW
+		                                                  : EV_ACTION_RETRY_SCHEDULE;
 		replan(a, &before,
-		       B.action == EV_ACTION_RETRY_NOW
+		       w->action == EV_ACTION_RETRY_NOW
 		               ? "mode: retry now, paced (m: scheduled again)"
 		               : "mode: scheduled, spread through next_retry_time (the default)");
 		return;
 	case EV_UA_BULK_RATE:
-		if (B.action == EV_ACTION_RETRY_SCHEDULE)
+		if (w->action == EV_ACTION_RETRY_SCHEDULE)
 			snprintf(label, sizeof(label),
 			         "rate: events made due per second (now %g; Enter keeps it): ",
 			         B.snap->set.rate);
@@ -568,9 +499,9 @@ static void setting_key(struct app *a, enum ev_ui_action act)
 		app_prompt(a, label, "", rate_done);
 		return;
 	case EV_UA_BULK_DELAY:
-		if (B.action != EV_ACTION_RETRY_SCHEDULE) {
+		if (w->action != EV_ACTION_RETRY_SCHEDULE) {
 			app_message(a, EV_STYLE_NORMAL, "a delay is for a scheduled retry%s",
-			            is_retry(B.action) ? " (m schedules)" : "");
+			            is_retry(w->action) ? " (m schedules)" : "");
 			return;
 		}
 		snprintf(label, sizeof(label),
@@ -593,43 +524,22 @@ static void setting_key(struct app *a, enum ev_ui_action act)
 	}
 }
 
-static bool bconfirm_action(struct app *a, struct view *v, enum ev_ui_action act)
+/* A key of the confirmation that changes the run (m r d b w). */
+static bool bulk_key(struct app *a, enum ev_ui_action act)
 {
-	(void)v;
-	if (act == EV_UA_YES) {
-		if (B.snap->n_pending > 0) {
-			confirm_yes(a);
-			return true;
-		}
-	} else if (act == EV_UA_HELP) {
+	if (!(ev_ui_action_flags(act) & EV_AF_SETTING) || B.snap == NULL || B.snap->n_pending == 0)
 		return false;
-	} else if (ev_ui_action_flags(act) & EV_AF_SETTING) {
-		if (B.snap->n_pending > 0) {
-			setting_key(a, act);
-			return true;
-		}
-	}
-	app_pop(a);
-	app_message(a, EV_STYLE_NORMAL, "not applied");
-	bulk_clear();
+	setting_key(a, act);
 	return true;
 }
-
-static const struct view_ops bconfirm_ops = {
-        .name = "bulk-confirm",
-        .ctx = EV_CTX_CONFIRM,
-        .draw = text_view_draw,
-        .action = bconfirm_action,
-        .result = text_view_no_result,
-        .free = text_view_free,
-};
 
 /* How the run writes: the mode of a retry, the keys that change it, the batches. */
 static void confirm_add_settings(struct text_view *c, const struct ev_bulk_snapshot *s)
 {
+	struct ui_write *w = ui_write_current();
 	const struct ev_bulk_settings *set = &s->set;
 	char line[1024];
-	if (B.action == EV_ACTION_RETRY_SCHEDULE) {
+	if (w->action == EV_ACTION_RETRY_SCHEDULE) {
 		snprintf(line, sizeof(line),
 		         "mode: scheduled (the default) — next_retry_time = NOW() + %d .. %lld s, "
 		         "%g "
@@ -645,7 +555,7 @@ static void confirm_add_settings(struct text_view *c, const struct ev_bulk_snaps
 		         "rate: %g per second (r) · delay: %d s (d) · batch size: %d (b) · pause: "
 		         "%d ms (w)",
 		         set->rate, set->delay_s, set->batch_size, set->pause_ms);
-	} else if (B.action == EV_ACTION_RETRY_NOW) {
+	} else if (w->action == EV_ACTION_RETRY_NOW) {
 		snprintf(line, sizeof(line),
 		         "mode: now — pending at once, written at most %g per second (about %.0f s "
 		         "for %zu) · m: scheduled",
@@ -673,14 +583,15 @@ static void confirm_add_settings(struct text_view *c, const struct ev_bulk_snaps
 	text_view_add(c, EV_STYLE_NORMAL, line);
 }
 
-struct view *view_bulk_confirm_new(struct app *a)
+static struct view *confirm_new(struct app *a)
 {
-	struct text_view *c = text_view_new(&bconfirm_ops);
+	struct ui_write *w = ui_write_current();
+	struct text_view *c = ui_write_confirm_new();
 	const struct ev_bulk_snapshot *s = B.snap;
-	const struct ev_table_def *def = ev_model_table(B.table);
+	const struct ev_table_def *def = ev_model_table(w->table);
 	char line[2048];
-	snprintf(line, sizeof(line), "%s on %zu events of %s (%s)?", ev_action_name(B.action),
-	         s->n_pending, def->key, app_table_name(a, B.site, B.table));
+	snprintf(line, sizeof(line), "%s on %zu events of %s (%s)?", ev_action_name(w->action),
+	         s->n_pending, def->key, app_table_name(a, w->site, w->table));
 	text_view_add(c, EV_STYLE_TITLE, line);
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	snprintf(line, sizeof(line), "counted: %zu (%s)%s", s->n, B.target,
@@ -773,24 +684,23 @@ static const struct view_ops results_ops = {
 /* The rows the run wrote (applied, or skipped: changed meanwhile), for the dashboard. */
 static void tell_dashboard(struct app *a, const struct ev_bulk_snapshot *s)
 {
+	struct ui_write *w = ui_write_current();
 	unsigned long long *ids = ev_xcalloc(s->n + 1, sizeof(*ids));
 	size_t n = 0;
 	for (size_t i = 0; i < s->n; i++)
 		if (s->items[i].state == EV_BULK_APPLIED || s->items[i].state == EV_BULK_SKIPPED)
 			ids[n++] = s->items[i].row.id;
-	app_wrote(a, B.site, s->table, ids, n);
+	app_wrote(a, w->site, s->table, ids, n);
 	free(ids);
 }
 
 static bool unmark_applied(struct app *a, const struct ev_bulk_snapshot *s, size_t *unmarked,
                            int *left)
 {
+	struct ui_write *w = ui_write_current();
 	if (B.n_ids == 0)
 		return false;
-	struct view *origin = NULL;
-	for (int i = 0; i < a->nviews; i++)
-		if (a->views[i]->tag == B.origin_tag)
-			origin = a->views[i];
+	struct view *origin = ui_write_origin(a);
 	if (origin == NULL || origin->ops->unmark == NULL || origin->ops->nmarked == NULL)
 		return false;
 	unsigned long long *ids = ev_xcalloc(s->n + 1, sizeof(*ids));
@@ -798,7 +708,7 @@ static bool unmark_applied(struct app *a, const struct ev_bulk_snapshot *s, size
 	for (size_t i = 0; i < s->n; i++)
 		if (s->items[i].state == EV_BULK_APPLIED)
 			ids[n++] = s->items[i].row.id;
-	origin->ops->unmark(a, origin, B.site, ids, n);
+	origin->ops->unmark(a, origin, w->site, ids, n);
 	free(ids);
 	*unmarked = n;
 	*left = origin->ops->nmarked(origin);
@@ -814,7 +724,7 @@ static void count_done(void *ctx, struct ev_job *job)
 	if (job->rc < 0 || r == NULL || r->snap == NULL) {
 		app_message(a, EV_STYLE_ERROR, "counting failed: %s (nothing written)",
 		            job->err.msg);
-		bulk_clear();
+		ui_write_end();
 		return;
 	}
 	B.snap = r->snap;
@@ -829,12 +739,13 @@ static void count_done(void *ctx, struct ev_job *job)
 		app_prompt(a, label, "", protected_done);
 		return;
 	}
-	app_push(a, view_bulk_confirm_new(a));
+	app_push(a, confirm_new(a));
 }
 
 /* apply_job finished: the tally, the marks, and the rows that did not apply. */
 static void apply_done(void *ctx, struct ev_job *job)
 {
+	struct ui_write *w = ui_write_current();
 	struct app *a = ctx;
 	struct apply_arg *x = job->arg;
 	a->applying = false;
@@ -890,7 +801,7 @@ static void apply_done(void *ctx, struct ev_job *job)
 		app_push(a, &c->base);
 	}
 	for (int i = 0; i < a->nviews; i++)
-		if (a->views[i]->tag == B.origin_tag && a->views[i]->ops->load)
+		if (a->views[i]->tag == w->origin_tag && a->views[i]->ops->load)
 			a->views[i]->ops->load(a, a->views[i]);
 	bulk_clear();
 }
@@ -939,9 +850,4 @@ void ui_bulk_stop(struct app *a)
 	}
 	atomic_store(&shared.stop, true);
 	app_message(a, EV_STYLE_WARNING, "stopping after the current batch…");
-}
-
-void ui_bulk_end(void)
-{
-	bulk_clear();
 }

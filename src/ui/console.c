@@ -13,6 +13,7 @@
 #include "core/refresh.h"
 #include "core/text.h"
 #include "ui/term.h"
+#include "ui/write.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -1245,8 +1246,7 @@ int ev_console_run(const struct ev_console_args *args)
 			v->ops->free(v);
 		}
 		ev_term_stop();
-		ui_actions_end();
-		ui_bulk_end();
+		ui_write_end();
 		ev_audit_ident_clear(&a->ident);
 		free(a->audit_path);
 	}
