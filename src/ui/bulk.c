@@ -10,14 +10,12 @@
 
 #include "core/bulk.h"
 #include "core/guard.h"
-#include "core/text.h"
+#include "core/style.h"
 #include "db/bulk.h"
 #include "ui/app.h"
-#include "ui/term.h"
 #include "ui/textview.h"
 #include "ui/write.h"
 
-#include <curses.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
