@@ -450,8 +450,6 @@ static void global_action(struct app *a, enum ev_ui_action act)
 	}
 }
 
-static void command_done(struct app *a, const char *text);
-
 /* A write refused before anything is asked: read-only, or another write being applied. */
 static bool write_refused(struct app *a, enum ev_ui_action act)
 {
@@ -470,7 +468,7 @@ static bool write_refused(struct app *a, enum ev_ui_action act)
 
 /* Every action, from a key or a ':' command, passes here, and what its flags say is checked
  * once: a write is refused read-only or while another one applies, and where no row is. */
-static void dispatch(struct app *a, enum ev_ui_action act)
+void ev_console_dispatch(struct app *a, enum ev_ui_action act)
 {
 	struct view *v = app_top(a);
 	unsigned flags = ev_ui_action_flags(act);
@@ -485,7 +483,7 @@ static void dispatch(struct app *a, enum ev_ui_action act)
 		}
 	}
 	if (act == EV_UA_COMMAND) {
-		app_prompt(a, ":", "", command_done);
+		app_prompt(a, ":", "", ev_console_command);
 		return;
 	}
 	if (act == EV_UA_REFRESH)
@@ -523,7 +521,7 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 		return;
 	}
 	a->msg[0] = '\0';
-	dispatch(a, act);
+	ev_console_dispatch(a, act);
 }
 
 /* C on the dashboard, :clock-ok alone: ask why (when there is something to allow). */
@@ -587,7 +585,7 @@ static void clock_ok_done(struct app *a, const char *reason)
 }
 
 /* ":" commands (keys.h's table): what has no key, and every action by name. */
-static void command_done(struct app *a, const char *text)
+void ev_console_command(struct app *a, const char *text)
 {
 	while (*text == ' ')
 		text++;
@@ -701,7 +699,7 @@ static void command_done(struct app *a, const char *text)
 	}
 	enum ev_ui_action act = ev_ui_action_parse(text);
 	if (act != EV_UA_NONE) {
-		dispatch(a, act);
+		ev_console_dispatch(a, act);
 		return;
 	}
 	app_message(a, EV_STYLE_ERROR,

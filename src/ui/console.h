@@ -3,6 +3,7 @@
 #define EV_UI_CONSOLE_H
 
 #include "core/config.h"
+#include "ui/keys.h"
 
 struct ev_console_args {
 	struct ev_config *cfg;
@@ -23,5 +24,14 @@ struct ev_console_args {
 
 /* Run the console until the operator quits. Returns the process exit code. */
 int ev_console_run(const struct ev_console_args *args);
+
+/* The one dispatcher, inside the console (and for its tests): every action, from a key or a
+ * ':' command, passes through ev_console_dispatch, which checks what its flags say once — a
+ * write is refused read-only or while another one applies, and where no view has a row —
+ * then gives it to the view on top, else to the console. ev_console_command runs one ':'
+ * command line (without the ':'). */
+struct app;
+void ev_console_dispatch(struct app *a, enum ev_ui_action act);
+void ev_console_command(struct app *a, const char *text);
 
 #endif

@@ -2,6 +2,8 @@
  * screen and the hint bar are all generated. */
 #include <config.h>
 
+#include "ui/app.h"
+#include "ui/console.h"
 #include "ui/keys.h"
 
 #include <check.h>
@@ -195,6 +197,203 @@ START_TEST(commands_parse)
 }
 END_TEST
 
+/* --- the dispatcher ----------------------------------------------------------------------------
+ * A view that records what reaches it, on a console state built by hand: no terminal and no
+ * server, as the dispatcher needs neither to decide. */
+static enum ev_ui_action reached[8];
+static int nreached;
+static bool view_has_row = true;
+
+static bool probe_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	(void)a;
+	(void)v;
+	if (nreached < 8)
+		reached[nreached++] = act;
+	return true;
+}
+
+static bool probe_allows(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	(void)a;
+	(void)v;
+	(void)act;
+	return view_has_row;
+}
+
+static void probe_bulk_all(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	probe_action(a, v, act);
+}
+
+static void probe_free(struct view *v)
+{
+	(void)v;
+}
+
+static const struct view_ops probe_list_ops = {
+        .name = "probe-list",
+        .ctx = EV_CTX_LIST,
+        .action = probe_action,
+        .bulk_all = probe_bulk_all,
+        .allows = probe_allows,
+        .free = probe_free,
+};
+
+/* A view without rows to act on (the help, the dashboard): no allows. */
+static const struct view_ops probe_text_ops = {
+        .name = "probe-text",
+        .ctx = EV_CTX_HELP,
+        .action = probe_action,
+        .free = probe_free,
+};
+
+static struct ev_config probe_cfg;
+static struct app probe_app;
+static struct view probe_view;
+
+static struct app *console_with(const struct view_ops *ops, bool read_only, bool applying)
+{
+	memset(&probe_app, 0, sizeof(probe_app));
+	memset(&probe_cfg, 0, sizeof(probe_cfg));
+	memset(&probe_view, 0, sizeof(probe_view));
+	probe_cfg.read_only = read_only;
+	probe_app.cfg = &probe_cfg;
+	probe_app.applying = applying;
+	probe_app.refresh_ms = 2000;
+	probe_app.scripted = true;
+	probe_view.ops = ops;
+	probe_view.site = 1;
+	probe_app.views[0] = &probe_view;
+	probe_app.nviews = 1;
+	nreached = 0;
+	view_has_row = true;
+	return &probe_app;
+}
+
+/* Every writing action, by key or by ':' name, is refused read-only before the view sees it;
+ * every other action still reaches the view. */
+START_TEST(dispatcher_refuses_writes_read_only)
+{
+	for (int act = 0; act < EV_UA_COUNT; act++) {
+		unsigned f = ev_ui_action_flags((enum ev_ui_action)act);
+		/* Not these: the prompt opens a terminal line; a refresh resets the sources'
+		 * workers, which this console has none of. */
+		if (act == EV_UA_NONE || act == EV_UA_COMMAND || act == EV_UA_REFRESH)
+			continue;
+		struct app *a = console_with(&probe_list_ops, true, false);
+		ev_console_dispatch(a, (enum ev_ui_action)act);
+		const char *name = ev_ui_action_name((enum ev_ui_action)act);
+		if (f & EV_AF_WRITES) {
+			ck_assert_msg(nreached == 0, "%s reached the view read-only", name);
+			ck_assert_msg(strstr(a->msg, "read-only") != NULL, "%s: said '%s'", name,
+			              a->msg);
+			/* The same through a ':' command: the path that once skipped the check. */
+			a = console_with(&probe_list_ops, true, false);
+			ev_console_command(a, name);
+			ck_assert_msg(nreached == 0, ":%s reached the view read-only", name);
+			ck_assert_msg(strstr(a->msg, "read-only") != NULL, ":%s: said '%s'", name,
+			              a->msg);
+			char all[64];
+			snprintf(all, sizeof(all), "all %s", name);
+			a = console_with(&probe_list_ops, true, false);
+			ev_console_command(a, all);
+			ck_assert_msg(nreached == 0, ":%s reached the view read-only", all);
+		} else {
+			ck_assert_msg(nreached == 1 && reached[0] == act,
+			              "%s did not reach the view", name);
+		}
+	}
+}
+END_TEST
+
+/* While a write applies, no other write starts, from a key or a ':' command. */
+START_TEST(dispatcher_refuses_a_second_write)
+{
+	struct app *a = console_with(&probe_list_ops, false, true);
+	ev_console_dispatch(a, EV_UA_CANCEL);
+	ck_assert_int_eq(nreached, 0);
+	ck_assert_ptr_nonnull(strstr(a->msg, "being applied"));
+	a = console_with(&probe_list_ops, false, true);
+	ev_console_command(a, "retry");
+	ck_assert_int_eq(nreached, 0);
+	ck_assert_ptr_nonnull(strstr(a->msg, "being applied"));
+	a = console_with(&probe_list_ops, false, true);
+	ev_console_command(a, "all recover");
+	ck_assert_int_eq(nreached, 0);
+	/* Not a write: goes on while one applies. */
+	a = console_with(&probe_list_ops, false, true);
+	ev_console_dispatch(a, EV_UA_DOWN);
+	ck_assert_int_eq(nreached, 1);
+	ck_assert_int_eq(reached[0], EV_UA_DOWN);
+}
+END_TEST
+
+/* A write needs a view with rows: refused on a view that has none, given to one that has. */
+START_TEST(dispatcher_needs_a_row)
+{
+	struct app *a = console_with(&probe_text_ops, false, false);
+	ev_console_dispatch(a, EV_UA_RETRY_NOW);
+	ck_assert_int_eq(nreached, 0);
+	ck_assert_ptr_nonnull(strstr(a->msg, "acts on an event"));
+	a = console_with(&probe_text_ops, false, false);
+	ev_console_command(a, "schedule");
+	ck_assert_int_eq(nreached, 0);
+	ck_assert_ptr_nonnull(strstr(a->msg, "acts on an event"));
+	for (int act = 0; act < EV_UA_COUNT; act++) {
+		if (!(ev_ui_action_flags((enum ev_ui_action)act) & EV_AF_WRITES))
+			continue;
+		a = console_with(&probe_list_ops, false, false);
+		ev_console_dispatch(a, (enum ev_ui_action)act);
+		ck_assert_int_eq(nreached, 1);
+		ck_assert_int_eq(reached[0], act);
+		a = console_with(&probe_list_ops, false, false);
+		ev_console_command(a, ev_ui_action_name((enum ev_ui_action)act));
+		ck_assert_int_eq(nreached, 1);
+		ck_assert_int_eq(reached[0], act);
+	}
+	/* :all ACTION goes to the list's bulk_all; on a view without a list it says so. */
+	a = console_with(&probe_list_ops, false, false);
+	ev_console_command(a, "all cancel");
+	ck_assert_int_eq(nreached, 1);
+	ck_assert_int_eq(reached[0], EV_UA_CANCEL);
+	a = console_with(&probe_text_ops, false, false);
+	ev_console_command(a, "all cancel");
+	ck_assert_int_eq(nreached, 0);
+	ck_assert_ptr_nonnull(strstr(a->msg, "open a list"));
+}
+END_TEST
+
+/* An action the view does not take falls to the console's own: the refresh interval. */
+static bool probe_decline(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	probe_action(a, v, act);
+	return false;
+}
+
+START_TEST(dispatcher_falls_back_to_the_console)
+{
+	static const struct view_ops decline_ops = {
+	        .name = "probe-decline",
+	        .ctx = EV_CTX_LIST,
+	        .action = probe_decline,
+	        .free = probe_free,
+	};
+	struct app *a = console_with(&decline_ops, false, false);
+	ev_console_dispatch(a, EV_UA_FASTER);
+	ck_assert_int_eq(nreached, 1);
+	ck_assert_int_eq(a->refresh_ms, 1000);
+	ev_console_command(a, "slower");
+	ck_assert_int_eq(a->refresh_ms, 2000);
+	ev_console_command(a, "refresh 500ms");
+	ck_assert_int_eq(a->refresh_ms, 500);
+	ev_console_command(a, "no-such-command");
+	ck_assert_ptr_nonnull(strstr(a->msg, "unknown command"));
+	ev_console_command(a, "quit");
+	ck_assert(a->quit);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("keys");
@@ -206,6 +405,10 @@ int main(void)
 	tcase_add_test(tc, key_names_round_trip);
 	tcase_add_test(tc, config_bindings);
 	tcase_add_test(tc, commands_parse);
+	tcase_add_test(tc, dispatcher_refuses_writes_read_only);
+	tcase_add_test(tc, dispatcher_refuses_a_second_write);
+	tcase_add_test(tc, dispatcher_needs_a_row);
+	tcase_add_test(tc, dispatcher_falls_back_to_the_console);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
