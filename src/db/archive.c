@@ -173,218 +173,304 @@ static void audit(const struct ev_archive_ctx *x, const struct ev_archive_batch 
 	free(line);
 }
 
-/* One batch: 1 done (rows moved or none chosen), 0 nothing left, -1 ended the run (why). */
-static int batch(const struct ev_archive_ctx *x, size_t size, struct ev_archive_cursor *cursor,
-                 struct ev_archive_progress *p, struct ev_archive_result *out)
-{
-	const struct ev_archive_spec *s = x->spec;
-	struct ev_conn *c = x->conn;
-	struct ev_error err = {0};
-	struct ev_rowset *rs = NULL, *locked = NULL;
-	struct ev_archive_pick pick = {0};
-	char first_ct[32] = "", last_ct[32] = "";
-	size_t limit = size * EV_ARCHIVE_EXAMINE_FACTOR;
-	unsigned number = p->batches + 1;
-	int rc = -1;
+/* One batch from its choosing to its COMMIT: the rows chosen, those still there when locked
+ * (ids, n of them) and the record of them (b). */
+struct batch_state {
+	const struct ev_archive_ctx *x;
+	struct ev_archive_progress *p;
+	struct ev_archive_result *out;
+	unsigned number;
+	struct ev_archive_pick pick;
+	uint64_t *ids;
+	size_t n;
+	struct ev_archive_batch b;
+	char first_ct[32], last_ct[32];
+	double t_lock;
+	struct ev_error err;
+};
 
-	if (ev_conn_begin(c, &err) < 0)
-		goto fail;
-	struct ev_query *q = ev_archive_query_candidates(s, cursor, limit);
-	int r = ev_conn_run(c, q, &rs, &err);
+/* Read the candidates after the cursor and choose the batch's rows from them. */
+static int choose(struct batch_state *st, size_t size, const struct ev_archive_cursor *cursor)
+{
+	const struct ev_archive_ctx *x = st->x;
+	struct ev_archive_progress *p = st->p;
+	struct ev_rowset *rs = NULL;
+	size_t limit = size * EV_ARCHIVE_EXAMINE_FACTOR;
+
+	struct ev_query *q = ev_archive_query_candidates(x->spec, cursor, limit);
+	int r = ev_conn_run(x->conn, q, &rs, &st->err);
 	ev_query_free(&q);
-	if (r < 0)
-		goto fail;
-	ev_archive_pick(s, rs, size, limit, &pick);
-	ev_rowset_free(&rs);
-	fault(EV_ARCHIVE_AFTER_READ, number, c);
-	p->examined += pick.examined;
-	p->kept_backlog += pick.kept_backlog;
-	p->kept_status += pick.kept_status;
-	p->kept_deleted += pick.kept_deleted;
-	if (pick.n == 0) {
-		if (ev_conn_commit(c, &err) < 0)
-			goto fail;
-		if (pick.next.set)
-			*cursor = pick.next;
-		rc = pick.end ? 0 : 1;
-		ev_archive_pick_clear(&pick);
-		return rc;
+	if (r < 0) {
+		ev_rowset_free(&rs);
+		return -1;
 	}
-	/* The intent: the rows chosen, written before their locks are taken (its fsync is not
-	 * part of the lock holding); the result line says what the batch moved. */
-	struct ev_archive_batch intent = {.run_id = x->run_id,
-	                                  .number = number,
-	                                  .first_id = pick.ids[0],
-	                                  .last_id = pick.ids[pick.n - 1],
-	                                  .rows = pick.n};
+	ev_archive_pick(x->spec, rs, size, limit, &st->pick);
+	ev_rowset_free(&rs);
+	fault(EV_ARCHIVE_AFTER_READ, st->number, x->conn);
+	p->examined += st->pick.examined;
+	p->kept_backlog += st->pick.kept_backlog;
+	p->kept_status += st->pick.kept_status;
+	p->kept_deleted += st->pick.kept_deleted;
+	return 0;
+}
+
+/* The intent: the rows chosen, written before their locks are taken (its fsync is not part of
+ * the lock holding); the result line says what the batch moved. */
+static int write_intent(struct batch_state *st)
+{
+	struct ev_archive_batch intent = {.run_id = st->x->run_id,
+	                                  .number = st->number,
+	                                  .first_id = st->pick.ids[0],
+	                                  .last_id = st->pick.ids[st->pick.n - 1],
+	                                  .rows = st->pick.n};
 	int irc = 0;
-	audit(x, &intent, "intent", NULL, &err, &irc);
-	if (irc < 0)
-		goto fail;
-	double t_lock = mono_s();
-	q = ev_archive_query_lock(s, pick.ids, pick.n, s->target == EV_ARCHIVE_TO_FILE);
-	r = ev_conn_run(c, q, &locked, &err);
+	audit(st->x, &intent, "intent", NULL, &st->err, &irc);
+	return irc;
+}
+
+/* Lock the chosen rows (a row changed since its reading is not locked) and describe those
+ * locked in ids, n and b. */
+static int lock_rows(struct batch_state *st, struct ev_rowset **locked)
+{
+	const struct ev_archive_spec *s = st->x->spec;
+	struct ev_archive_batch *b = &st->b;
+
+	st->t_lock = mono_s();
+	struct ev_query *q =
+	        ev_archive_query_lock(s, st->pick.ids, st->pick.n, s->target == EV_ARCHIVE_TO_FILE);
+	int r = ev_conn_run(st->x->conn, q, locked, &st->err);
 	ev_query_free(&q);
 	if (r < 0)
-		goto fail;
-	p->changed += pick.n - locked->nrows;
-	size_t n = locked->nrows;
-	uint64_t *ids = ev_xcalloc(n ? n : 1, sizeof(*ids));
-	struct ev_archive_batch b = {.run_id = x->run_id, .number = number};
+		return -1;
+	st->p->changed += st->pick.n - (*locked)->nrows;
+	size_t n = st->n = (*locked)->nrows;
+	st->ids = ev_xcalloc(n ? n : 1, sizeof(*st->ids));
+	*b = (struct ev_archive_batch){.run_id = st->x->run_id, .number = st->number};
 	const int ct_col = 2;
 	for (size_t i = 0; i < n; i++) {
-		const char *crc = ev_rowset_cell(locked, i, 1)->s;
-		ev_parse_u64(ev_rowset_cell(locked, i, 0)->s, &ids[i]);
-		b.checksum ^= (uint32_t)strtoul(crc ? crc : "0", NULL, 10);
+		const char *crc = ev_rowset_cell(*locked, i, 1)->s;
+		ev_parse_u64(ev_rowset_cell(*locked, i, 0)->s, &st->ids[i]);
+		b->checksum ^= (uint32_t)strtoul(crc ? crc : "0", NULL, 10);
 	}
 	if (n > 0) {
-		b.first_id = ids[0];
-		b.last_id = ids[n - 1];
+		b->first_id = st->ids[0];
+		b->last_id = st->ids[n - 1];
+		snprintf(st->first_ct, sizeof(st->first_ct), "%s",
+		         ev_rowset_cell(*locked, 0, ct_col)->s);
+		snprintf(st->last_ct, sizeof(st->last_ct), "%s",
+		         ev_rowset_cell(*locked, n - 1, ct_col)->s);
+		b->first_create_time = st->first_ct;
+		b->last_create_time = st->last_ct;
 	}
-	if (n > 0) {
-		snprintf(first_ct, sizeof(first_ct), "%s", ev_rowset_cell(locked, 0, ct_col)->s);
-		snprintf(last_ct, sizeof(last_ct), "%s", ev_rowset_cell(locked, n - 1, ct_col)->s);
-		b.first_create_time = first_ct;
-		b.last_create_time = last_ct;
-	}
-	b.rows = n;
-	if (n == 0) {
-		ev_rowset_free(&locked);
-		free(ids);
-		if (ev_conn_commit(c, &err) < 0)
-			goto fail;
-		*cursor = pick.next;
-		ev_archive_pick_clear(&pick);
-		return 1;
-	}
+	b->rows = n;
+	return 0;
+}
+
+/* Move the locked rows: their lines into the file, or their copy into the archive table, then
+ * their delete. Frees locked. */
+static int move_rows(struct batch_state *st, struct ev_rowset **locked)
+{
+	const struct ev_archive_ctx *x = st->x;
+	const struct ev_archive_spec *s = x->spec;
+	size_t n = st->n;
 	int arc = 0;
+
 	if (s->target == EV_ARCHIVE_TO_FILE) {
 		for (size_t i = 0; i < n && arc == 0; i++) {
-			char *line = ev_archive_file_row(s, &b, locked, i);
-			arc = write_all(x->file_fd, line, &err);
+			char *line = ev_archive_file_row(s, &st->b, *locked, i);
+			arc = write_all(x->file_fd, line, &st->err);
 			free(line);
 		}
 		if (arc == 0)
-			arc = sync_file(x->file_fd, &err);
+			arc = sync_file(x->file_fd, &st->err);
 	}
-	ev_rowset_free(&locked);
+	ev_rowset_free(locked);
 	if (arc == 0 && s->target == EV_ARCHIVE_TO_TABLE)
-		arc = run_write(c, ev_archive_query_copy(s, ids, n), n, "the copy into the archive",
-		                &err);
+		arc = run_write(x->conn, ev_archive_query_copy(s, st->ids, n), n,
+		                "the copy into the archive", &st->err);
 	if (arc == 0)
-		arc = run_write(c, ev_archive_query_delete(s, ids, n), n, "the delete", &err);
-	/* Over the lock budget already (cold index pages, a busy server): rolled back before the
-	 * COMMIT, to be done again smaller; the smallest batch goes through whatever it takes. */
-	if (arc == 0 && (mono_s() - t_lock) * 1e3 > lock_aim(x) && n > EV_ARCHIVE_BATCH_MIN) {
-		double held = (mono_s() - t_lock) * 1e3;
-		ev_conn_rollback(c);
-		char why[128];
-		snprintf(why, sizeof(why),
-		         "held its locks %.0f ms, over %d ms: rolled back, done again smaller",
-		         held, lock_aim(x));
-		struct ev_error aerr = {0};
-		int ignore = 0;
-		audit(x, &b, "retried", why, &aerr, &ignore);
-		if (held > p->max_rolled_back_ms)
-			p->max_rolled_back_ms = held;
-		p->rolled_back++;
-		free(ids);
-		ev_archive_pick_clear(&pick);
-		return 2;
+		arc = run_write(x->conn, ev_archive_query_delete(s, st->ids, n), n, "the delete",
+		                &st->err);
+	return arc;
+}
+
+/* Over the lock budget already (cold index pages, a busy server): rolled back before the
+ * COMMIT, to be done again smaller; the smallest batch goes through whatever it takes. True
+ * when it was rolled back. */
+static bool roll_back_over_budget(struct batch_state *st)
+{
+	const struct ev_archive_ctx *x = st->x;
+	struct ev_archive_progress *p = st->p;
+
+	if (!((mono_s() - st->t_lock) * 1e3 > lock_aim(x) && st->n > EV_ARCHIVE_BATCH_MIN))
+		return false;
+	double held = (mono_s() - st->t_lock) * 1e3;
+	ev_conn_rollback(x->conn);
+	char why[128];
+	snprintf(why, sizeof(why),
+	         "held its locks %.0f ms, over %d ms: rolled back, done again smaller", held,
+	         lock_aim(x));
+	struct ev_error aerr = {0};
+	int ignore = 0;
+	audit(x, &st->b, "retried", why, &aerr, &ignore);
+	if (held > p->max_rolled_back_ms)
+		p->max_rolled_back_ms = held;
+	p->rolled_back++;
+	return true;
+}
+
+/* The batch's rows are gone from the online table: counted, and the cursor past them. */
+static void count_moved(struct batch_state *st, struct ev_archive_cursor *cursor)
+{
+	st->p->moved += st->n;
+	st->p->batches++;
+	*cursor = st->pick.next;
+	st->p->cursor = *cursor;
+}
+
+/* The COMMIT failed or lost its answer: did it commit? The rows tell, gone means committed.
+ * Ends the run either way (-1). */
+static int commit_failed(struct batch_state *st, struct ev_archive_cursor *cursor)
+{
+	const struct ev_archive_ctx *x = st->x;
+	const struct ev_archive_spec *s = x->spec;
+	struct ev_archive_result *out = st->out;
+	size_t n = st->n;
+	long long left = st->err.code == EV_ERR_CONNECT ? still_online(x->conn, s, st->ids, n)
+	                                                : (long long)n;
+	struct ev_error aerr = {0};
+	int ignore = 0;
+
+	if (left == 0) {
+		count_moved(st, cursor);
+		if (s->target == EV_ARCHIVE_TO_FILE) {
+			char *line = ev_archive_file_commit(s, &st->b);
+			if (write_all(x->file_fd, line, &aerr) == 0)
+				sync_file(x->file_fd, &aerr);
+			free(line);
+		}
+		audit(x, &st->b, "archived", NULL, &aerr, &ignore);
+		if (x->save_cursor != NULL)
+			x->save_cursor(cursor, x->save_arg);
+		snprintf(out->error, sizeof(out->error),
+		         "batch %u: the COMMIT lost its answer (%s); re-read: it committed "
+		         "(its %zu rows are gone from the online table)",
+		         st->number, st->err.msg, n);
+	} else {
+		audit(x, &st->b, "failed", st->err.msg, &aerr, &ignore);
+		snprintf(out->error, sizeof(out->error),
+		         left == (long long)n
+		                 ? "batch %u: COMMIT failed (%s); re-read: not committed, "
+		                   "nothing deleted"
+		                 : "batch %u: COMMIT failed (%s); re-read: its rows could "
+		                   "not "
+		                   "be counted; run again to finish",
+		         st->number, st->err.msg);
+	}
+	return -1;
+}
+
+/* Commit the moved rows and record them: the file's commit line, the audit log, the saved
+ * cursor. */
+static int commit_batch(struct batch_state *st, struct ev_archive_cursor *cursor)
+{
+	const struct ev_archive_ctx *x = st->x;
+	const struct ev_archive_spec *s = x->spec;
+	struct ev_archive_progress *p = st->p;
+	struct ev_conn *c = x->conn;
+
+	fault(EV_ARCHIVE_BEFORE_COMMIT, st->number, c);
+	int crc = ev_conn_commit(c, &st->err);
+	if (crc == 0 && fault(EV_ARCHIVE_AFTER_COMMIT, st->number, c) != 0) {
+		crc = -1;
+		ev_error_set(&st->err, EV_ERR_CONNECT, "lost the COMMIT's answer (a test)");
+	}
+	if (crc < 0)
+		return commit_failed(st, cursor);
+	p->last_lock_ms = (mono_s() - st->t_lock) * 1e3;
+	if (p->last_lock_ms > p->max_lock_ms)
+		p->max_lock_ms = p->last_lock_ms;
+	count_moved(st, cursor);
+	int rc = 0;
+	if (s->target == EV_ARCHIVE_TO_FILE) {
+		char *line = ev_archive_file_commit(s, &st->b);
+		rc = write_all(x->file_fd, line, &st->err);
+		if (rc == 0)
+			rc = sync_file(x->file_fd, &st->err);
+		free(line);
+	}
+	if (rc == 0)
+		audit(x, &st->b, "archived", NULL, &st->err, &rc);
+	if (x->save_cursor != NULL)
+		x->save_cursor(cursor, x->save_arg);
+	if (rc < 0) {
+		snprintf(st->out->error, sizeof(st->out->error),
+		         "batch %u committed, but its record could not be written: %s", st->number,
+		         st->err.msg);
+		return -1;
+	}
+	return 1;
+}
+
+/* One batch: 1 done (rows moved or none chosen), 2 rolled back over the lock budget (to be
+ * done again smaller), 0 nothing left, -1 ended the run (why). */
+static int batch(const struct ev_archive_ctx *x, size_t size, struct ev_archive_cursor *cursor,
+                 struct ev_archive_progress *p, struct ev_archive_result *out)
+{
+	struct batch_state st = {.x = x, .p = p, .out = out, .number = p->batches + 1};
+	struct ev_conn *c = x->conn;
+	struct ev_rowset *locked = NULL;
+	int rc = -1;
+
+	if (ev_conn_begin(c, &st.err) < 0 || choose(&st, size, cursor) < 0)
+		goto fail;
+	if (st.pick.n == 0) {
+		if (ev_conn_commit(c, &st.err) < 0)
+			goto fail;
+		if (st.pick.next.set)
+			*cursor = st.pick.next;
+		rc = st.pick.end ? 0 : 1;
+		goto done;
+	}
+	if (write_intent(&st) < 0 || lock_rows(&st, &locked) < 0)
+		goto fail;
+	if (st.n == 0) {
+		ev_rowset_free(&locked);
+		if (ev_conn_commit(c, &st.err) < 0)
+			goto fail;
+		*cursor = st.pick.next;
+		rc = 1;
+		goto done;
+	}
+	int arc = move_rows(&st, &locked);
+	if (arc == 0 && roll_back_over_budget(&st)) {
+		rc = 2;
+		goto done;
 	}
 	if (arc == 0 && x->log_table)
-		arc = run_write(c, ev_archive_query_log(s, &x->who, &b), 1,
-		                "the evtop_archive_log row", &err);
+		arc = run_write(c, ev_archive_query_log(x->spec, &x->who, &st.b), 1,
+		                "the evtop_archive_log row", &st.err);
 	if (arc < 0) {
 		ev_conn_rollback(c);
 		struct ev_error aerr = {0};
 		int ignore = 0;
-		audit(x, &b, "failed", err.msg, &aerr, &ignore);
-		snprintf(out->error, sizeof(out->error), "batch %u: %s; nothing deleted", number,
-		         err.msg);
-		free(ids);
-		ev_archive_pick_clear(&pick);
-		return -1;
+		audit(x, &st.b, "failed", st.err.msg, &aerr, &ignore);
+		snprintf(out->error, sizeof(out->error), "batch %u: %s; nothing deleted", st.number,
+		         st.err.msg);
+		goto done;
 	}
-	fault(EV_ARCHIVE_BEFORE_COMMIT, number, c);
-	int crc = ev_conn_commit(c, &err);
-	if (crc == 0 && fault(EV_ARCHIVE_AFTER_COMMIT, number, c) != 0) {
-		crc = -1;
-		ev_error_set(&err, EV_ERR_CONNECT, "lost the COMMIT's answer (a test)");
-	}
-	if (crc < 0) {
-		/* Did it commit? The rows tell: gone means committed. */
-		long long left =
-		        err.code == EV_ERR_CONNECT ? still_online(c, s, ids, n) : (long long)n;
-		struct ev_error aerr = {0};
-		int ignore = 0;
-		if (left == 0) {
-			p->moved += n;
-			p->batches++;
-			*cursor = pick.next;
-			p->cursor = *cursor;
-			if (s->target == EV_ARCHIVE_TO_FILE) {
-				char *line = ev_archive_file_commit(s, &b);
-				if (write_all(x->file_fd, line, &aerr) == 0)
-					sync_file(x->file_fd, &aerr);
-				free(line);
-			}
-			audit(x, &b, "archived", NULL, &aerr, &ignore);
-			if (x->save_cursor != NULL)
-				x->save_cursor(cursor, x->save_arg);
-			snprintf(out->error, sizeof(out->error),
-			         "batch %u: the COMMIT lost its answer (%s); re-read: it committed "
-			         "(its %zu rows are gone from the online table)",
-			         number, err.msg, n);
-		} else {
-			audit(x, &b, "failed", err.msg, &aerr, &ignore);
-			snprintf(out->error, sizeof(out->error),
-			         left == (long long)n
-			                 ? "batch %u: COMMIT failed (%s); re-read: not committed, "
-			                   "nothing deleted"
-			                 : "batch %u: COMMIT failed (%s); re-read: its rows could "
-			                   "not "
-			                   "be counted; run again to finish",
-			         number, err.msg);
-		}
-		free(ids);
-		ev_archive_pick_clear(&pick);
-		return -1;
-	}
-	p->last_lock_ms = (mono_s() - t_lock) * 1e3;
-	if (p->last_lock_ms > p->max_lock_ms)
-		p->max_lock_ms = p->last_lock_ms;
-	p->moved += n;
-	p->batches++;
-	*cursor = pick.next;
-	p->cursor = *cursor;
-	rc = 0;
-	if (s->target == EV_ARCHIVE_TO_FILE) {
-		char *line = ev_archive_file_commit(s, &b);
-		rc = write_all(x->file_fd, line, &err);
-		if (rc == 0)
-			rc = sync_file(x->file_fd, &err);
-		free(line);
-	}
-	if (rc == 0)
-		audit(x, &b, "archived", NULL, &err, &rc);
-	if (x->save_cursor != NULL)
-		x->save_cursor(cursor, x->save_arg);
-	free(ids);
-	ev_archive_pick_clear(&pick);
-	if (rc < 0) {
-		snprintf(out->error, sizeof(out->error),
-		         "batch %u committed, but its record could not be written: %s", number,
-		         err.msg);
-		return -1;
-	}
-	return 1;
+	rc = commit_batch(&st, cursor);
+done:
+	free(st.ids);
+	ev_archive_pick_clear(&st.pick);
+	return rc;
 fail:
-	ev_rowset_free(&rs);
-	ev_archive_pick_clear(&pick);
+	free(st.ids);
+	ev_archive_pick_clear(&st.pick);
 	if (ev_conn_is_connected(c))
 		ev_conn_rollback(c);
-	snprintf(out->error, sizeof(out->error), "batch %u: %s; nothing deleted", number, err.msg);
+	snprintf(out->error, sizeof(out->error), "batch %u: %s; nothing deleted", st.number,
+	         st.err.msg);
 	return -1;
 }
 
