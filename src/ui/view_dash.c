@@ -263,6 +263,114 @@ static void follow_group(struct table_state *ts)
 	}
 }
 
+/* The sources' indexes and columns, read again with the refresh (each source's where every
+ * source is shown). */
+static void take_infos(struct app *a, struct ev_dashjob_result *r)
+{
+	for (int i = 0; i < r->nall && i < a->nsources; i++) {
+		struct ev_dashjob_src_result *got = &r->all[i];
+		a->sites[i].lag_s = got->lag;
+		if (!got->got_info)
+			continue;
+		struct site *st = &a->sites[i];
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			ev_table_info_clear(&st->info[t]);
+			st->info[t] = got->info[t];
+			memset(&got->info[t], 0, sizeof(got->info[t]));
+		}
+		st->have_info = true;
+	}
+	if (r->have_info) {
+		struct site *st = &a->sites[a->cur_source];
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			ev_table_info_clear(&st->info[t]);
+			st->info[t] = r->info[t];
+			memset(&r->info[t], 0, sizeof(r->info[t]));
+		}
+		st->have_info = true;
+	}
+}
+
+/* One table's figures come back: the current ones become the previous, a part not read this
+ * time carried from them (or unknown), the selection follows its group, the trends grow; a
+ * table that is gone shows its note instead of old figures. */
+static void take_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
+                       struct ev_dashjob_result *r)
+{
+	struct table_state *ts = &d->t[t];
+	snprintf(ts->note, sizeof(ts->note), "%s", r->note[t]);
+	if (r->dash[t] == NULL) {
+		if (r->gone[t]) {
+			/* Figures of a table that is not there any more are not shown as
+			 * if current: the note takes their place. */
+			if (ts->cur != NULL)
+				snprintf(ts->gone_since, sizeof(ts->gone_since), "%s", ts->as_of);
+			ev_dash_free(&ts->cur);
+			ev_dash_free(&ts->prev);
+			ts->stale_since[0] = '\0';
+			ts->sel_row = ts->scroll = 0;
+		} else if (ts->cur != NULL && r->note[t][0] != '\0' && ts->stale_since[0] == '\0') {
+			snprintf(ts->stale_since, sizeof(ts->stale_since), "%s", ts->as_of);
+		}
+		return;
+	}
+	ts->stale_since[0] = ts->gone_since[0] = '\0';
+	if (r->facts[t].read)
+		ts->facts = r->facts[t];
+	snprintf(ts->as_of, sizeof(ts->as_of), "%s", r->now);
+	a->clock_suspect[t] = r->dash[t]->clock_suspect != NULL;
+	snprintf(a->clock_summary[t], sizeof(a->clock_summary[t]), "%s",
+	         r->dash[t]->clock_summary ? r->dash[t]->clock_summary : "");
+	ev_dash_free(&ts->prev);
+	ts->prev = ts->cur;
+	ts->cur = r->dash[t];
+	r->dash[t] = NULL;
+	if (ts->cur->skipped) {
+		const struct ev_dash *earlier = ts->prev;
+		if (earlier && (earlier->dimension != ts->cur->dimension ||
+		                earlier->window_s != ts->cur->window_s))
+			earlier = NULL;
+		/* Nothing to carry from: what was skipped is unknown, never 0. */
+		for (int w = 0; earlier == NULL && w < EV_DQ_COUNT; w++)
+			if (ts->cur->skipped & (1u << w))
+				ev_dash_unknown(ts->cur, (enum ev_dash_query)w,
+				                "not read this time");
+		ev_dash_carry(ts->cur, earlier);
+		ev_dash_finish(ts->cur);
+	}
+	/* A new dimension or window: nothing to compare with. */
+	if (ts->prev &&
+	    (ts->prev->dimension != ts->cur->dimension || ts->prev->window_s != ts->cur->window_s))
+		ev_dash_free(&ts->prev);
+	follow_group(ts);
+	for (size_t i = 0; i < ts->cur->nrows; i++) {
+		const struct ev_dash_row *row = &ts->cur->rows[i];
+		spark_push(ts, row->group, backlog(row));
+	}
+	spark_push(ts, "\001TOTAL", backlog(&ts->cur->total));
+	if (ts->sel_row > (int)ts->cur->nrows)
+		ts->sel_row = (int)ts->cur->nrows;
+}
+
+/* --clock-ok on the command line: audited when a mismatch is first suspected. */
+static void clock_ok_at_start(struct app *a, struct view *v)
+{
+	bool suspect = false;
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		suspect = suspect || a->clock_suspect[t];
+	if (suspect && a->args->clock_ok && !a->clock_ok_audited && !a->cfg->read_only) {
+		struct ev_error err = {0};
+		a->clock_ok_audited = true;
+		struct ev_buf why;
+		ev_buf_init(&why);
+		ui_dash_clock_why(v, &why);
+		if (app_clock_ok_audit(a, "--clock-ok", why.data, &err) < 0)
+			app_message(a, EV_STYLE_ERROR, "the audit file cannot be written (%.200s)",
+			            err.msg);
+		ev_buf_free(&why);
+	}
+}
+
 static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 {
 	struct dash_view *d = (struct dash_view *)v;
@@ -302,100 +410,10 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 	a->last_ok_at = app_now(a);
 	/* Its NOW() is of its start: the clock moves on from there. */
 	a->server_now_at = (long long)job->at_ms;
-	for (int i = 0; i < r->nall && i < a->nsources; i++) {
-		struct ev_dashjob_src_result *got = &r->all[i];
-		a->sites[i].lag_s = got->lag;
-		if (!got->got_info)
-			continue;
-		struct site *st = &a->sites[i];
-		for (int t = 0; t < EV_TABLE_COUNT; t++) {
-			ev_table_info_clear(&st->info[t]);
-			st->info[t] = got->info[t];
-			memset(&got->info[t], 0, sizeof(got->info[t]));
-		}
-		st->have_info = true;
-	}
-	if (r->have_info) {
-		struct site *st = &a->sites[a->cur_source];
-		for (int t = 0; t < EV_TABLE_COUNT; t++) {
-			ev_table_info_clear(&st->info[t]);
-			st->info[t] = r->info[t];
-			memset(&r->info[t], 0, sizeof(r->info[t]));
-		}
-		st->have_info = true;
-	}
-	for (int t = 0; t < EV_TABLE_COUNT; t++) {
-		struct table_state *ts = &d->t[t];
-		snprintf(ts->note, sizeof(ts->note), "%s", r->note[t]);
-		if (r->dash[t] == NULL) {
-			if (r->gone[t]) {
-				/* Figures of a table that is not there any more are not shown as
-				 * if current: the note takes their place. */
-				if (ts->cur != NULL)
-					snprintf(ts->gone_since, sizeof(ts->gone_since), "%s",
-					         ts->as_of);
-				ev_dash_free(&ts->cur);
-				ev_dash_free(&ts->prev);
-				ts->stale_since[0] = '\0';
-				ts->sel_row = ts->scroll = 0;
-			} else if (ts->cur != NULL && r->note[t][0] != '\0' &&
-			           ts->stale_since[0] == '\0') {
-				snprintf(ts->stale_since, sizeof(ts->stale_since), "%s", ts->as_of);
-			}
-			continue;
-		}
-		ts->stale_since[0] = ts->gone_since[0] = '\0';
-		if (r->facts[t].read)
-			ts->facts = r->facts[t];
-		snprintf(ts->as_of, sizeof(ts->as_of), "%s", r->now);
-		a->clock_suspect[t] = r->dash[t]->clock_suspect != NULL;
-		snprintf(a->clock_summary[t], sizeof(a->clock_summary[t]), "%s",
-		         r->dash[t]->clock_summary ? r->dash[t]->clock_summary : "");
-		ev_dash_free(&ts->prev);
-		ts->prev = ts->cur;
-		ts->cur = r->dash[t];
-		r->dash[t] = NULL;
-		if (ts->cur->skipped) {
-			const struct ev_dash *earlier = ts->prev;
-			if (earlier && (earlier->dimension != ts->cur->dimension ||
-			                earlier->window_s != ts->cur->window_s))
-				earlier = NULL;
-			/* Nothing to carry from: what was skipped is unknown, never 0. */
-			for (int w = 0; earlier == NULL && w < EV_DQ_COUNT; w++)
-				if (ts->cur->skipped & (1u << w))
-					ev_dash_unknown(ts->cur, (enum ev_dash_query)w,
-					                "not read this time");
-			ev_dash_carry(ts->cur, earlier);
-			ev_dash_finish(ts->cur);
-		}
-		/* A new dimension or window: nothing to compare with. */
-		if (ts->prev && (ts->prev->dimension != ts->cur->dimension ||
-		                 ts->prev->window_s != ts->cur->window_s))
-			ev_dash_free(&ts->prev);
-		follow_group(ts);
-		for (size_t i = 0; i < ts->cur->nrows; i++) {
-			const struct ev_dash_row *row = &ts->cur->rows[i];
-			spark_push(ts, row->group, backlog(row));
-		}
-		spark_push(ts, "\001TOTAL", backlog(&ts->cur->total));
-		if (ts->sel_row > (int)ts->cur->nrows)
-			ts->sel_row = (int)ts->cur->nrows;
-	}
-	/* --clock-ok on the command line: audited when a mismatch is first suspected. */
-	bool suspect = false;
+	take_infos(a, r);
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
-		suspect = suspect || a->clock_suspect[t];
-	if (suspect && a->args->clock_ok && !a->clock_ok_audited && !a->cfg->read_only) {
-		struct ev_error err = {0};
-		a->clock_ok_audited = true;
-		struct ev_buf why;
-		ev_buf_init(&why);
-		ui_dash_clock_why(v, &why);
-		if (app_clock_ok_audit(a, "--clock-ok", why.data, &err) < 0)
-			app_message(a, EV_STYLE_ERROR, "the audit file cannot be written (%.200s)",
-			            err.msg);
-		ev_buf_free(&why);
-	}
+		take_table(a, d, (enum ev_table_kind)t, r);
+	clock_ok_at_start(a, v);
 }
 
 /* --- drawing ---------------------------------------------------------------------------------- */
@@ -641,8 +659,10 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 		           total ? "\001TOTAL" : row->group);
 }
 
-static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t, int top,
-                       int height, int cols, bool focused)
+/* The block's title: the table, the stale and clock marks first (a narrow terminal cuts it
+ * from the right), the dimension and the rates' window, the mirror's ages, its facts last. */
+static void draw_title(struct app *a, struct dash_view *d, enum ev_table_kind t, int top, int cols,
+                       bool focused)
 {
 	struct table_state *ts = &d->t[t];
 	const struct ev_table_def *def = ev_model_table(t);
@@ -695,42 +715,51 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	              : focused ? EV_STYLE_TITLE
 	                        : EV_STYLE_NORMAL,
 	              title);
-	if (height < 2)
-		return;
-	if (ts->cur == NULL) {
-		draw_text(top + 1, 2, cols - 2, ts->note[0] ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
-		          ts->note[0] ? ts->note : "loading…");
-		if (ts->gone_since[0] != '\0' && height >= 3) {
-			char gone[128];
-			snprintf(gone, sizeof(gone),
-			         "its figures of %s are no longer shown; read again at every "
-			         "refresh",
-			         ts->gone_since);
-			draw_text(top + 2, 2, cols - 2, EV_STYLE_WARNING, gone);
-		}
-		return;
+}
+
+/* Nothing read yet, or the table is gone: why, in the block's place. */
+static void draw_unread(const struct table_state *ts, int top, int height, int cols)
+{
+	draw_text(top + 1, 2, cols - 2, ts->note[0] ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
+	          ts->note[0] ? ts->note : "loading…");
+	if (ts->gone_since[0] != '\0' && height >= 3) {
+		char gone[128];
+		snprintf(gone, sizeof(gone),
+		         "its figures of %s are no longer shown; read again at every "
+		         "refresh",
+		         ts->gone_since);
+		draw_text(top + 2, 2, cols - 2, EV_STYLE_WARNING, gone);
 	}
-	int first = first_column(cols, d->sel_col);
-	int ncols = fit_columns(cols, first);
-	int gw = group_width(cols, first, ncols);
-	/* Header: « and » where columns are out of view (l and h scroll to them). */
-	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
-	draw_text_pad(top + 1, 0, gw, EV_STYLE_HEADER, dim_key(d, t));
+}
+
+/* The header: « and » where columns are out of view (l and h scroll to them). */
+static void draw_header(const struct dash_view *d, enum ev_table_kind t, int y, int cols, int first,
+                        int ncols, int gw)
+{
+	draw_fill(y, 0, cols, EV_STYLE_HEADER);
+	draw_text_pad(y, 0, gw, EV_STYLE_HEADER, dim_key(d, t));
 	if (first > 0)
-		draw_text(top + 1, gw, 1, EV_STYLE_HEADER, "«");
+		draw_text(y, gw, 1, EV_STYLE_HEADER, "«");
 	int x = gw + 1;
 	for (int c = first; c < first + ncols; c++) {
-		draw_text_right(top + 1, x + 1, columns[c].width - 1, EV_STYLE_HEADER,
-		                columns[c].head);
+		draw_text_right(y, x + 1, columns[c].width - 1, EV_STYLE_HEADER, columns[c].head);
 		x += columns[c].width;
 	}
 	if (first + ncols < NCOLS) {
-		draw_text(top + 1, x + 1, 1, EV_STYLE_HEADER, "»");
+		draw_text(y, x + 1, 1, EV_STYLE_HEADER, "»");
 		x += 2;
 	}
 	if (x + 6 <= cols)
-		draw_text(top + 1, x + 1, cols - x - 1, EV_STYLE_HEADER, TREND_HEAD);
-	/* Rows, then the totals on the last line of the block. */
+		draw_text(y, x + 1, cols - x - 1, EV_STYLE_HEADER, TREND_HEAD);
+}
+
+/* The rows from the scroll position, then the totals on the last line of the block, the clock
+ * suspicion and the note under them. */
+static void draw_body(struct app *a, struct dash_view *d, enum ev_table_kind t, int top, int height,
+                      int cols, bool focused, int first, int ncols)
+{
+	struct table_state *ts = &d->t[t];
+	bool suspect = ts->cur->clock_suspect != NULL;
 	int body = height - 3;
 	if (ts->note[0] && body > 1)
 		body--;
@@ -785,6 +814,23 @@ static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	}
 	if (ts->note[0] && y + 1 < top + height)
 		draw_text(y + 1, 2, cols - 2, EV_STYLE_WARNING, ts->note);
+}
+
+static void draw_table(struct app *a, struct dash_view *d, enum ev_table_kind t, int top,
+                       int height, int cols, bool focused)
+{
+	struct table_state *ts = &d->t[t];
+	draw_title(a, d, t, top, cols, focused);
+	if (height < 2)
+		return;
+	if (ts->cur == NULL) {
+		draw_unread(ts, top, height, cols);
+		return;
+	}
+	int first = first_column(cols, d->sel_col);
+	int ncols = fit_columns(cols, first);
+	draw_header(d, t, top + 1, cols, first, ncols, group_width(cols, first, ncols));
+	draw_body(a, d, t, top, height, cols, focused, first, ncols);
 }
 
 void ui_dash_clock_why(struct view *v, struct ev_buf *out)

@@ -1221,17 +1221,14 @@ static void open_group(struct app *a, struct list_view *l)
 	app_push(a, gv);
 }
 
-static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
+/* The cursor's keys: a row, a page, the ends, the columns; past a page's edge the next or
+ * the previous page is read. */
+static bool list_move(struct app *a, struct list_view *l, enum ev_ui_action act)
 {
-	struct list_view *l = (struct list_view *)v;
 	int n = l->rows ? (int)l->rows->nrows : 0;
 	int page = LINES - 6 > 1 ? LINES - 6 : 1;
 	struct col cbuf[MAX_COLS];
 
-	if (ev_ui_action_core(act) >= 0) {
-		list_write(a, v, act);
-		return true;
-	}
 	switch (act) {
 	case EV_UA_UP:
 		if (l->sel > 0)
@@ -1276,19 +1273,18 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		if (cs_count(list_columns(l, cbuf)) > l->hscroll + 2)
 			l->hscroll++;
 		break;
-	case EV_UA_FILTER:
-		app_prompt(a, "filter (key=value … reason~text): ", l->filter_text, filter_done);
-		break;
-	case EV_UA_REVERSE:
-		/* The index serves both directions: start again from the other end. */
-		l->reverse = !l->reverse;
-		restart(a, l);
-		app_message(a, EV_STYLE_NORMAL, "%s",
-		            l->reverse ? "order reversed" : "order as the list defines it");
-		break;
-	case EV_UA_GROUP:
-		open_group(a, l);
-		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* The marks: a row (Space), the rows on screen (*), none (U). */
+static bool list_mark(struct app *a, struct list_view *l, enum ev_ui_action act)
+{
+	int n = l->rows ? (int)l->rows->nrows : 0;
+
+	switch (act) {
 	case EV_UA_MARK: {
 		const char *id = n ? ev_rowset_get(l->rows, (size_t)l->sel, "id") : NULL;
 		if (id == NULL)
@@ -1316,6 +1312,39 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		a->marked -= (int)l->nmarks;
 		l->nmarks = 0;
 		app_message(a, EV_STYLE_NORMAL, "no row marked");
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
+{
+	struct list_view *l = (struct list_view *)v;
+	int n = l->rows ? (int)l->rows->nrows : 0;
+
+	if (ev_ui_action_core(act) >= 0) {
+		list_write(a, v, act);
+		return true;
+	}
+	if (list_move(a, l, act) || list_mark(a, l, act)) {
+		a->dirty = true;
+		return true;
+	}
+	switch (act) {
+	case EV_UA_FILTER:
+		app_prompt(a, "filter (key=value … reason~text): ", l->filter_text, filter_done);
+		break;
+	case EV_UA_REVERSE:
+		/* The index serves both directions: start again from the other end. */
+		l->reverse = !l->reverse;
+		restart(a, l);
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            l->reverse ? "order reversed" : "order as the list defines it");
+		break;
+	case EV_UA_GROUP:
+		open_group(a, l);
 		break;
 	case EV_UA_EXPORT:
 		if (l->nmarks > 0)
