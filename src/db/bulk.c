@@ -511,180 +511,189 @@ static void abandon(struct run *r, struct brow *rows, size_t k, unsigned batch)
 	}
 }
 
-/* Run one batch of n rows. Returns 0, or -1 to stop the run (r->s->error says why). */
-static int run_batch(struct run *r, struct brow *rows, size_t n)
+/* The audit file's intent line of the batch, written before any of its rows is. */
+static int write_intent(struct run *r, const struct brow *rows, size_t n, unsigned batch,
+                        struct ev_error *err)
 {
-	const struct ev_bulk_ctx *ctx = r->ctx;
-	struct ev_bulk_snapshot *s = r->s;
-	struct ev_conn *c = ctx->conn;
 	const struct ev_bulk_item **items = ev_xcalloc(n, sizeof(*items));
-	struct ev_error err = {0};
-	unsigned batch = s->tally.batches + 1;
 	char now[32];
-	int rc = 0;
-	bool stop_after = false;
 
-	r->in_doubt = false;
 	for (size_t i = 0; i < n; i++)
 		items[i] = rows[i].it;
 	ev_audit_time_now(now);
-	char *line = ev_bulk_intent_line(now, &r->who, s, batch, items, n);
+	char *line = ev_bulk_intent_line(now, &r->who, r->s, batch, items, n);
 	free(items);
-	rc = ev_audit_log_append(ctx->log, line, &err);
+	int rc = ev_audit_log_append(r->ctx->log, line, err);
 	free(line);
 	if (rc < 0) {
 		set_error(
-		        s,
+		        r->s,
 		        "the audit file's intent line of batch %u could not be written, so nothing "
 		        "more was done: %s",
-		        batch, err.msg);
+		        batch, err->msg);
 		return -1;
 	}
-	if (ev_conn_begin(c, &err) < 0) {
-		set_error(s, "batch %u could not start: %s; nothing more was done", batch, err.msg);
-		return -1;
-	}
-	s->tally.batches = batch;
+	return 0;
+}
 
-	long long t_begin = mono_ms();
-	size_t k = 0, changed = 0;
-	bool aborted = false;
-	for (; k < n; k++) {
-		struct brow *b = &rows[k];
-		unsigned long long affected = 0;
-		/* Bounded time: a batch holds its row locks until COMMIT. */
-		if (k > 0 && mono_ms() - t_begin >= s->set.batch_ms)
-			break;
-		if (ev_bulk_item_guard(s, b->it, &b->g, &err) < 0) {
-			item_set(b->it, EV_BULK_FAILED, batch,
-			         ev_xasprintf("refused: %s", err.msg));
-			continue;
-		}
-		b->built = true;
-		if (ev_conn_write(c, b->g.update, &affected, &err) < 0) {
-			bool gone = lost(&err);
-			abandon(r, rows, k, batch);
-			item_set(b->it, EV_BULK_FAILED, batch,
-			         ev_xasprintf("%s; the batch's transaction was rolled back, so "
-			                      "nothing of "
-			                      "it "
-			                      "was changed%s",
-			                      err.msg, gone ? " (the connection was lost)" : ""));
-			stop_after = stops_run(&err);
-			if (stop_after)
-				set_error(s, "batch %u: %s", batch, err.msg);
-			aborted = true;
-			k++;
-			break;
-		}
-		if (affected == 0) {
-			b->written = 0;
-			continue;
-		}
-		if (affected != 1) {
-			abandon(r, rows, k, batch);
-			item_set(b->it, EV_BULK_FAILED, batch,
-			         ev_xasprintf("the UPDATE by primary key changed %llu rows; the "
-			                      "batch was "
-			                      "rolled back",
-			                      affected));
-			aborted = true;
-			k++;
-			break;
-		}
-		b->written = 1;
-		if (ctx->access->audit_table) {
-			struct ev_audit_rec rec = {.who = &r->who,
-			                           .g = &b->g,
-			                           .before = &b->it->row,
-			                           .result = EV_AUDIT_APPLIED};
-			struct ev_query *q = ev_guard_query_audit_insert(&rec);
-			int irc = ev_conn_write(c, q, &affected, &err);
-			ev_query_free(&q);
-			if (irc < 0) {
-				b->written = -1;
-				abandon(r, rows, k, batch);
-				item_set(
-				        b->it, EV_BULK_FAILED, batch,
-				        ev_xasprintf(
-				                "the audit row could not be written, so the change "
-				                "was "
-				                "rolled back with the batch: %s",
-				                err.msg));
-				/* Without its audit row no change is made: stop unless it was only
-				 * this row's bad luck (a lock wait, a lost connection). */
-				stop_after = !lost(&err) && err.code != 1205 && err.code != 1213 &&
-				             err.code != EV_ERR_TIMEOUT;
-				if (stop_after)
-					set_error(
-					        s,
-					        "batch %u: the audit row could not be written: %s",
-					        batch, err.msg);
-				aborted = true;
-				k++;
-				break;
-			}
-		}
-		changed++;
+/* Row k's audit row, in the batch's transaction; when it cannot be written the batch is
+ * rolled back (-1). */
+static int write_audit_row(struct run *r, struct brow *rows, size_t k, unsigned batch,
+                           struct ev_error *err, bool *stop_after)
+{
+	struct brow *b = &rows[k];
+	unsigned long long affected = 0;
+	struct ev_audit_rec rec = {
+	        .who = &r->who, .g = &b->g, .before = &b->it->row, .result = EV_AUDIT_APPLIED};
+	struct ev_query *q = ev_guard_query_audit_insert(&rec);
+	int irc = ev_conn_write(r->ctx->conn, q, &affected, err);
+	ev_query_free(&q);
+	if (irc == 0)
+		return 0;
+	b->written = -1;
+	abandon(r, rows, k, batch);
+	item_set(b->it, EV_BULK_FAILED, batch,
+	         ev_xasprintf("the audit row could not be written, so the change was "
+	                      "rolled back with the batch: %s",
+	                      err->msg));
+	/* Without its audit row no change is made: stop unless it was only this row's bad luck
+	 * (a lock wait, a lost connection). */
+	*stop_after =
+	        !lost(err) && err->code != 1205 && err->code != 1213 && err->code != EV_ERR_TIMEOUT;
+	if (*stop_after)
+		set_error(r->s, "batch %u: the audit row could not be written: %s", batch,
+		          err->msg);
+	return -1;
+}
+
+enum row_outcome { ROW_CHANGED, ROW_UNCHANGED, ROW_ABORTED };
+
+/* Row k's guarded UPDATE (and audit row) in the batch's transaction: changed, unchanged
+ * (refused, or its guard matched nothing), or aborted (the batch was rolled back; *stop_after
+ * when the run cannot go on). */
+static enum row_outcome write_row(struct run *r, struct brow *rows, size_t k, unsigned batch,
+                                  struct ev_error *err, bool *stop_after)
+{
+	struct brow *b = &rows[k];
+	unsigned long long affected = 0;
+
+	if (ev_bulk_item_guard(r->s, b->it, &b->g, err) < 0) {
+		item_set(b->it, EV_BULK_FAILED, batch, ev_xasprintf("refused: %s", err->msg));
+		return ROW_UNCHANGED;
 	}
-	/* Rows the time bound left out go to the next batch. */
+	b->built = true;
+	if (ev_conn_write(r->ctx->conn, b->g.update, &affected, err) < 0) {
+		bool gone = lost(err);
+		abandon(r, rows, k, batch);
+		item_set(b->it, EV_BULK_FAILED, batch,
+		         ev_xasprintf("%s; the batch's transaction was rolled back, so nothing of "
+		                      "it was changed%s",
+		                      err->msg, gone ? " (the connection was lost)" : ""));
+		*stop_after = stops_run(err);
+		if (*stop_after)
+			set_error(r->s, "batch %u: %s", batch, err->msg);
+		return ROW_ABORTED;
+	}
+	if (affected == 0) {
+		b->written = 0;
+		return ROW_UNCHANGED;
+	}
+	if (affected != 1) {
+		abandon(r, rows, k, batch);
+		item_set(b->it, EV_BULK_FAILED, batch,
+		         ev_xasprintf("the UPDATE by primary key changed %llu rows; the batch "
+		                      "was rolled back",
+		                      affected));
+		return ROW_ABORTED;
+	}
+	b->written = 1;
+	if (r->ctx->access->audit_table && write_audit_row(r, rows, k, batch, err, stop_after) < 0)
+		return ROW_ABORTED;
+	return ROW_CHANGED;
+}
+
+/* Write the rows in the batch's transaction for as long as its time bound allows; the rows
+ * it left out (from *tried on) go to the next batch. True when a row's failure rolled the
+ * batch back. */
+static bool write_rows(struct run *r, struct brow *rows, size_t n, unsigned batch, size_t *tried,
+                       size_t *changed, struct ev_error *err, bool *stop_after)
+{
+	long long t_begin = mono_ms();
+	size_t k = 0;
+	bool aborted = false;
+
+	for (; k < n; k++) {
+		/* Bounded time: a batch holds its row locks until COMMIT. */
+		if (k > 0 && mono_ms() - t_begin >= r->s->set.batch_ms)
+			break;
+		enum row_outcome o = write_row(r, rows, k, batch, err, stop_after);
+		if (o == ROW_ABORTED) {
+			aborted = true;
+			k++;
+			break;
+		}
+		if (o == ROW_CHANGED)
+			(*changed)++;
+	}
 	for (size_t i = k; i < n; i++)
 		rows[i].written = -1;
+	*tried = k;
+	return aborted;
+}
 
-	if (!aborted) {
-		if (changed == 0) {
-			ev_conn_rollback(c); /* nothing to commit */
-			for (size_t i = 0; i < k; i++)
-				if (rows[i].written == 0)
-					item_set(rows[i].it, EV_BULK_SKIPPED, batch, NULL);
-		} else {
-			fault(EV_POINT_BEFORE_COMMIT, batch, c);
-			int crc = ev_conn_commit(c, &err);
-			bool answer_lost = false;
-			if (crc == 0 && fault(EV_POINT_AFTER_COMMIT, batch, c) != 0) {
-				ev_conn_close(c);
-				answer_lost = true;
-			}
-			for (size_t i = 0; i < k; i++)
-				if (rows[i].written == 0)
-					item_set(rows[i].it, EV_BULK_SKIPPED, batch, NULL);
-			if (crc == 0 && !answer_lost) {
-				for (size_t i = 0; i < k; i++)
-					if (rows[i].written == 1)
-						item_set(rows[i].it, EV_BULK_APPLIED, batch,
-						         rows[i].g.grants_attempt
-						                 ? ev_xasprintf("exhausted: "
-						                                "granted exactly "
-						                                "one more attempt")
-						                 : NULL);
-			} else if (!answer_lost && !lost(&err)) {
-				/* The server answered COMMIT with an error (a conflict with another
-				 * node, a deadlock): the batch was rolled back, nothing of it is
-				 * in. Not in doubt; the next batches go on. */
-				for (size_t i = 0; i < k; i++)
-					if (rows[i].written == 1)
-						item_set(
-						        rows[i].it, EV_BULK_FAILED, batch,
-						        ev_xasprintf("the batch was rolled back at "
-						                     "COMMIT: %s",
-						                     err.msg));
-			} else {
-				char *why =
-				        answer_lost ? ev_xstrdup("the answer to COMMIT was lost")
-				        : lost(&err)
-				                ? ev_xstrdup(
-				                          "the connection was lost during COMMIT")
-				                : ev_xstrdup(err.msg);
-				if (resolve_in_doubt(r, rows, k, batch, why) < 0)
-					stop_after = true;
-				free(why);
-			}
-		}
+/* The rows whose guard matched nothing are skipped. */
+static void skip_unmatched(struct brow *rows, size_t k, unsigned batch)
+{
+	for (size_t i = 0; i < k; i++)
+		if (rows[i].written == 0)
+			item_set(rows[i].it, EV_BULK_SKIPPED, batch, NULL);
+}
+
+/* COMMIT the batch and set its changed rows' states from the answer: applied, rolled back
+ * by the server, or in doubt (re-read to resolve). */
+static void commit_rows(struct run *r, struct brow *rows, size_t k, unsigned batch,
+                        struct ev_error *err, bool *stop_after)
+{
+	struct ev_conn *c = r->ctx->conn;
+
+	fault(EV_POINT_BEFORE_COMMIT, batch, c);
+	int crc = ev_conn_commit(c, err);
+	bool answer_lost = false;
+	if (crc == 0 && fault(EV_POINT_AFTER_COMMIT, batch, c) != 0) {
+		ev_conn_close(c);
+		answer_lost = true;
 	}
-	if (!r->s->tally.unresolved)
-		explain(r, rows, k, batch);
-	if (write_results(r, rows, k, batch) < 0)
-		stop_after = true;
+	skip_unmatched(rows, k, batch);
+	if (crc == 0 && !answer_lost) {
+		for (size_t i = 0; i < k; i++)
+			if (rows[i].written == 1)
+				item_set(rows[i].it, EV_BULK_APPLIED, batch,
+				         rows[i].g.grants_attempt
+				                 ? ev_xasprintf("exhausted: granted "
+				                                "exactly one more attempt")
+				                 : NULL);
+	} else if (!answer_lost && !lost(err)) {
+		/* The server answered COMMIT with an error (a conflict with another node, a
+		 * deadlock): the batch was rolled back, nothing of it is in. Not in doubt; the
+		 * next batches go on. */
+		for (size_t i = 0; i < k; i++)
+			if (rows[i].written == 1)
+				item_set(rows[i].it, EV_BULK_FAILED, batch,
+				         ev_xasprintf("the batch was rolled back at COMMIT: %s",
+				                      err->msg));
+	} else {
+		char *why = answer_lost ? ev_xstrdup("the answer to COMMIT was lost")
+		            : lost(err) ? ev_xstrdup("the connection was lost during COMMIT")
+		                        : ev_xstrdup(err->msg);
+		if (resolve_in_doubt(r, rows, k, batch, why) < 0)
+			*stop_after = true;
+		free(why);
+	}
+}
+
+/* Count the batch's decided rows into the run's totals and free their guards. */
+static void tally_batch(struct run *r, struct brow *rows, size_t n, unsigned batch)
+{
 	for (size_t i = 0; i < n; i++) {
 		struct ev_bulk_item *it = rows[i].it;
 		if (it->batch == batch && it->state == EV_BULK_APPLIED)
@@ -697,6 +706,39 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 			ev_guard_clear(&rows[i].g);
 		rows[i].built = false;
 	}
+}
+
+/* Run one batch of n rows. Returns 0, or -1 to stop the run (r->s->error says why). */
+static int run_batch(struct run *r, struct brow *rows, size_t n)
+{
+	struct ev_bulk_snapshot *s = r->s;
+	struct ev_conn *c = r->ctx->conn;
+	struct ev_error err = {0};
+	unsigned batch = s->tally.batches + 1;
+	size_t k = 0, changed = 0;
+	bool stop_after = false;
+
+	r->in_doubt = false;
+	if (write_intent(r, rows, n, batch, &err) < 0)
+		return -1;
+	if (ev_conn_begin(c, &err) < 0) {
+		set_error(s, "batch %u could not start: %s; nothing more was done", batch, err.msg);
+		return -1;
+	}
+	s->tally.batches = batch;
+
+	bool aborted = write_rows(r, rows, n, batch, &k, &changed, &err, &stop_after);
+	if (!aborted && changed == 0) {
+		ev_conn_rollback(c); /* nothing to commit */
+		skip_unmatched(rows, k, batch);
+	} else if (!aborted) {
+		commit_rows(r, rows, k, batch, &err, &stop_after);
+	}
+	if (!r->s->tally.unresolved)
+		explain(r, rows, k, batch);
+	if (write_results(r, rows, k, batch) < 0)
+		stop_after = true;
+	tally_batch(r, rows, n, batch);
 	return stop_after ? -1 : 0;
 }
 
