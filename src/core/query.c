@@ -563,39 +563,185 @@ static void add_seek(struct ev_query *q, struct ev_buf *b, const char *col, cons
 	              desc && nullable ? " IS NULL" : "");
 }
 
+/* A list request's mistakes, found before any SQL: the table and list, the page size, the
+ * filter's columns, what a trail and a trace need. */
+static int check_list_req(const struct ev_list_req *req, const struct ev_table_def *t,
+                          struct ev_error *err)
+{
+	const char *s;
+
+	if (t == NULL || (unsigned)req->kind >= EV_LIST_COUNT)
+		return ev_error_set(err, EV_ERR_USAGE, "unknown table or list");
+	if (req->limit < 1 || req->limit > EV_PAGE_MAX)
+		return ev_error_set(err, EV_ERR_USAGE, "page size must be 1..%d, not %d",
+		                    EV_PAGE_MAX, req->limit);
+	if (req->filter != NULL && (s = ev_filter_unsupported(req->filter, req->table)) != NULL)
+		return ev_error_set(err, EV_ERR_USAGE, "the %s table has no %s column", t->key, s);
+	if (req->kind == EV_LIST_TRAIL && (req->object_type == NULL || req->object_id == NULL))
+		return ev_error_set(err, EV_ERR_USAGE, "trail needs a %s and a %s", t->type_col,
+		                    t->object_col);
+	if (req->kind == EV_LIST_TRACE && req->trace_id == NULL)
+		return ev_error_set(err, EV_ERR_USAGE, "trace needs a trace_id");
+	return 0;
+}
+
+/* The list kind's own terms of the WHERE (after "deleted = 0") and their parameters. Returns
+ * its sort column; *desc when it reads newest first. */
+static const char *add_kind_where(struct ev_query *q, struct ev_buf *b,
+                                  const struct ev_table_def *t, const struct ev_list_req *req,
+                                  bool *desc)
+{
+	const char *st = t->status_col;
+	const char *sort = "next_retry_time";
+
+	switch (req->kind) {
+	case EV_LIST_FAILED:
+		ev_buf_printf(b, " AND %s = 3", st);
+		break;
+	case EV_LIST_FAILED_DUE:
+		ev_buf_printf(b,
+		              " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time "
+		              "<= NOW()",
+		              st);
+		break;
+	case EV_LIST_FAILED_WAITING:
+		ev_buf_printf(
+		        b,
+		        " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time > NOW()",
+		        st);
+		break;
+	case EV_LIST_FAILED_NORETRY:
+		ev_buf_printf(
+		        b,
+		        " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time IS NULL",
+		        st);
+		break;
+	case EV_LIST_FAILED_EXHAUSTED:
+		ev_buf_printf(b, " AND %s = 3 AND retry_count >= max_retry_count", st);
+		break;
+	case EV_LIST_STUCK:
+		if (t->has_lock) {
+			ev_buf_printf(b, " AND %s = 1 AND lock_until <= NOW()", st);
+			sort = "lock_until";
+		} else {
+			ev_buf_printf(
+			        b, " AND %s = 1 AND last_handle_time <= NOW() - INTERVAL ? SECOND",
+			        st);
+			ev_query_add_int(q, req->stuck_threshold_s);
+			sort = "last_handle_time";
+		}
+		break;
+	case EV_LIST_PROCESSING:
+		ev_buf_printf(b, " AND %s = 1", st);
+		sort = t->has_lock ? "lock_until" : "last_handle_time";
+		break;
+	case EV_LIST_PENDING:
+		ev_buf_printf(b, " AND %s = 0", st);
+		sort = "create_time";
+		break;
+	case EV_LIST_HIGH_RETRY:
+		ev_buf_printf(b, " AND %s = 3 AND retry_count >= ?", st);
+		ev_query_add_int(q, req->high_retry_min);
+		sort = "update_time";
+		*desc = true;
+		break;
+	case EV_LIST_CANCELLED:
+		/* Cancelled rows are the bulk of a table, as success: read them only inside the
+		 * window, through the creation-time index, newest first. */
+		ev_buf_printf(b, " AND %s = 4 AND create_time >= NOW() - INTERVAL ? SECOND", st);
+		ev_query_add_int(q, req->window_s > 0 ? req->window_s : 3600);
+		sort = "create_time";
+		*desc = true;
+		break;
+	case EV_LIST_RECENT:
+		/* Any status, through the creation-time index: the window, or the since filter's
+		 * range when one is given. */
+		if (req->filter == NULL || req->filter->since == NULL) {
+			ev_buf_adds(b, " AND create_time >= NOW() - INTERVAL ? SECOND");
+			ev_query_add_int(q, req->window_s > 0 ? req->window_s : 3600);
+		}
+		sort = "create_time";
+		*desc = true;
+		break;
+	case EV_LIST_TRAIL:
+		ev_buf_printf(b, " AND %s = ? AND %s = ?", t->type_col, t->object_col);
+		ev_query_add_text(q, req->object_type);
+		ev_query_add_text(q, req->object_id);
+		sort = "create_time";
+		break;
+	case EV_LIST_TRACE:
+		ev_buf_adds(b, " AND trace_id = ?");
+		ev_query_add_text(q, req->trace_id);
+		sort = "create_time";
+		break;
+	case EV_LIST_COUNT:
+		break;
+	}
+	return sort;
+}
+
+/* q's keyset sort key: column sort (desc) and, for the failed lists, a second key. A cursor
+ * of another list's shape is refused. */
+static int set_sort(struct ev_query *q, const struct ev_table_def *t, const char *sort, bool desc,
+                    const struct ev_cursor *after, struct ev_error *err)
+{
+	q->sort_col = sort;
+	q->sort_desc = desc;
+	q->sort_nullable = ev_model_column(t, sort)->nullable;
+	/* The status index is (status, next_retry_time, retry_count): ordered by its columns
+	 * the failed lists are read in index order, a page at a time, not sorted whole. */
+	if (strcmp(sort, "next_retry_time") == 0)
+		q->sort_mid = "retry_count";
+	if (after->set && after->has_mid != (q->sort_mid != NULL))
+		return ev_error_set(
+		        err, EV_ERR_USAGE,
+		        "bad cursor: it is not one of this list's (%s cursors are v%d:...): start "
+		        "from the first page",
+		        q->name, q->sort_mid ? 2 : 1);
+	return 0;
+}
+
+/* The keyset seek after req->after, the ORDER BY of q's sort key, and LIMIT ? (a page and
+ * one row more). */
+static void add_seek_order(struct ev_query *q, struct ev_buf *b, const struct ev_list_req *req)
+{
+	const char *sort = q->sort_col;
+	bool desc = q->sort_desc;
+
+	/* In the no-retry-time bucket next_retry_time is NULL in every row, but the server does
+	 * not take "IS NULL" for a constant and would sort: it is left out of the order and of
+	 * the seek, which is then the same order. */
+	bool null_lead = req->kind == EV_LIST_FAILED_NORETRY;
+	if (null_lead && req->after.set && req->after.value_null) {
+		ev_buf_adds(b, " AND ");
+		add_tail(q, b, q->sort_mid, desc ? "<" : ">", &req->after);
+	} else {
+		add_seek(q, b, sort, q->sort_mid, desc, q->sort_nullable, &req->after);
+	}
+	if (null_lead)
+		ev_buf_printf(b, " ORDER BY %s%s, id%s LIMIT ?", q->sort_mid, desc ? " DESC" : "",
+		              desc ? " DESC" : "");
+	else if (q->sort_mid != NULL)
+		ev_buf_printf(b, " ORDER BY %s%s, %s%s, id%s LIMIT ?", sort, desc ? " DESC" : "",
+		              q->sort_mid, desc ? " DESC" : "", desc ? " DESC" : "");
+	else
+		ev_buf_printf(b, " ORDER BY %s%s, id%s LIMIT ?", sort, desc ? " DESC" : "",
+		              desc ? " DESC" : "");
+	ev_query_add_int(q, req->limit + 1);
+	q->limit = req->limit;
+}
+
 struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *err)
 {
 	const struct ev_table_def *t = ev_model_table(req->table);
-	const struct ev_query_def *d;
-	const char *s;
 
-	if (t == NULL || (unsigned)req->kind >= EV_LIST_COUNT) {
-		ev_error_set(err, EV_ERR_USAGE, "unknown table or list");
+	if (check_list_req(req, t, err) < 0)
 		return NULL;
-	}
-	d = ev_query_def_find(kind_query[req->kind], req->table);
-	if (req->limit < 1 || req->limit > EV_PAGE_MAX) {
-		ev_error_set(err, EV_ERR_USAGE, "page size must be 1..%d, not %d", EV_PAGE_MAX,
-		             req->limit);
-		return NULL;
-	}
-	if (req->filter != NULL && (s = ev_filter_unsupported(req->filter, req->table)) != NULL) {
-		ev_error_set(err, EV_ERR_USAGE, "the %s table has no %s column", t->key, s);
-		return NULL;
-	}
-	if (req->kind == EV_LIST_TRAIL && (req->object_type == NULL || req->object_id == NULL)) {
-		ev_error_set(err, EV_ERR_USAGE, "trail needs a %s and a %s", t->type_col,
-		             t->object_col);
-		return NULL;
-	}
-	if (req->kind == EV_LIST_TRACE && req->trace_id == NULL) {
-		ev_error_set(err, EV_ERR_USAGE, "trace needs a trace_id");
-		return NULL;
-	}
 
+	const struct ev_query_def *d = ev_query_def_find(kind_query[req->kind], req->table);
 	struct ev_query *q = query_new(d->name);
 	struct ev_buf b;
-	const char *st = t->status_col;
+	bool desc = false;
 
 	ev_buf_init(&b);
 	ev_buf_printf(&b, "/* evtop:%s */ SELECT ", d->name);
@@ -604,144 +750,25 @@ struct ev_query *ev_query_list(const struct ev_list_req *req, struct ev_error *e
 	size_t from_at = b.len;
 	const char *tname = req->table_name ? req->table_name : t->default_name;
 	ev_buf_printf(&b, " FROM `%s`", tname);
-	if (index_hint(&b, d, req->info, err) < 0) {
-		ev_buf_free(&b);
-		ev_query_free(&q);
-		return NULL;
-	}
+	if (index_hint(&b, d, req->info, err) < 0)
+		goto fail;
 	ev_buf_adds(&b, " WHERE deleted = 0");
-
-	const char *sort = "next_retry_time";
-	bool desc = false;
-	switch (req->kind) {
-	case EV_LIST_FAILED:
-		ev_buf_printf(&b, " AND %s = 3", st);
-		break;
-	case EV_LIST_FAILED_DUE:
-		ev_buf_printf(&b,
-		              " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time "
-		              "<= NOW()",
-		              st);
-		break;
-	case EV_LIST_FAILED_WAITING:
-		ev_buf_printf(
-		        &b,
-		        " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time > NOW()",
-		        st);
-		break;
-	case EV_LIST_FAILED_NORETRY:
-		ev_buf_printf(
-		        &b,
-		        " AND %s = 3 AND retry_count < max_retry_count AND next_retry_time IS NULL",
-		        st);
-		break;
-	case EV_LIST_FAILED_EXHAUSTED:
-		ev_buf_printf(&b, " AND %s = 3 AND retry_count >= max_retry_count", st);
-		break;
-	case EV_LIST_STUCK:
-		if (t->has_lock) {
-			ev_buf_printf(&b, " AND %s = 1 AND lock_until <= NOW()", st);
-			sort = "lock_until";
-		} else {
-			ev_buf_printf(
-			        &b, " AND %s = 1 AND last_handle_time <= NOW() - INTERVAL ? SECOND",
-			        st);
-			ev_query_add_int(q, req->stuck_threshold_s);
-			sort = "last_handle_time";
-		}
-		break;
-	case EV_LIST_PROCESSING:
-		ev_buf_printf(&b, " AND %s = 1", st);
-		sort = t->has_lock ? "lock_until" : "last_handle_time";
-		break;
-	case EV_LIST_PENDING:
-		ev_buf_printf(&b, " AND %s = 0", st);
-		sort = "create_time";
-		break;
-	case EV_LIST_HIGH_RETRY:
-		ev_buf_printf(&b, " AND %s = 3 AND retry_count >= ?", st);
-		ev_query_add_int(q, req->high_retry_min);
-		sort = "update_time";
-		desc = true;
-		break;
-	case EV_LIST_CANCELLED:
-		/* Cancelled rows are the bulk of a table, as success: read them only inside the
-		 * window, through the creation-time index, newest first. */
-		ev_buf_printf(&b, " AND %s = 4 AND create_time >= NOW() - INTERVAL ? SECOND", st);
-		ev_query_add_int(q, req->window_s > 0 ? req->window_s : 3600);
-		sort = "create_time";
-		desc = true;
-		break;
-	case EV_LIST_RECENT:
-		/* Any status, through the creation-time index: the window, or the since filter's
-		 * range when one is given. */
-		if (req->filter == NULL || req->filter->since == NULL) {
-			ev_buf_adds(&b, " AND create_time >= NOW() - INTERVAL ? SECOND");
-			ev_query_add_int(q, req->window_s > 0 ? req->window_s : 3600);
-		}
-		sort = "create_time";
-		desc = true;
-		break;
-	case EV_LIST_TRAIL:
-		ev_buf_printf(&b, " AND %s = ? AND %s = ?", t->type_col, t->object_col);
-		ev_query_add_text(q, req->object_type);
-		ev_query_add_text(q, req->object_id);
-		sort = "create_time";
-		break;
-	case EV_LIST_TRACE:
-		ev_buf_adds(&b, " AND trace_id = ?");
-		ev_query_add_text(q, req->trace_id);
-		sort = "create_time";
-		break;
-	case EV_LIST_COUNT:
-		break;
-	}
+	const char *sort = add_kind_where(q, &b, t, req, &desc);
 	add_filters(q, &b, t, req->filter);
 	if (req->reverse)
 		desc = !desc;
-	q->sort_col = sort;
-	q->sort_desc = desc;
-	q->sort_nullable = ev_model_column(t, sort)->nullable;
-	/* The status index is (status, next_retry_time, retry_count): ordered by its columns
-	 * the failed lists are read in index order, a page at a time, not sorted whole. */
-	if (strcmp(sort, "next_retry_time") == 0)
-		q->sort_mid = "retry_count";
-	if (req->after.set && req->after.has_mid != (q->sort_mid != NULL)) {
-		ev_error_set(
-		        err, EV_ERR_USAGE,
-		        "bad cursor: it is not one of this list's (%s cursors are v%d:...): start "
-		        "from the first page",
-		        d->name, q->sort_mid ? 2 : 1);
-		ev_buf_free(&b);
-		ev_query_free(&q);
-		return NULL;
-	}
-	/* In the no-retry-time bucket next_retry_time is NULL in every row, but the server does
-	 * not take "IS NULL" for a constant and would sort: it is left out of the order and of
-	 * the seek, which is then the same order. */
-	bool null_lead = req->kind == EV_LIST_FAILED_NORETRY;
-	if (null_lead && req->after.set && req->after.value_null) {
-		ev_buf_adds(&b, " AND ");
-		add_tail(q, &b, q->sort_mid, desc ? "<" : ">", &req->after);
-	} else {
-		add_seek(q, &b, sort, q->sort_mid, desc, q->sort_nullable, &req->after);
-	}
-	if (null_lead)
-		ev_buf_printf(&b, " ORDER BY %s%s, id%s LIMIT ?", q->sort_mid, desc ? " DESC" : "",
-		              desc ? " DESC" : "");
-	else if (q->sort_mid != NULL)
-		ev_buf_printf(&b, " ORDER BY %s%s, %s%s, id%s LIMIT ?", sort, desc ? " DESC" : "",
-		              q->sort_mid, desc ? " DESC" : "", desc ? " DESC" : "");
-	else
-		ev_buf_printf(&b, " ORDER BY %s%s, id%s LIMIT ?", sort, desc ? " DESC" : "",
-		              desc ? " DESC" : "");
-	ev_query_add_int(q, req->limit + 1);
-	q->limit = req->limit;
+	if (set_sort(q, t, sort, desc, &req->after, err) < 0)
+		goto fail;
+	add_seek_order(q, &b, req);
 	q->sql = ev_buf_steal(&b);
 	if (req->filter != NULL && req->filter->njson > 0)
 		wrap_search(q, tname, cols_at, from_at, req->filter,
 		            req->search_cap > 0 ? req->search_cap : EV_SEARCH_CAP_DEFAULT);
 	return q;
+fail:
+	ev_buf_free(&b);
+	ev_query_free(&q);
+	return NULL;
 }
 
 void ev_list_search_fold(const struct ev_query *q, struct ev_rowset **rsp,
