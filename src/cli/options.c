@@ -398,387 +398,501 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 	return rc;
 }
 
+/* What every option's handler is given: the options, the connection flags (collected apart,
+ * applied to every chosen source afterwards), and whether the command is `evtop archive`. */
+struct flag_ctx {
+	struct ev_opts *o;
+	struct ev_source *s;
+	bool archive;
+};
+
+/* A handler's answer besides 0 (taken) and -1 (refused, err set): not an option of its
+ * group, for the next group to take. */
+#define NOT_MINE 1
+
+static void password_flag(struct ev_opts *o, char *arg)
+{
+	if (arg == NULL) {
+		o->prompt_password = true;
+		return;
+	}
+	fputs("evtop: warning: a password on the command line is visible "
+	      "to other "
+	      "users; use -p alone to be prompted, or an option file\n",
+	      stderr);
+	set_str(&o->password, arg);
+	/* Hide it from ps where the platform lets us. */
+	memset(arg, 'x', strlen(arg));
+}
+
+/* The server, the account, the option files, evtop's config and sources, --log-sql. */
+static int connection_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	struct ev_source *s = fc->s;
+	long long v;
+
+	switch (c) {
+	case 'h':
+		return set_str(&s->host, arg);
+	case 'P':
+		if (ev_parse_int(arg, 1, 65535, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--port: expected 1..65535, got '%.20s'", arg);
+		s->port = (unsigned)v;
+		return 0;
+	case 'S':
+		return set_str(&s->socket, arg);
+	case 'u':
+		return set_str(&s->user, arg);
+	case 'p':
+		password_flag(o, arg);
+		return 0;
+	case 'D':
+		return set_str(&s->database, arg);
+	case OPT_CONFIG:
+	case OPT_SOURCE:
+		return 0; /* handled by preload */
+	case OPT_PRIMARY:
+		o->primary = true;
+		return 0;
+	case OPT_DEFAULTS_FILE:
+		return set_str(&s->defaults_file, arg);
+	case OPT_NO_DEFAULTS:
+		s->no_defaults = true;
+		return 0;
+	case OPT_DEFAULTS_GROUP:
+		return set_str(&s->defaults_group, arg);
+	case OPT_LOG_SQL:
+		return set_str(&o->log_sql, arg);
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* How the session runs: TLS, the time zone, the time limits, the tables' names. */
+static int session_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	struct ev_source *s = fc->s;
+	long long v;
+
+	switch (c) {
+	case OPT_SSL:
+		s->ssl = true;
+		return 0;
+	case OPT_SSL_CA:
+		return set_str(&s->ssl_ca, arg);
+	case OPT_SSL_CAPATH:
+		return set_str(&s->ssl_capath, arg);
+	case OPT_SSL_CERT:
+		return set_str(&s->ssl_cert, arg);
+	case OPT_SSL_KEY:
+		return set_str(&s->ssl_key, arg);
+	case OPT_SSL_CIPHER:
+		return set_str(&s->ssl_cipher, arg);
+	case OPT_SSL_VERIFY:
+		s->ssl = true;
+		s->ssl_verify = true;
+		return 0;
+	case OPT_TIME_ZONE:
+		if (!ev_time_zone_valid(arg))
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--time-zone: expected +08:00, SYSTEM or a zone name, "
+			                    "got '%.40s'",
+			                    arg);
+		return set_str(&s->time_zone, arg);
+	case OPT_STATEMENT_TIMEOUT:
+		if (duration_opt("statement-timeout", "statement_timeout", arg, 100, 600000, &v,
+		                 err) < 0)
+			return -1;
+		o->cfg.statement_timeout_ms = (int)v;
+		return 0;
+	case OPT_CONNECT_TIMEOUT:
+		if (duration_opt("connect-timeout", "connect_timeout", arg, 1000, 60000, &v, err) <
+		    0)
+			return -1;
+		o->cfg.connect_timeout_s = (int)(v / 1000);
+		return 0;
+	case OPT_OUTBOX_TABLE:
+	case OPT_MESSAGE_TABLE:
+		if (!ev_ident_valid(arg))
+			return ev_error_set(
+			        err, EV_ERR_USAGE,
+			        "--%s: '%.64s' is not a table name (letters, digits, "
+			        "_ and $, at most 64)",
+			        c == OPT_OUTBOX_TABLE ? "outbox-table" : "message-table", arg);
+		return set_str(c == OPT_OUTBOX_TABLE ? &s->outbox_table : &s->message_table, arg);
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* Which table, in which format, how many rows, from where on. */
+static int output_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	long long v;
+
+	switch (c) {
+	case OPT_TABLE:
+		o->table = ev_model_table_parse(arg);
+		if (o->table < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--table: expected outbox or message, got '%.40s'",
+			                    arg);
+		return 0;
+	case OPT_FORMAT:
+		if (ev_format_parse(arg, &o->format) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--format: expected table, json or csv, got '%.40s'",
+			                    arg);
+		return 0;
+	case OPT_LIMIT:
+		if (ev_parse_int(arg, 1, EV_PAGE_MAX, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--limit: expected 1..%d, got '%.20s'", EV_PAGE_MAX,
+			                    arg);
+		o->limit = (int)v;
+		return 0;
+	case OPT_AFTER:
+		return set_str(&o->after, arg);
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* --event-type and the other one-column filters; archive's --until HH:MM is the end of a
+ * maintenance window instead. */
+static int column_filter_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	static const char *const keys[] = {"event_type", "topic",       "biz_type", "biz_id",
+	                                   "event_no",   "trace_id",    "source",   "locked_by",
+	                                   "channel",    "fail_reason", "since",    "until"};
+	struct ev_opts *o = fc->o;
+
+	if (c < OPT_F_EVENT_TYPE || c > OPT_F_UNTIL)
+		return NOT_MINE;
+	if (c == OPT_F_UNTIL && fc->archive && strlen(arg) == 5 && arg[2] == ':')
+		return set_str(&o->until_clock, arg);
+	if (ev_filter_set(&o->filter, keys[c - OPT_F_EVENT_TYPE], arg, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* --unmask=REASON: the reason is audited, so it follows the rules of a reason. */
+static int unmask_flag(struct ev_opts *o, const char *arg, struct ev_error *err)
+{
+	struct ev_error why = {0};
+	if (arg[0] == '\0')
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    "--unmask=REASON: give the reason the data is needed "
+		                    "in the clear (it is audited)");
+	if (ev_guard_reason_check(arg, &why) < 0)
+		return ev_error_set(err, EV_ERR_USAGE, "--unmask=REASON: %s", why.msg);
+	return set_str(&o->unmask, arg);
+}
+
+/* The rows a list reads: --filter, a payload search's cap, what counts as stuck or a high
+ * retry count, and --unmask. */
+static int filter_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	long long v;
+
+	switch (c) {
+	case OPT_FILTER:
+		if (ev_filter_parse(&o->filter, arg, err) < 0)
+			return -1;
+		return 0;
+	case OPT_SEARCH_CAP:
+		if (ev_parse_int(arg, EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--search-cap: expected %lld..%lld, got '%.20s'",
+			                    EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX, arg);
+		o->cfg.search_cap = (int)v;
+		return 0;
+	case OPT_STUCK:
+		if (duration_opt("stuck-threshold", "stuck_threshold", arg, 1000,
+		                 7LL * 86400 * 1000, &v, err) < 0)
+			return -1;
+		o->cfg.stuck_threshold_s = (int)(v / 1000);
+		return 0;
+	case OPT_HIGH_RETRY:
+		if (ev_parse_int(arg, 1, 1000000, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--high-retry: expected 1..1000000, got '%.20s'", arg);
+		o->cfg.high_retry_min = (int)v;
+		return 0;
+	case OPT_UNMASK:
+		return unmask_flag(o, arg, err);
+	default:
+		return column_filter_flag(fc, c, arg, err);
+	}
+}
+
+/* The dashboard's groups and window, check's expressions, --clock-ok. */
+static int dashboard_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	long long v;
+
+	switch (c) {
+	case OPT_BY:
+		return set_str(&o->by, arg);
+	case OPT_WINDOW:
+		if (duration_opt("window", "window", arg, 60000, 30LL * 86400 * 1000, &v, err) < 0)
+			return -1;
+		o->cfg.window_s = (int)(v / 1000);
+		return 0;
+	case OPT_WARNING:
+		return set_str(&o->warning, arg);
+	case OPT_CRITICAL:
+		return set_str(&o->critical, arg);
+	case OPT_CLOCK_OK:
+		o->clock_ok = true;
+		return 0;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* evtop metrics: where it serves or writes, how often, TLS and basic auth. */
+static int metrics_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	long long v;
+
+	switch (c) {
+	case OPT_LISTEN:
+		return set_str(&o->listen, arg);
+	case OPT_TEXTFILE:
+		return set_str(&o->textfile, arg);
+	case OPT_ONCE:
+		o->once = true;
+		return 0;
+	case OPT_INTERVAL:
+		if (duration_opt("interval", "metrics_interval", arg, 1000, 3600000, &v, err) < 0)
+			return -1;
+		o->cfg.metrics_interval_s = (int)(v / 1000);
+		return 0;
+	case OPT_TLS_CERT:
+		return set_str(&o->tls_cert, arg);
+	case OPT_TLS_KEY:
+		return set_str(&o->tls_key, arg);
+	case OPT_BASIC_AUTH_FILE:
+		return set_str(&o->basic_auth_file, arg);
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* The console: --read-only, --mono, a scripted run, --no-mirror. */
+static int console_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	int c2, r2;
+	char x;
+
+	switch (c) {
+	case OPT_SCRIPT:
+		return set_str(&o->script, arg);
+	case OPT_SCREEN:
+		if (sscanf(arg, "%d%c%d", &c2, &x, &r2) != 3 || x != 'x' || c2 < 1 || c2 > 1000 ||
+		    r2 < 1 || r2 > 1000)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--screen: expected COLSxROWS like 80x24, got '%.20s'",
+			                    arg);
+		o->screen_cols = c2;
+		o->screen_rows = r2;
+		return 0;
+	case OPT_MONO:
+		o->mono = true;
+		return 0;
+	case OPT_NO_MIRROR:
+		o->cfg.mirror = false;
+		return 0;
+	case OPT_READ_ONLY:
+		o->cfg.read_only = true;
+		return 0;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* --operator: it goes into the audit, so it follows the rules of a reason. */
+static int operator_flag(struct ev_opts *o, const char *arg, struct ev_error *err)
+{
+	size_t chars = 0; /* UTF-8 lead bytes: the audit column is VARCHAR(128) */
+	struct ev_error ctl = {0};
+	for (const char *ch = arg; *ch; ch++)
+		chars += ((unsigned char)*ch & 0xC0) != 0x80;
+	/* C0, DEL and C1 controls (the 8-bit CSI too), as in reasons. */
+	if (chars == 0 || chars > 128 || ev_guard_reason_check(arg, &ctl) < 0)
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    "--operator: expected an operator or ticket id of "
+		                    "1..128 characters, without control characters");
+	return set_str(&o->cfg.operator_id, arg);
+}
+
+/* The actions (retry, cancel, recover, and the bulk ones). */
+static int action_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	long long v;
+
+	switch (c) {
+	case OPT_NOW:
+		o->retry_now = true;
+		return 0;
+	case OPT_DELAY:
+		if (duration_opt("delay", NULL, arg, 0, 7LL * 86400 * 1000, &v, err) < 0)
+			return -1;
+		o->delay_s = (int)(v / 1000);
+		o->delay_set = true;
+		return 0;
+	case OPT_DRY_RUN:
+		o->dry_run = true;
+		return 0;
+	case OPT_YES:
+		o->yes = true;
+		return 0;
+	case OPT_INCLUDE_PROTECTED:
+		o->include_protected = true;
+		return 0;
+	case OPT_OPERATOR:
+		return operator_flag(o, arg, err);
+	case OPT_ENABLE_MESSAGE_RECOVER:
+		o->cfg.recover_message = true;
+		return 0;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* evtop archive's pace: rows a batch, rows a second, the pause, the replica's lag. */
+static int archive_pace_flag(struct ev_opts *o, int c, const char *arg, struct ev_error *err)
+{
+	long long v;
+
+	switch (c) {
+	case OPT_BATCH:
+		if (ev_parse_int(arg, 1, 5000, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--batch: expected 1 .. 5000 rows, got '%.40s'", arg);
+		o->batch = (int)v;
+		return 0;
+	case OPT_RATE:
+		if (ev_parse_int(arg, 0, 1000000, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--rate: expected 0 (no limit) .. 1000000 rows a "
+			                    "second, got '%.40s'",
+			                    arg);
+		o->rate = (double)v;
+		return 0;
+	case OPT_PAUSE:
+		if (duration_opt("pause", NULL, arg, 0, 3600000, &v, err) < 0)
+			return -1;
+		o->pause_ms = v;
+		return 0;
+	case OPT_MAX_LAG:
+		if (duration_opt("max-lag", NULL, arg, 1000, 86400000, &v, err) < 0)
+			return -1;
+		o->max_lag_ms = v;
+		return 0;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* evtop archive (doc/archive.md): what moves where, and its pace. */
+static int archive_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	long long v;
+
+	switch (c) {
+	case OPT_OLDER_THAN:
+		if (duration_opt("older-than", NULL, arg, 60000, 100LL * 365 * 86400000, &v, err) <
+		    0)
+			return -1;
+		o->older_than_s = v / 1000;
+		return 0;
+	case OPT_STATUS:
+		return set_str(&o->archive_status, arg);
+	case OPT_TO:
+		if (!ev_ident_valid(arg))
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--to: '%.64s' is not a table name (letters, digits, "
+			                    "_ and $, at most 64)",
+			                    arg);
+		return set_str(&o->archive_to, arg);
+	case OPT_TO_FILE:
+		return set_str(&o->archive_file, arg);
+	case OPT_PURGE:
+		o->purge = true;
+		return 0;
+	case OPT_INCLUDE_DELETED:
+		o->include_deleted = true;
+		return 0;
+	case OPT_CREATE_ARCHIVE_TABLE:
+		o->create_archive_table = true;
+		return 0;
+	case OPT_FORCE:
+		o->force = true;
+		return 0;
+	case OPT_FROM_START:
+		o->from_start = true;
+		return 0;
+	default:
+		return archive_pace_flag(o, c, arg, err);
+	}
+}
+
+typedef int flag_handler(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err);
+
+/* The option groups, in the order of the usage text; each takes its own options only. */
+static flag_handler *const flag_groups[] = {
+        connection_flag, session_flag, output_flag, filter_flag,  dashboard_flag,
+        metrics_flag,    console_flag, action_flag, archive_flag,
+};
+
+/* getopt's '?': --help, or an option it does not know or that lacks its value. */
+static int unknown_flag(struct ev_opts *o, char **argv, struct ev_error *err)
+{
+	if (optopt == 0 && strcmp(argv[optind - 1], "--help") == 0) {
+		o->help = true;
+		return 0;
+	}
+	if (optopt != 0 && optopt < 256)
+		return ev_error_set(err, EV_ERR_USAGE, "unknown or incomplete option '-%c'",
+		                    optopt);
+	return ev_error_set(err, EV_ERR_USAGE, "unknown or incomplete option '%.60s'",
+	                    argv[optind - 1]);
+}
+
 static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **argv,
                        struct ev_error *err)
 {
-	long long v;
+	const struct flag_ctx fc = {o, s, argc > 0 && strcmp(argv[0], "archive") == 0};
 	int c;
 
 	optind = 0; /* reset getopt, also for a second parse in one process */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h:P:S:u:p::D:", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			set_str(&s->host, optarg);
-			break;
-		case 'P':
-			if (ev_parse_int(optarg, 1, 65535, &v) < 0)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "--port: expected 1..65535, got '%.20s'",
-				                    optarg);
-			s->port = (unsigned)v;
-			break;
-		case 'S':
-			set_str(&s->socket, optarg);
-			break;
-		case 'u':
-			set_str(&s->user, optarg);
-			break;
-		case 'p':
-			if (optarg != NULL) {
-				fputs("evtop: warning: a password on the command line is visible "
-				      "to other "
-				      "users; use -p alone to be prompted, or an option file\n",
-				      stderr);
-				set_str(&o->password, optarg);
-				/* Hide it from ps where the platform lets us. */
-				memset(optarg, 'x', strlen(optarg));
-			} else {
-				o->prompt_password = true;
-			}
-			break;
-		case 'D':
-			set_str(&s->database, optarg);
-			break;
-		case OPT_CONFIG:
-		case OPT_SOURCE:
-			break; /* handled by preload */
-		case OPT_PRIMARY:
-			o->primary = true;
-			break;
-		case OPT_DEFAULTS_FILE:
-			set_str(&s->defaults_file, optarg);
-			break;
-		case OPT_NO_DEFAULTS:
-			s->no_defaults = true;
-			break;
-		case OPT_DEFAULTS_GROUP:
-			set_str(&s->defaults_group, optarg);
-			break;
-		case OPT_OUTBOX_TABLE:
-		case OPT_MESSAGE_TABLE:
-			if (!ev_ident_valid(optarg))
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--%s: '%.64s' is not a table name (letters, digits, "
-				        "_ and $, at most 64)",
-				        c == OPT_OUTBOX_TABLE ? "outbox-table" : "message-table",
-				        optarg);
-			set_str(c == OPT_OUTBOX_TABLE ? &s->outbox_table : &s->message_table,
-			        optarg);
-			break;
-		case OPT_TIME_ZONE:
-			if (!ev_time_zone_valid(optarg))
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--time-zone: expected +08:00, SYSTEM or a zone name, "
-				        "got '%.40s'",
-				        optarg);
-			set_str(&s->time_zone, optarg);
-			break;
-		case OPT_LOG_SQL:
-			set_str(&o->log_sql, optarg);
-			break;
-		case OPT_SSL:
-			s->ssl = true;
-			break;
-		case OPT_SSL_CA:
-			set_str(&s->ssl_ca, optarg);
-			break;
-		case OPT_SSL_CAPATH:
-			set_str(&s->ssl_capath, optarg);
-			break;
-		case OPT_SSL_CERT:
-			set_str(&s->ssl_cert, optarg);
-			break;
-		case OPT_SSL_KEY:
-			set_str(&s->ssl_key, optarg);
-			break;
-		case OPT_SSL_CIPHER:
-			set_str(&s->ssl_cipher, optarg);
-			break;
-		case OPT_SSL_VERIFY:
-			s->ssl = true;
-			s->ssl_verify = true;
-			break;
-		case OPT_TABLE:
-			o->table = ev_model_table_parse(optarg);
-			if (o->table < 0)
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--table: expected outbox or message, got '%.40s'", optarg);
-			break;
-		case OPT_FORMAT:
-			if (ev_format_parse(optarg, &o->format) < 0)
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--format: expected table, json or csv, got '%.40s'",
-				        optarg);
-			break;
-		case OPT_LIMIT:
-			if (ev_parse_int(optarg, 1, EV_PAGE_MAX, &v) < 0)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "--limit: expected 1..%d, got '%.20s'",
-				                    EV_PAGE_MAX, optarg);
-			o->limit = (int)v;
-			break;
-		case OPT_AFTER:
-			set_str(&o->after, optarg);
-			break;
-		case OPT_FILTER:
-			if (ev_filter_parse(&o->filter, optarg, err) < 0)
+		if (c == '?') {
+			if (unknown_flag(o, argv, err) < 0)
 				return -1;
-			break;
-		case OPT_SCRIPT:
-			set_str(&o->script, optarg);
-			break;
-		case OPT_SCREEN: {
-			int c2, r2;
-			char x;
-			if (sscanf(optarg, "%d%c%d", &c2, &x, &r2) != 3 || x != 'x' || c2 < 1 ||
-			    c2 > 1000 || r2 < 1 || r2 > 1000)
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--screen: expected COLSxROWS like 80x24, got '%.20s'",
-				        optarg);
-			o->screen_cols = c2;
-			o->screen_rows = r2;
-			break;
+			continue;
 		}
-		case OPT_MONO:
-			o->mono = true;
-			break;
-		case OPT_NO_MIRROR:
-			o->cfg.mirror = false;
-			break;
-		case OPT_READ_ONLY:
-			o->cfg.read_only = true;
-			break;
-		case OPT_BY:
-			set_str(&o->by, optarg);
-			break;
-		case OPT_WINDOW:
-			if (duration_opt("window", "window", optarg, 60000, 30LL * 86400 * 1000, &v,
-			                 err) < 0)
-				return -1;
-			o->cfg.window_s = (int)(v / 1000);
-			break;
-		case OPT_WARNING:
-			set_str(&o->warning, optarg);
-			break;
-		case OPT_LISTEN:
-			set_str(&o->listen, optarg);
-			break;
-		case OPT_TEXTFILE:
-			set_str(&o->textfile, optarg);
-			break;
-		case OPT_ONCE:
-			o->once = true;
-			break;
-		case OPT_INTERVAL:
-			if (duration_opt("interval", "metrics_interval", optarg, 1000, 3600000, &v,
-			                 err) < 0)
-				return -1;
-			o->cfg.metrics_interval_s = (int)(v / 1000);
-			break;
-		case OPT_TLS_CERT:
-			set_str(&o->tls_cert, optarg);
-			break;
-		case OPT_TLS_KEY:
-			set_str(&o->tls_key, optarg);
-			break;
-		case OPT_BASIC_AUTH_FILE:
-			set_str(&o->basic_auth_file, optarg);
-			break;
-		case OPT_CRITICAL:
-			set_str(&o->critical, optarg);
-			break;
-		case OPT_STUCK:
-			if (duration_opt("stuck-threshold", "stuck_threshold", optarg, 1000,
-			                 7LL * 86400 * 1000, &v, err) < 0)
-				return -1;
-			o->cfg.stuck_threshold_s = (int)(v / 1000);
-			break;
-		case OPT_HIGH_RETRY:
-			if (ev_parse_int(optarg, 1, 1000000, &v) < 0)
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--high-retry: expected 1..1000000, got '%.20s'", optarg);
-			o->cfg.high_retry_min = (int)v;
-			break;
-		case OPT_SEARCH_CAP:
-			if (ev_parse_int(optarg, EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX, &v) < 0)
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--search-cap: expected %lld..%lld, got '%.20s'",
-				        EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX, optarg);
-			o->cfg.search_cap = (int)v;
-			break;
-		case OPT_STATEMENT_TIMEOUT:
-			if (duration_opt("statement-timeout", "statement_timeout", optarg, 100,
-			                 600000, &v, err) < 0)
-				return -1;
-			o->cfg.statement_timeout_ms = (int)v;
-			break;
-		case OPT_CONNECT_TIMEOUT:
-			if (duration_opt("connect-timeout", "connect_timeout", optarg, 1000, 60000,
-			                 &v, err) < 0)
-				return -1;
-			o->cfg.connect_timeout_s = (int)(v / 1000);
-			break;
-		case OPT_OLDER_THAN:
-			if (duration_opt("older-than", NULL, optarg, 60000, 100LL * 365 * 86400000,
-			                 &v, err) < 0)
-				return -1;
-			o->older_than_s = v / 1000;
-			break;
-		case OPT_STATUS:
-			set_str(&o->archive_status, optarg);
-			break;
-		case OPT_TO:
-			if (!ev_ident_valid(optarg))
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--to: '%.64s' is not a table name (letters, digits, "
-				        "_ and $, at most 64)",
-				        optarg);
-			set_str(&o->archive_to, optarg);
-			break;
-		case OPT_TO_FILE:
-			set_str(&o->archive_file, optarg);
-			break;
-		case OPT_PURGE:
-			o->purge = true;
-			break;
-		case OPT_INCLUDE_DELETED:
-			o->include_deleted = true;
-			break;
-		case OPT_CREATE_ARCHIVE_TABLE:
-			o->create_archive_table = true;
-			break;
-		case OPT_FORCE:
-			o->force = true;
-			break;
-		case OPT_BATCH:
-			if (ev_parse_int(optarg, 1, 5000, &v) < 0)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "--batch: expected 1 .. 5000 rows, got '%.40s'",
-				                    optarg);
-			o->batch = (int)v;
-			break;
-		case OPT_RATE:
-			if (ev_parse_int(optarg, 0, 1000000, &v) < 0)
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--rate: expected 0 (no limit) .. 1000000 rows a "
-				        "second, got '%.40s'",
-				        optarg);
-			o->rate = (double)v;
-			break;
-		case OPT_PAUSE:
-			if (duration_opt("pause", NULL, optarg, 0, 3600000, &v, err) < 0)
-				return -1;
-			o->pause_ms = v;
-			break;
-		case OPT_MAX_LAG:
-			if (duration_opt("max-lag", NULL, optarg, 1000, 86400000, &v, err) < 0)
-				return -1;
-			o->max_lag_ms = v;
-			break;
-		case OPT_FROM_START:
-			o->from_start = true;
-			break;
-		case OPT_F_EVENT_TYPE:
-		case OPT_F_TOPIC:
-		case OPT_F_BIZ_TYPE:
-		case OPT_F_BIZ_ID:
-		case OPT_F_EVENT_NO:
-		case OPT_F_TRACE_ID:
-		case OPT_F_SOURCE:
-		case OPT_F_LOCKED_BY:
-		case OPT_F_CHANNEL:
-		case OPT_F_REASON:
-		case OPT_F_SINCE:
-		case OPT_F_UNTIL: {
-			/* evtop archive --until HH:MM: the end of a maintenance window. */
-			if (c == OPT_F_UNTIL && argc > 0 && strcmp(argv[0], "archive") == 0 &&
-			    strlen(optarg) == 5 && optarg[2] == ':') {
-				set_str(&o->until_clock, optarg);
-				break;
-			}
-			static const char *const keys[] = {"event_type",  "topic",     "biz_type",
-			                                   "biz_id",      "event_no",  "trace_id",
-			                                   "source",      "locked_by", "channel",
-			                                   "fail_reason", "since",     "until"};
-			if (ev_filter_set(&o->filter, keys[c - OPT_F_EVENT_TYPE], optarg, err) < 0)
-				return -1;
-			break;
-		}
-		case OPT_NOW:
-			o->retry_now = true;
-			break;
-		case OPT_DELAY:
-			if (duration_opt("delay", NULL, optarg, 0, 7LL * 86400 * 1000, &v, err) < 0)
-				return -1;
-			o->delay_s = (int)(v / 1000);
-			o->delay_set = true;
-			break;
-		case OPT_DRY_RUN:
-			o->dry_run = true;
-			break;
-		case OPT_YES:
-			o->yes = true;
-			break;
-		case OPT_INCLUDE_PROTECTED:
-			o->include_protected = true;
-			break;
-		case OPT_OPERATOR: {
-			size_t chars = 0; /* UTF-8 lead bytes: the audit column is VARCHAR(128) */
-			struct ev_error ctl = {0};
-			for (const char *ch = optarg; *ch; ch++)
-				chars += ((unsigned char)*ch & 0xC0) != 0x80;
-			/* C0, DEL and C1 controls (the 8-bit CSI too), as in reasons. */
-			if (chars == 0 || chars > 128 || ev_guard_reason_check(optarg, &ctl) < 0)
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--operator: expected an operator or ticket id of "
-				        "1..128 characters, without control characters");
-			set_str(&o->cfg.operator_id, optarg);
-			break;
-		}
-		case OPT_ENABLE_MESSAGE_RECOVER:
-			o->cfg.recover_message = true;
-			break;
-		case OPT_UNMASK: {
-			struct ev_error why = {0};
-			if (optarg[0] == '\0')
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--unmask=REASON: give the reason the data is needed "
-				        "in the clear (it is audited)");
-			if (ev_guard_reason_check(optarg, &why) < 0)
-				return ev_error_set(err, EV_ERR_USAGE, "--unmask=REASON: %s",
-				                    why.msg);
-			set_str(&o->unmask, optarg);
-			break;
-		}
-		case OPT_CLOCK_OK:
-			o->clock_ok = true;
-			break;
-		case '?':
-			if (optopt == 0 && strcmp(argv[optind - 1], "--help") == 0) {
-				o->help = true;
-				break;
-			}
-			if (optopt != 0 && optopt < 256)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "unknown or incomplete option '-%c'", optopt);
-			return ev_error_set(err, EV_ERR_USAGE,
-			                    "unknown or incomplete option '%.60s'",
-			                    argv[optind - 1]);
-		default:
+		int rc = NOT_MINE;
+		for (size_t g = 0;
+		     rc == NOT_MINE && g < sizeof(flag_groups) / sizeof(flag_groups[0]); g++)
+			rc = flag_groups[g](&fc, c, optarg, err);
+		if (rc == NOT_MINE)
 			return ev_error_set(err, EV_ERR_USAGE, "unknown option");
-		}
+		if (rc < 0)
+			return -1;
 	}
 	o->nargs = argc - optind;
 	o->args = argv + optind;
