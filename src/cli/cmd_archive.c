@@ -340,108 +340,143 @@ static const char *retention_risk(long long s)
 	                 "new pending event (the idempotent INSERT needs the row online)";
 }
 
-static int one(struct job *j)
-{
-	struct ev_opts *o = j->o;
-	struct ev_session s = {0};
-	struct ev_error err = {0};
-	struct ev_audit_log log = {.fd = -1};
-	struct ev_conn *replica = NULL;
-	struct ev_source *endpoint = NULL;
-	const char *name = ev_opts_table_name(o, j->table);
-	char *arch_name = NULL, *cpath = NULL, *now = NULL, *cutoff = NULL;
-	int file_fd = -1, rc = EV_EXIT_FAILURE;
-	struct ev_archive_spec sp = {0};
-	const char *src_name = j->src->name ? j->src->name : "default";
+/* What the steps of one run (one source, one table) share; one() frees it. */
+struct run {
+	struct job *j;
+	struct ev_opts *o;
+	struct ev_session s;
+	struct ev_error err;
+	const char *name; /* the online table */
+	const char *src_name;
+	struct ev_archive_spec sp;
+	char *arch_name, *cpath, *now, *cutoff;
+	struct ev_archive_cursor cursor;
+	bool resumed;
+	long long total; /* the dry count (-1: not known) */
+	bool log_table;  /* evtop_archive_log exists */
+	struct ev_audit_who w;
+	struct ev_audit_log log;
+	int file_fd;
+	struct ev_conn *replica;
+	struct ev_source *endpoint;
+};
 
-	o->src = (struct ev_source *)j->src;
-	if (ev_session_open(&s, o, &err) < 0 || ev_session_check_table(&s, j->table, &err) < 0) {
-		ev_session_report(&err);
-		rc = err.code == EV_ERR_CONNECT || err.code == EV_ERR_SCHEMA ? EV_EXIT_UNKNOWN
-		                                                             : EV_EXIT_FAILURE;
-		goto out;
+/* A step's answer that lets the run go on (any other is its exit code). */
+#define GO_ON -1
+
+/* Connect, check the table, and fill the run's spec from the options. */
+static int open_source(struct run *r)
+{
+	struct ev_opts *o = r->o;
+	struct ev_archive_spec *sp = &r->sp;
+
+	o->src = (struct ev_source *)r->j->src;
+	if (ev_session_open(&r->s, o, &r->err) < 0 ||
+	    ev_session_check_table(&r->s, r->j->table, &r->err) < 0) {
+		ev_session_report(&r->err);
+		return r->err.code == EV_ERR_CONNECT || r->err.code == EV_ERR_SCHEMA
+		               ? EV_EXIT_UNKNOWN
+		               : EV_EXIT_FAILURE;
 	}
-	const struct ev_table_info *ti = &s.info[j->table];
-	sp.table = j->table;
-	sp.table_name = name;
-	arch_name = o->archive_to ? ev_xstrdup(o->archive_to) : ev_xasprintf("%s_archive", name);
-	sp.archive_name = arch_name;
-	sp.file_path = o->archive_file;
-	sp.target = o->purge          ? EV_ARCHIVE_PURGE
-	            : o->archive_file ? EV_ARCHIVE_TO_FILE
-	                              : EV_ARCHIVE_TO_TABLE;
-	sp.include_deleted = o->include_deleted;
-	sp.columns = (const char *const *)ti->columns;
-	sp.ncolumns = ti->ncolumns;
-	sp.create_index = ev_index_find(ti, "create_time");
+	const struct ev_table_info *ti = &r->s.info[r->j->table];
+	sp->table = r->j->table;
+	sp->table_name = r->name;
+	r->arch_name =
+	        o->archive_to ? ev_xstrdup(o->archive_to) : ev_xasprintf("%s_archive", r->name);
+	sp->archive_name = r->arch_name;
+	sp->file_path = o->archive_file;
+	sp->target = o->purge          ? EV_ARCHIVE_PURGE
+	             : o->archive_file ? EV_ARCHIVE_TO_FILE
+	                               : EV_ARCHIVE_TO_TABLE;
+	sp->include_deleted = o->include_deleted;
+	sp->columns = (const char *const *)ti->columns;
+	sp->ncolumns = ti->ncolumns;
+	sp->create_index = ev_index_find(ti, "create_time");
 	if (ev_archive_parse_statuses(o->archive_status ? o->archive_status : "success",
-	                              &sp.statuses, &err) < 0) {
-		ev_session_report(&err);
-		rc = EV_EXIT_USAGE;
-		goto out;
+	                              &sp->statuses, &r->err) < 0) {
+		ev_session_report(&r->err);
+		return EV_EXIT_USAGE;
 	}
-	if (o->create_archive_table) {
-		if (o->cfg.read_only) {
-			fputs("evtop: refused: read-only (--read-only or read_only in the "
-			      "config)\n",
-			      stderr);
-			goto out;
-		}
-		if (archive_table(&s, &sp, true, &err) < 0) {
-			ev_session_report(&err);
-			goto out;
-		}
-		rc = EV_EXIT_OK;
-		goto out;
+	return GO_ON;
+}
+
+/* --create-archive-table: make the archive table (or find it made), and nothing else. */
+static int create_only(struct run *r)
+{
+	if (r->o->cfg.read_only) {
+		fputs("evtop: refused: read-only (--read-only or read_only in the "
+		      "config)\n",
+		      stderr);
+		return EV_EXIT_FAILURE;
 	}
-	if (sp.create_index == NULL) {
+	if (archive_table(&r->s, &r->sp, true, &r->err) < 0) {
+		ev_session_report(&r->err);
+		return EV_EXIT_FAILURE;
+	}
+	return EV_EXIT_OK;
+}
+
+/* Before anything moves: the index the reads need, the archive table, the run's cutoff from
+ * the server's clock (fixed for the run), the saved cursor, and the rows to move counted. */
+static int survey(struct run *r)
+{
+	struct ev_opts *o = r->o;
+	struct ev_archive_spec *sp = &r->sp;
+
+	if (sp->create_index == NULL) {
 		fprintf(stderr,
 		        "evtop: %s has no index on (create_time): archive reads the oldest rows "
 		        "through it (the model's idx_create_time); evtop doctor gives the "
 		        "statement\n",
-		        name);
-		rc = EV_EXIT_UNKNOWN;
-		goto out;
+		        r->name);
+		return EV_EXIT_UNKNOWN;
 	}
-	if (sp.target == EV_ARCHIVE_TO_TABLE && archive_table(&s, &sp, false, &err) < 0) {
-		ev_session_report(&err);
+	if (sp->target == EV_ARCHIVE_TO_TABLE && archive_table(&r->s, sp, false, &r->err) < 0) {
+		ev_session_report(&r->err);
 		if (!o->dry_run)
-			goto out;
+			return EV_EXIT_FAILURE;
 	}
-	/* The run's cutoff, from the server's clock, fixed for the run. */
 	struct ev_rowset *rs = NULL;
 	struct ev_query *q = ev_archive_query_clock(o->older_than_s);
-	if (ev_conn_run(s.conn, q, &rs, &err) < 0 || rs->nrows != 1) {
+	if (ev_conn_run(r->s.conn, q, &rs, &r->err) < 0 || rs->nrows != 1) {
 		ev_query_free(&q);
 		ev_rowset_free(&rs);
-		ev_session_report(&err);
-		rc = EV_EXIT_UNKNOWN;
-		goto out;
+		ev_session_report(&r->err);
+		return EV_EXIT_UNKNOWN;
 	}
 	ev_query_free(&q);
-	now = ev_xstrdup(ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
-	cutoff = ev_xstrdup(ev_rowset_cell(rs, 0, 1)->s ? ev_rowset_cell(rs, 0, 1)->s : "");
+	r->now = ev_xstrdup(ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
+	r->cutoff = ev_xstrdup(ev_rowset_cell(rs, 0, 1)->s ? ev_rowset_cell(rs, 0, 1)->s : "");
 	ev_rowset_free(&rs);
-	sp.cutoff = cutoff;
+	sp->cutoff = r->cutoff;
 
-	struct ev_archive_cursor cursor = {0};
-	cpath = cursor_path(src_name, name);
-	bool resumed = !o->from_start && cursor_load(cpath, &cursor);
-	long long total = ev_archive_count(s.conn, &sp, resumed ? &cursor : NULL, &err);
+	r->cpath = cursor_path(r->src_name, r->name);
+	r->resumed = !o->from_start && cursor_load(r->cpath, &r->cursor);
+	r->total = ev_archive_count(r->s.conn, sp, r->resumed ? &r->cursor : NULL, &r->err);
 	/* A count stopped by the statement time limit (a large table): the run goes on, its
 	 * size unknown; the batches are bounded whatever it is. */
-	bool counted = total >= 0;
-	if (!counted && err.code != EV_ERR_TIMEOUT) {
-		ev_session_report(&err);
-		rc = EV_EXIT_UNKNOWN;
-		goto out;
+	if (r->total < 0 && r->err.code != EV_ERR_TIMEOUT) {
+		ev_session_report(&r->err);
+		return EV_EXIT_UNKNOWN;
 	}
-	char *who = ev_text_sanitize(ev_conn_user(s.conn), strlen(ev_conn_user(s.conn)));
-	char *target = sp.target == EV_ARCHIVE_PURGE
+	return GO_ON;
+}
+
+/* What the run is about to do: the rows, the cutoff, the target, the statuses, the risk of
+ * the retention, the account. */
+static void print_plan(const struct run *r)
+{
+	const struct ev_opts *o = r->o;
+	const struct ev_archive_spec *sp = &r->sp;
+	bool counted = r->total >= 0;
+	long long total = r->total;
+
+	char *who = ev_text_sanitize(ev_conn_user(r->s.conn), strlen(ev_conn_user(r->s.conn)));
+	char *target = sp->target == EV_ARCHIVE_PURGE
 	                       ? ev_xstrdup("to delete (--purge: no copy is kept)")
-	               : sp.target == EV_ARCHIVE_TO_FILE
+	               : sp->target == EV_ARCHIVE_TO_FILE
 	                       ? ev_xasprintf("to move to the file %s", o->archive_file)
-	                       : ev_xasprintf("to move to the table %s", sp.archive_name);
+	                       : ev_xasprintf("to move to the table %s", sp->archive_name);
 	char *tsafe = ev_text_sanitize(target, strlen(target));
 	char howmany[96];
 	if (!counted)
@@ -454,157 +489,155 @@ static int one(struct job *j)
 		         total > EV_ARCHIVE_COUNT_CAP ? (long long)EV_ARCHIVE_COUNT_CAP : total);
 	printf("archive %s (source %s): %s finished row%s created before %s (server time; "
 	       "now %s), %s%s\n",
-	       name, src_name, howmany, total == 1 ? "" : "s", cutoff, now, tsafe,
-	       resumed ? " (after the saved cursor; --from-start for a full pass)" : "");
+	       r->name, r->src_name, howmany, total == 1 ? "" : "s", r->cutoff, r->now, tsafe,
+	       r->resumed ? " (after the saved cursor; --from-start for a full pass)" : "");
 	free(tsafe);
 	free(target);
 	printf("  statuses:  %s%s%s%s; backlog rows (0, 1, 3) stay\n",
-	       sp.statuses & (1u << EV_ST_SUCCESS) ? "success" : "",
-	       sp.statuses == ((1u << EV_ST_SUCCESS) | (1u << EV_ST_CANCELLED)) ? ", " : "",
-	       sp.statuses & (1u << EV_ST_CANCELLED) ? "cancelled" : "",
-	       sp.include_deleted ? ", and soft-deleted rows of either" : "");
+	       sp->statuses & (1u << EV_ST_SUCCESS) ? "success" : "",
+	       sp->statuses == ((1u << EV_ST_SUCCESS) | (1u << EV_ST_CANCELLED)) ? ", " : "",
+	       sp->statuses & (1u << EV_ST_CANCELLED) ? "cancelled" : "",
+	       sp->include_deleted ? ", and soft-deleted rows of either" : "");
 	printf("  retention: %s\n", retention_risk(o->older_than_s));
 	printf("  account:   %s\n", who);
 	free(who);
-	if (o->dry_run) {
-		uint64_t ids[1] = {0};
-		printf("  statements of a batch (? the ids chosen):\n");
-		print_statement("read",
-		                ev_archive_query_candidates(
-		                        &sp, resumed ? &cursor : NULL,
-		                        (size_t)(o->batch ? o->batch : EV_ARCHIVE_BATCH_DEFAULT) *
-		                                EV_ARCHIVE_EXAMINE_FACTOR),
-		                true);
-		print_statement("lock",
-		                ev_archive_query_lock(&sp, ids, 1, sp.target == EV_ARCHIVE_TO_FILE),
-		                false);
-		if (sp.target == EV_ARCHIVE_TO_TABLE)
-			print_statement("copy", ev_archive_query_copy(&sp, ids, 1), false);
-		print_statement("delete", ev_archive_query_delete(&sp, ids, 1), false);
-		printf("dry run: nothing written\n");
-		rc = EV_EXIT_OK;
-		goto out;
+}
+
+/* --dry-run: the statements of a batch, as they would run. */
+static int dry_run(struct run *r)
+{
+	struct ev_archive_spec *sp = &r->sp;
+	uint64_t ids[1] = {0};
+
+	printf("  statements of a batch (? the ids chosen):\n");
+	print_statement("read",
+	                ev_archive_query_candidates(
+	                        sp, r->resumed ? &r->cursor : NULL,
+	                        (size_t)(r->o->batch ? r->o->batch : EV_ARCHIVE_BATCH_DEFAULT) *
+	                                EV_ARCHIVE_EXAMINE_FACTOR),
+	                true);
+	print_statement("lock", ev_archive_query_lock(sp, ids, 1, sp->target == EV_ARCHIVE_TO_FILE),
+	                false);
+	if (sp->target == EV_ARCHIVE_TO_TABLE)
+		print_statement("copy", ev_archive_query_copy(sp, ids, 1), false);
+	print_statement("delete", ev_archive_query_delete(sp, ids, 1), false);
+	printf("dry run: nothing written\n");
+	return EV_EXIT_OK;
+}
+
+/* The privileges, checked before the first batch: DELETE, INSERT into the archive table, and
+ * into evtop_archive_log when it exists (no batch runs without its record there). */
+static int check_grants(struct run *r)
+{
+	struct ev_archive_spec *sp = &r->sp;
+	uint64_t probe_ids[1] = {0};
+
+	if (may_run(r->s.conn, ev_archive_query_delete(sp, probe_ids, 1), "DELETE from the table",
+	            &r->err) < 0 ||
+	    (sp->target == EV_ARCHIVE_TO_TABLE &&
+	     may_run(r->s.conn, ev_archive_query_copy(sp, probe_ids, 1),
+	             "INSERT into the archive table", &r->err) < 0)) {
+		ev_session_report(&r->err);
+		fputs("evtop: nothing archived (sql/grants.sql has the archiving account's "
+		      "GRANTs)\n",
+		      stderr);
+		return EV_EXIT_FAILURE;
 	}
+	r->log_table = count_of(r->s.conn, ev_archive_query_log_exists()) > 0;
+	r->w = (struct ev_audit_who){
+	        .source = r->src_name,
+	        .os_user = r->j->ident->os_user,
+	        .sudo_user = r->j->ident->sudo_user,
+	        .ssh_connection = r->j->ident->ssh_connection,
+	        .operator_id = r->o->cfg.operator_id,
+	        .db_user = ev_conn_user(r->s.conn),
+	};
+	struct ev_archive_batch probe = {.run_id = r->j->run_id, .number = 1};
+	if (r->log_table && may_run(r->s.conn, ev_archive_query_log(sp, &r->w, &probe),
+	                            "INSERT into evtop_archive_log", &r->err) < 0) {
+		ev_session_report(&r->err);
+		fputs("evtop: nothing archived: evtop_archive_log exists, and no batch runs "
+		      "without its record\n",
+		      stderr);
+		return EV_EXIT_FAILURE;
+	}
+	return GO_ON;
+}
+
+/* Without --yes, asked on the terminal; refused without one. */
+static int confirm(const struct ev_opts *o)
+{
+	if (o->yes)
+		return GO_ON;
+	if (!isatty(STDIN_FILENO)) {
+		fputs("evtop: refused: no terminal to confirm on; add --yes to start "
+		      "without "
+		      "asking, or --dry-run to see the statements\n",
+		      stderr);
+		return EV_EXIT_FAILURE;
+	}
+	printf("Start? [y/N] ");
+	fflush(stdout);
+	char answer[16] = "";
+	if (fgets(answer, sizeof(answer), stdin) == NULL ||
+	    (answer[0] != 'y' && answer[0] != 'Y')) {
+		printf("nothing archived\n");
+		return EV_EXIT_FAILURE;
+	}
+	return GO_ON;
+}
+
+/* Everything a real run writes besides the tables, or why it may not: read-only, nothing to
+ * do, the grants, the confirmation, the audit file, the archive file. */
+static int may_start(struct run *r)
+{
+	struct ev_opts *o = r->o;
+	int rc;
+
 	if (o->cfg.read_only) {
 		fputs("evtop: refused: read-only (--read-only or read_only in the config): archive "
 		      "writes nothing\n",
 		      stderr);
-		goto out;
+		return EV_EXIT_FAILURE;
 	}
-	if (total == 0) {
+	if (r->total == 0) {
 		printf("nothing to archive\n");
-		rc = EV_EXIT_OK;
-		goto out;
+		return EV_EXIT_OK;
 	}
-	/* The privileges, checked before the first batch. */
-	uint64_t probe_ids[1] = {0};
-	if (may_run(s.conn, ev_archive_query_delete(&sp, probe_ids, 1), "DELETE from the table",
-	            &err) < 0 ||
-	    (sp.target == EV_ARCHIVE_TO_TABLE &&
-	     may_run(s.conn, ev_archive_query_copy(&sp, probe_ids, 1),
-	             "INSERT into the archive table", &err) < 0)) {
-		ev_session_report(&err);
-		fputs("evtop: nothing archived (sql/grants.sql has the archiving account's "
-		      "GRANTs)\n",
-		      stderr);
-		goto out;
-	}
-	bool log_table = count_of(s.conn, ev_archive_query_log_exists()) > 0;
-	struct ev_audit_who w = {
-	        .source = src_name,
-	        .os_user = j->ident->os_user,
-	        .sudo_user = j->ident->sudo_user,
-	        .ssh_connection = j->ident->ssh_connection,
-	        .operator_id = o->cfg.operator_id,
-	        .db_user = ev_conn_user(s.conn),
-	};
-	struct ev_archive_batch probe = {.run_id = j->run_id, .number = 1};
-	if (log_table && may_run(s.conn, ev_archive_query_log(&sp, &w, &probe),
-	                         "INSERT into evtop_archive_log", &err) < 0) {
-		ev_session_report(&err);
-		fputs("evtop: nothing archived: evtop_archive_log exists, and no batch runs "
-		      "without its record\n",
-		      stderr);
-		goto out;
-	}
-	if (!o->yes) {
-		if (!isatty(STDIN_FILENO)) {
-			fputs("evtop: refused: no terminal to confirm on; add --yes to start "
-			      "without "
-			      "asking, or --dry-run to see the statements\n",
-			      stderr);
-			goto out;
-		}
-		printf("Start? [y/N] ");
-		fflush(stdout);
-		char answer[16] = "";
-		if (fgets(answer, sizeof(answer), stdin) == NULL ||
-		    (answer[0] != 'y' && answer[0] != 'Y')) {
-			printf("nothing archived\n");
-			goto out;
-		}
-	}
+	if ((rc = check_grants(r)) != GO_ON || (rc = confirm(o)) != GO_ON)
+		return rc;
 	char *apath = ev_audit_log_default_path();
-	if (apath == NULL || ev_audit_log_open(&log, apath, &err) < 0) {
+	if (apath == NULL || ev_audit_log_open(&r->log, apath, &r->err) < 0) {
 		fprintf(stderr, "evtop: refused: %s (each batch is audited there first)\n",
-		        apath ? err.msg : "no home directory for the audit file");
+		        apath ? r->err.msg : "no home directory for the audit file");
 		free(apath);
-		goto out;
+		return EV_EXIT_FAILURE;
 	}
 	free(apath);
-	if (sp.target == EV_ARCHIVE_TO_FILE) {
-		file_fd = ev_file_open_safe("the archive file", o->archive_file, EV_FILE_PRIVATE,
-		                            EV_FILE_APPEND, &err);
-		if (file_fd < 0) {
-			ev_session_report(&err);
-			goto out;
+	if (r->sp.target == EV_ARCHIVE_TO_FILE) {
+		r->file_fd = ev_file_open_safe("the archive file", o->archive_file, EV_FILE_PRIVATE,
+		                               EV_FILE_APPEND, &r->err);
+		if (r->file_fd < 0) {
+			ev_session_report(&r->err);
+			return EV_EXIT_FAILURE;
 		}
 	}
-	struct lag_ctx lag = {0};
-	if (ev_source_has_replica(j->src)) {
-		endpoint = ev_source_read_endpoint(j->src);
-		replica = ev_conn_new(endpoint, &o->cfg);
-		if (o->password != NULL)
-			ev_conn_set_password(replica, o->password);
-		lag.conn = replica;
-	}
-	struct saver sv = {.path = cpath};
-	struct show sh = {.tty = isatty(STDERR_FILENO), .total = total, .table = name};
-	struct ev_archive_ctx x = {
-	        .conn = s.conn,
-	        .spec = &sp,
-	        .batch = (size_t)(o->batch ? o->batch : EV_ARCHIVE_BATCH_DEFAULT),
-	        .rate = o->rate >= 0 ? o->rate : RATE_DEFAULT,
-	        .pause_ms = (int)(o->pause_ms >= 0 ? o->pause_ms : PAUSE_DEFAULT),
-	        .log = &log,
-	        .who = w,
-	        .run_id = j->run_id,
-	        .log_table = log_table,
-	        .file_fd = file_fd,
-	        .stop = &stop_flag,
-	        .until = until_time(o, &err),
-	        .lag = replica ? read_lag : NULL,
-	        .lag_arg = &lag,
-	        .max_lag_s = o->max_lag_ms >= 0 ? o->max_lag_ms / 1000 : MAX_LAG_DEFAULT,
-	        .progress = show_progress,
-	        .progress_arg = &sh,
-	        .save_cursor = cursor_save,
-	        .save_arg = &sv,
-	};
-	struct ev_archive_result res;
-	if (ev_archive_run(&x, &cursor, &res, &err) < 0) {
-		ev_session_report(&err);
-		goto out;
-	}
-	const struct ev_archive_progress *p = &res.p;
+	return GO_ON;
+}
+
+/* What the batches did: moved, rolled back, kept online, where the cursor stands. */
+static int print_result(const struct run *r, const struct ev_archive_result *res,
+                        bool cursor_unsaved)
+{
+	const struct ev_archive_progress *p = &res->p;
 	printf("archived %zu row%s of %s in %u batch%s (%.0f rows/s, the longest lock hold "
 	       "%.0f ms)%s\n",
-	       p->moved, p->moved == 1 ? "" : "s", name, p->batches, p->batches == 1 ? "" : "es",
+	       p->moved, p->moved == 1 ? "" : "s", r->name, p->batches, p->batches == 1 ? "" : "es",
 	       p->rate, p->max_lock_ms,
-	       res.complete        ? ": nothing older is left"
-	       : res.stopped       ? ": stopped (the rest stays; a rerun resumes)"
-	       : res.until_reached ? ": --until reached (a rerun resumes)"
-	                           : "");
+	       res->complete        ? ": nothing older is left"
+	       : res->stopped       ? ": stopped (the rest stays; a rerun resumes)"
+	       : res->until_reached ? ": --until reached (a rerun resumes)"
+	                            : "");
 	if (p->rolled_back > 0)
 		printf("  %u batch%s rolled back before COMMIT for holding locks over %d ms (the "
 		       "longest %.0f ms), done again smaller\n",
@@ -615,25 +648,95 @@ static int one(struct job *j)
 	       p->kept_backlog, p->kept_status, p->kept_deleted, p->changed);
 	if (p->cursor.set)
 		printf("  cursor: create_time %s, id %llu%s\n", p->cursor.create_time,
-		       (unsigned long long)p->cursor.id, sv.failed ? " (could not be saved)" : "");
-	if (res.error[0] != '\0') {
-		char *safe = ev_text_sanitize(res.error, strlen(res.error));
-		fprintf(stderr, "evtop: archive %s: %s\n", name, safe);
+		       (unsigned long long)p->cursor.id,
+		       cursor_unsaved ? " (could not be saved)" : "");
+	if (res->error[0] != '\0') {
+		char *safe = ev_text_sanitize(res->error, strlen(res->error));
+		fprintf(stderr, "evtop: archive %s: %s\n", r->name, safe);
 		free(safe);
-		goto out;
+		return EV_EXIT_FAILURE;
 	}
-	rc = EV_EXIT_OK;
-out:
-	if (file_fd >= 0)
-		close(file_fd);
-	ev_conn_free(&replica);
-	ev_source_free(&endpoint);
-	ev_audit_log_close(&log);
-	ev_session_close(&s);
-	free(arch_name);
-	free(cpath);
-	free(now);
-	free(cutoff);
+	return EV_EXIT_OK;
+}
+
+/* The batches, paced, watching the replica's lag where the source has one. */
+static int run_batches(struct run *r)
+{
+	struct ev_opts *o = r->o;
+	struct lag_ctx lag = {0};
+
+	if (ev_source_has_replica(r->j->src)) {
+		r->endpoint = ev_source_read_endpoint(r->j->src);
+		r->replica = ev_conn_new(r->endpoint, &o->cfg);
+		if (o->password != NULL)
+			ev_conn_set_password(r->replica, o->password);
+		lag.conn = r->replica;
+	}
+	struct saver sv = {.path = r->cpath};
+	struct show sh = {.tty = isatty(STDERR_FILENO), .total = r->total, .table = r->name};
+	struct ev_archive_ctx x = {
+	        .conn = r->s.conn,
+	        .spec = &r->sp,
+	        .batch = (size_t)(o->batch ? o->batch : EV_ARCHIVE_BATCH_DEFAULT),
+	        .rate = o->rate >= 0 ? o->rate : RATE_DEFAULT,
+	        .pause_ms = (int)(o->pause_ms >= 0 ? o->pause_ms : PAUSE_DEFAULT),
+	        .log = &r->log,
+	        .who = r->w,
+	        .run_id = r->j->run_id,
+	        .log_table = r->log_table,
+	        .file_fd = r->file_fd,
+	        .stop = &stop_flag,
+	        .until = until_time(o, &r->err),
+	        .lag = r->replica ? read_lag : NULL,
+	        .lag_arg = &lag,
+	        .max_lag_s = o->max_lag_ms >= 0 ? o->max_lag_ms / 1000 : MAX_LAG_DEFAULT,
+	        .progress = show_progress,
+	        .progress_arg = &sh,
+	        .save_cursor = cursor_save,
+	        .save_arg = &sv,
+	};
+	struct ev_archive_result res;
+	if (ev_archive_run(&x, &r->cursor, &res, &r->err) < 0) {
+		ev_session_report(&r->err);
+		return EV_EXIT_FAILURE;
+	}
+	return print_result(r, &res, sv.failed);
+}
+
+/* One source's run on the table: each step either answers the run's exit code or lets it go
+ * on to the next. */
+static int one(struct job *j)
+{
+	struct run r = {
+	        .j = j,
+	        .o = j->o,
+	        .name = ev_opts_table_name(j->o, j->table),
+	        .src_name = j->src->name ? j->src->name : "default",
+	        .log = {.fd = -1},
+	        .file_fd = -1,
+	};
+	int rc = open_source(&r);
+	if (rc == GO_ON && r.o->create_archive_table)
+		rc = create_only(&r);
+	if (rc == GO_ON)
+		rc = survey(&r);
+	if (rc == GO_ON) {
+		print_plan(&r);
+		rc = r.o->dry_run ? dry_run(&r) : may_start(&r);
+	}
+	if (rc == GO_ON)
+		rc = run_batches(&r);
+
+	if (r.file_fd >= 0)
+		close(r.file_fd);
+	ev_conn_free(&r.replica);
+	ev_source_free(&r.endpoint);
+	ev_audit_log_close(&r.log);
+	ev_session_close(&r.s);
+	free(r.arch_name);
+	free(r.cpath);
+	free(r.now);
+	free(r.cutoff);
 	return rc;
 }
 
