@@ -147,15 +147,12 @@ static void set_str(char **field, const char *v)
 	*field = ev_xstrdup(v);
 }
 
-/* Returns 0, 1 for --help/--version (done), or -1 with err set. */
-int sim_parse_options(int argc, char **argv, struct sim_opts *o, struct ev_config *cfg,
-                      char **password, struct ev_error *err)
-{
-	struct ev_source *src = &cfg->sources[0];
-	bool seed_set = false;
-	long long v;
-	int c;
+/* A handler's answer besides 0 (taken), 1 (--help or --version: done) and -1 (refused, err
+ * set): not an option of its group. */
+#define NOT_MINE 2
 
+static void set_defaults(struct sim_opts *o)
+{
 	memset(o, 0, sizeof(*o));
 	o->rate = 10;
 	o->instances = 2;
@@ -169,146 +166,185 @@ int sim_parse_options(int argc, char **argv, struct sim_opts *o, struct ev_confi
 	o->history_events = 20000;
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		o->table[t] = ev_model_table((enum ev_table_kind)t)->default_name;
+}
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h:P:S:u:p::D:", long_opts, NULL)) != -1) {
-		const char *arg = optarg;
-		long long ms;
-		switch (c) {
-		case OPT_DEFAULTS_FILE:
-			set_str(&src->defaults_file, arg);
-			break;
-		case 'h':
-			set_str(&src->host, arg);
-			break;
-		case 'P':
-			if (ev_parse_int(arg, 1, 65535, &v) < 0)
-				return ev_error_set(err, EV_ERR_USAGE, "--port: not a port: %s",
-				                    arg);
-			src->port = (unsigned)v;
-			break;
-		case 'S':
-			set_str(&src->socket, arg);
-			break;
-		case 'u':
-			set_str(&src->user, arg);
-			break;
-		case 'p':
-			if (arg == NULL)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "-p: give the password in an option file (the "
-				                    "simulator never prompts)");
-			free(*password);
-			*password = ev_xstrdup(arg);
-			break;
-		case 'D':
-			set_str(&src->database, arg);
-			break;
-		case OPT_OUTBOX_TABLE:
-		case OPT_MESSAGE_TABLE:
-			if (!ev_ident_valid(arg))
-				return ev_error_set(err, EV_ERR_USAGE, "not a table name: %s", arg);
-			o->table[c == OPT_OUTBOX_TABLE ? EV_TABLE_OUTBOX : EV_TABLE_MESSAGE] = arg;
-			break;
-		case OPT_TIME_ZONE:
-			if (!ev_time_zone_valid(arg))
-				return ev_error_set(err, EV_ERR_USAGE, "not a time zone: %s", arg);
-			set_str(&src->time_zone, arg);
-			break;
-		case OPT_RATE:
-			if (parse_fraction(arg, 0, 100000, &o->rate) < 0)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "--rate: events per second, 0 to 100000: %s",
-				                    arg);
-			break;
-		case OPT_INSTANCES:
-			if (ev_parse_int(arg, 1, MAX_INSTANCES, &v) < 0)
-				return ev_error_set(err, EV_ERR_USAGE, "--instances: 1 to %d: %s",
-				                    MAX_INSTANCES, arg);
-			o->instances = (int)v;
-			break;
-		case OPT_FAIL_RATE:
-		case OPT_CRASH_RATE:
-			if (parse_fraction(arg, 0, 1,
-			                   c == OPT_FAIL_RATE ? &o->fail_rate : &o->crash_rate) < 0)
-				return ev_error_set(
-				        err, EV_ERR_USAGE, "--%s: a fraction from 0 to 1: %s",
-				        c == OPT_FAIL_RATE ? "fail-rate" : "crash-rate", arg);
-			break;
-		case OPT_TIME_SCALE:
-			if (parse_fraction(arg, 1, 1000000, &o->time_scale) < 0)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "--time-scale: a factor from 1 to 1000000: %s",
-				                    arg);
-			break;
-		case OPT_BATCH:
-			if (ev_parse_int(arg, 1, 1000, &v) < 0)
-				return ev_error_set(err, EV_ERR_USAGE, "--batch: 1 to 1000: %s",
-				                    arg);
-			o->batch = (int)v;
-			break;
-		case OPT_HISTORY_EVENTS:
-			if (ev_parse_int(arg, 0, 10000000, &v) < 0)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "--history-events: 0 to 10000000: %s", arg);
-			o->history_events = v;
-			break;
-		case OPT_SEED:
-			if (ev_parse_int(arg, 0, 0x7fffffffffffffffLL, &v) < 0)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "--seed: a non-negative integer: %s", arg);
-			o->seed = (unsigned long long)v;
-			seed_set = true;
-			break;
-		case OPT_OUTAGE_EVERY:
-		case OPT_OUTAGE_FOR:
-		case OPT_LOCK_TIME:
-		case OPT_RECOVER_EVERY:
-		case OPT_POLL:
-		case OPT_DURATION:
-		case OPT_HISTORY:
-			if (ev_parse_duration_ms(arg, &ms) < 0 || ms < 0)
-				return ev_error_set(
-				        err, EV_ERR_USAGE,
-				        "--%s: not a duration (500ms, 30s, 2m, 1h, 3d): %s",
-				        long_name(c), arg);
-			if ((c == OPT_LOCK_TIME && ms < 1000) ||
-			    ((c == OPT_RECOVER_EVERY || c == OPT_POLL) && ms < 10))
-				return ev_error_set(err, EV_ERR_USAGE, "--%s: too short: %s",
-				                    long_name(c), arg);
-			*(c == OPT_OUTAGE_EVERY    ? &o->outage_every_ms
-			  : c == OPT_OUTAGE_FOR    ? &o->outage_for_ms
-			  : c == OPT_LOCK_TIME     ? &o->lock_ms
-			  : c == OPT_RECOVER_EVERY ? &o->recover_ms
-			  : c == OPT_POLL          ? &o->poll_ms
-			  : c == OPT_DURATION      ? &o->duration_ms
-			                           : &o->history_ms) = ms;
-			break;
-		case OPT_HISTORY_ONLY:
-			o->history_only = true;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(arg, "json") == 0)
-				o->json = true;
-			else if (strcmp(arg, "table") == 0)
-				o->json = false;
-			else
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "--format: table or json, not %s", arg);
-			break;
-		case OPT_HELP:
-			usage(stdout);
-			return 1;
-		case OPT_VERSION:
-			printf("evtop-sim %s\n", PACKAGE_VERSION);
-			return 1;
-		default:
-			return ev_error_set(err, EV_ERR_USAGE, "unknown or incomplete option %s",
-			                    argv[optind - 1]);
-		}
+/* The server and the account (into the config's first source), the password, the tables. */
+static int connection_option(int c, const char *arg, struct sim_opts *o, struct ev_source *src,
+                             char **password, struct ev_error *err)
+{
+	long long v;
+
+	switch (c) {
+	case OPT_DEFAULTS_FILE:
+		set_str(&src->defaults_file, arg);
+		return 0;
+	case 'h':
+		set_str(&src->host, arg);
+		return 0;
+	case 'P':
+		if (ev_parse_int(arg, 1, 65535, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE, "--port: not a port: %s", arg);
+		src->port = (unsigned)v;
+		return 0;
+	case 'S':
+		set_str(&src->socket, arg);
+		return 0;
+	case 'u':
+		set_str(&src->user, arg);
+		return 0;
+	case 'p':
+		if (arg == NULL)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "-p: give the password in an option file (the "
+			                    "simulator never prompts)");
+		free(*password);
+		*password = ev_xstrdup(arg);
+		return 0;
+	case 'D':
+		set_str(&src->database, arg);
+		return 0;
+	case OPT_OUTBOX_TABLE:
+	case OPT_MESSAGE_TABLE:
+		if (!ev_ident_valid(arg))
+			return ev_error_set(err, EV_ERR_USAGE, "not a table name: %s", arg);
+		o->table[c == OPT_OUTBOX_TABLE ? EV_TABLE_OUTBOX : EV_TABLE_MESSAGE] = arg;
+		return 0;
+	case OPT_TIME_ZONE:
+		if (!ev_time_zone_valid(arg))
+			return ev_error_set(err, EV_ERR_USAGE, "not a time zone: %s", arg);
+		set_str(&src->time_zone, arg);
+		return 0;
+	default:
+		return NOT_MINE;
 	}
-	if (optind < argc)
-		return ev_error_set(err, EV_ERR_USAGE, "unexpected argument %s", argv[optind]);
+}
+
+/* The world's durations: the outages, the lock, the jobs' period, the poll, the run, the
+ * history. */
+static int duration_option(int c, const char *arg, struct sim_opts *o, struct ev_error *err)
+{
+	long long *slot, ms;
+
+	switch (c) {
+	case OPT_OUTAGE_EVERY:
+		slot = &o->outage_every_ms;
+		break;
+	case OPT_OUTAGE_FOR:
+		slot = &o->outage_for_ms;
+		break;
+	case OPT_LOCK_TIME:
+		slot = &o->lock_ms;
+		break;
+	case OPT_RECOVER_EVERY:
+		slot = &o->recover_ms;
+		break;
+	case OPT_POLL:
+		slot = &o->poll_ms;
+		break;
+	case OPT_DURATION:
+		slot = &o->duration_ms;
+		break;
+	case OPT_HISTORY:
+		slot = &o->history_ms;
+		break;
+	default:
+		return NOT_MINE;
+	}
+	if (ev_parse_duration_ms(arg, &ms) < 0 || ms < 0)
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    "--%s: not a duration (500ms, 30s, 2m, 1h, 3d): %s",
+		                    long_name(c), arg);
+	if ((c == OPT_LOCK_TIME && ms < 1000) ||
+	    ((c == OPT_RECOVER_EVERY || c == OPT_POLL) && ms < 10))
+		return ev_error_set(err, EV_ERR_USAGE, "--%s: too short: %s", long_name(c), arg);
+	*slot = ms;
+	return 0;
+}
+
+/* The world's rates, sizes and seed. */
+static int world_option(int c, const char *arg, struct sim_opts *o, bool *seed_set,
+                        struct ev_error *err)
+{
+	long long v;
+
+	switch (c) {
+	case OPT_RATE:
+		if (parse_fraction(arg, 0, 100000, &o->rate) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--rate: events per second, 0 to 100000: %s", arg);
+		return 0;
+	case OPT_INSTANCES:
+		if (ev_parse_int(arg, 1, MAX_INSTANCES, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE, "--instances: 1 to %d: %s",
+			                    MAX_INSTANCES, arg);
+		o->instances = (int)v;
+		return 0;
+	case OPT_FAIL_RATE:
+	case OPT_CRASH_RATE:
+		if (parse_fraction(arg, 0, 1, c == OPT_FAIL_RATE ? &o->fail_rate : &o->crash_rate) <
+		    0)
+			return ev_error_set(err, EV_ERR_USAGE, "--%s: a fraction from 0 to 1: %s",
+			                    c == OPT_FAIL_RATE ? "fail-rate" : "crash-rate", arg);
+		return 0;
+	case OPT_TIME_SCALE:
+		if (parse_fraction(arg, 1, 1000000, &o->time_scale) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--time-scale: a factor from 1 to 1000000: %s", arg);
+		return 0;
+	case OPT_BATCH:
+		if (ev_parse_int(arg, 1, 1000, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE, "--batch: 1 to 1000: %s", arg);
+		o->batch = (int)v;
+		return 0;
+	case OPT_HISTORY_EVENTS:
+		if (ev_parse_int(arg, 0, 10000000, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--history-events: 0 to 10000000: %s", arg);
+		o->history_events = v;
+		return 0;
+	case OPT_SEED:
+		if (ev_parse_int(arg, 0, 0x7fffffffffffffffLL, &v) < 0)
+			return ev_error_set(err, EV_ERR_USAGE, "--seed: a non-negative integer: %s",
+			                    arg);
+		o->seed = (unsigned long long)v;
+		*seed_set = true;
+		return 0;
+	default:
+		return duration_option(c, arg, o, err);
+	}
+}
+
+/* What the run does besides the world: seed the history only, the summary's format, --help,
+ * --version. */
+static int run_option(int c, const char *arg, struct sim_opts *o, struct ev_error *err)
+{
+	switch (c) {
+	case OPT_HISTORY_ONLY:
+		o->history_only = true;
+		return 0;
+	case OPT_FORMAT:
+		if (strcmp(arg, "json") == 0)
+			o->json = true;
+		else if (strcmp(arg, "table") == 0)
+			o->json = false;
+		else
+			return ev_error_set(err, EV_ERR_USAGE, "--format: table or json, not %s",
+			                    arg);
+		return 0;
+	case OPT_HELP:
+		usage(stdout);
+		return 1;
+	case OPT_VERSION:
+		printf("evtop-sim %s\n", PACKAGE_VERSION);
+		return 1;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* The options that go together, once all are read. */
+static int check_together(const struct sim_opts *o, struct ev_error *err)
+{
 	if ((o->outage_every_ms > 0) != (o->outage_for_ms > 0))
 		return ev_error_set(err, EV_ERR_USAGE,
 		                    "--outage-every and --outage-for go together");
@@ -319,6 +355,35 @@ int sim_parse_options(int argc, char **argv, struct sim_opts *o, struct ev_confi
 		return ev_error_set(err, EV_ERR_USAGE, "--fail-rate + --crash-rate exceed 1");
 	if (o->history_only && o->history_ms == 0)
 		return ev_error_set(err, EV_ERR_USAGE, "--history-only needs --history=DUR");
+	return 0;
+}
+
+/* Returns 0, 1 for --help/--version (done), or -1 with err set. */
+int sim_parse_options(int argc, char **argv, struct sim_opts *o, struct ev_config *cfg,
+                      char **password, struct ev_error *err)
+{
+	struct ev_source *src = &cfg->sources[0];
+	bool seed_set = false;
+	int c;
+
+	set_defaults(o);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h:P:S:u:p::D:", long_opts, NULL)) != -1) {
+		int rc = connection_option(c, optarg, o, src, password, err);
+		if (rc == NOT_MINE)
+			rc = world_option(c, optarg, o, &seed_set, err);
+		if (rc == NOT_MINE)
+			rc = run_option(c, optarg, o, err);
+		if (rc == NOT_MINE)
+			return ev_error_set(err, EV_ERR_USAGE, "unknown or incomplete option %s",
+			                    argv[optind - 1]);
+		if (rc != 0)
+			return rc;
+	}
+	if (optind < argc)
+		return ev_error_set(err, EV_ERR_USAGE, "unexpected argument %s", argv[optind]);
+	if (check_together(o, err) < 0)
+		return -1;
 	if (!seed_set)
 		o->seed = (unsigned long long)wall_ms() ^ ((unsigned long long)getpid() << 32);
 	return 0;
