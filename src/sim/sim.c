@@ -647,77 +647,46 @@ static void start_actor(struct actor *a, void *(*fn)(void *))
 	a->running = true;
 }
 
-int main(int argc, char **argv)
+/* One connection first: the tables checked, then --history seeded into them. Returns 0, or 1
+ * (said); *t0 is when the seeding began. */
+static int prepare(const struct sim_opts *o, const struct ev_config *cfg, const char *password,
+                   struct counts *total, long long *t0)
 {
-	struct sim_opts o;
-	struct ev_config cfg;
 	struct ev_error err = {0};
-	char *password = NULL;
-	struct counts total[EV_TABLE_COUNT];
-	int rc;
-
-	memset(total, 0, sizeof(total));
-	ev_config_init(&cfg);
-	rc = sim_parse_options(argc, argv, &o, &cfg, &password, &err);
-	if (rc != 0) {
-		if (rc < 0)
-			fprintf(stderr, "evtop-sim: %s (see evtop-sim --help)\n", err.msg);
-		free(password);
-		ev_config_free(&cfg);
-		return rc < 0 ? 2 : 0;
-	}
-	if (ev_db_init() < 0) {
-		fputs("evtop-sim: cannot initialise the MySQL client library\n", stderr);
-		return 1;
-	}
-
-	struct ev_conn *main_conn = ev_conn_new(&cfg.sources[0], &cfg);
+	struct ev_conn *main_conn = ev_conn_new(&cfg->sources[0], cfg);
 	if (password)
 		ev_conn_set_password(main_conn, password);
-	if (ev_conn_connect(main_conn, &err) < 0 || check_tables(main_conn, &o, &err) < 0) {
+	if (ev_conn_connect(main_conn, &err) < 0 || check_tables(main_conn, o, &err) < 0) {
 		fprintf(stderr, "evtop-sim: %s\n", err.msg);
 		ev_conn_free(&main_conn);
-		rc = 1;
-		goto out;
+		return 1;
 	}
-	long long t0 = mono_ms();
-	if (o.history_ms > 0) {
-		if (run_history(main_conn, &o, total, &err) < 0) {
+	*t0 = mono_ms();
+	if (o->history_ms > 0) {
+		if (run_history(main_conn, o, total, &err) < 0) {
 			fprintf(stderr, "evtop-sim: seeding the history: %s\n", err.msg);
 			ev_conn_free(&main_conn);
-			rc = 1;
-			goto out;
+			return 1;
 		}
 		fprintf(stderr,
 		        "evtop-sim: seeded %llu outbox and %llu message events of history\n",
 		        total[EV_TABLE_OUTBOX].seeded, total[EV_TABLE_MESSAGE].seeded);
 	}
 	ev_conn_free(&main_conn);
-	if (o.history_only) {
-		print_summary(&o, total, (double)(mono_ms() - t0) / 1000.0, 0);
-		goto out;
-	}
+	return 0;
+}
 
-	struct world_state ws;
-	memset(&ws, 0, sizeof(ws));
-	ws.o = &o;
-	atomic_init(&ws.stop, false);
-	pthread_mutex_init(&ws.mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&ws.cv, &ca);
-	pthread_condattr_destroy(&ca);
-
-	sigset_t stop_set;
-	block_signals(&stop_set);
-
-	int nactors = 2 + 2 * o.instances;
+/* The actors, each with its own connection and generator: the jobs, the producer, then a
+ * publisher and a consumer per instance. */
+static struct actor *actors_new(struct world_state *ws, const struct ev_config *cfg,
+                                const char *password, int nactors)
+{
+	const struct sim_opts *o = ws->o;
 	struct actor *actors = ev_xcalloc((size_t)nactors, sizeof(*actors));
 	for (int i = 0; i < nactors; i++) {
 		struct actor *a = &actors[i];
-		a->ws = &ws;
-		a->conn = ev_conn_new(&cfg.sources[0], &cfg);
+		a->ws = ws;
+		a->conn = ev_conn_new(&cfg->sources[0], cfg);
 		if (password)
 			ev_conn_set_password(a->conn, password);
 		if (i == 0) {
@@ -736,35 +705,29 @@ int main(int argc, char **argv)
 			snprintf(a->name, sizeof(a->name), "%s-%02d",
 			         pub ? "publisher" : "consumer", k);
 		}
-		sim_rng_seed(&a->rng, o.seed * 1000003ULL + (unsigned long long)i);
+		sim_rng_seed(&a->rng, o->seed * 1000003ULL + (unsigned long long)i);
 	}
-	fprintf(stderr,
-	        "evtop-sim: seed %llu; %d publishers, %d consumers; %.4g events/s per table; "
-	        "fail %.3g, crash %.3g\n",
-	        o.seed, o.instances, o.instances, o.rate, o.fail_rate, o.crash_rate);
-	ws.start_ms = mono_ms();
-	for (int i = 0; i < nactors; i++) {
-		struct actor *a = &actors[i];
-		if (a->role == ROLE_PRODUCER && o.rate <= 0)
-			continue;
-		start_actor(a, a->role == ROLE_JOBS       ? jobs_main
-		               : a->role == ROLE_PRODUCER ? producer_main
-		                                          : worker_main);
-	}
+	return actors;
+}
 
+/* The main thread while the actors run: a stop signal or --duration ends it; it says when an
+ * outage begins and ends. Returns the number of outages. */
+static long long watch(struct world_state *ws, const sigset_t *stop_set)
+{
+	const struct sim_opts *o = ws->o;
 	bool in_outage = false;
 	long long outages = 0;
 	for (;;) {
 		struct timespec tick = {0, 100 * 1000000L};
-		int sig = sigtimedwait(&stop_set, NULL, &tick);
+		int sig = sigtimedwait(stop_set, NULL, &tick);
 		if (sig > 0) {
 			fprintf(stderr, "evtop-sim: %s: stopping\n", strsignal(sig));
 			break;
 		}
-		long long elapsed = mono_ms() - ws.start_ms;
-		if (o.duration_ms > 0 && elapsed >= o.duration_ms)
+		long long elapsed = mono_ms() - ws->start_ms;
+		if (o->duration_ms > 0 && elapsed >= o->duration_ms)
 			break;
-		bool now_out = outage_at(&o, elapsed);
+		bool now_out = outage_at(o, elapsed);
 		if (now_out != in_outage) {
 			in_outage = now_out;
 			if (now_out) {
@@ -773,17 +736,23 @@ int main(int argc, char **argv)
 				        "evtop-sim: outage: downstream unavailable for %lld s, "
 				        "every "
 				        "attempt fails\n",
-				        o.outage_for_ms / 1000);
+				        o->outage_for_ms / 1000);
 			} else {
 				fprintf(stderr, "evtop-sim: outage over: the backlog drains\n");
 			}
 		}
 	}
-	double seconds = (double)(mono_ms() - ws.start_ms) / 1000.0;
-	pthread_mutex_lock(&ws.mu);
-	atomic_store(&ws.stop, true);
-	pthread_cond_broadcast(&ws.cv);
-	pthread_mutex_unlock(&ws.mu);
+	return outages;
+}
+
+/* Stop the actors, wait for them, and add up what they did into total. */
+static void actors_end(struct world_state *ws, struct actor *actors, int nactors,
+                       struct counts *total)
+{
+	pthread_mutex_lock(&ws->mu);
+	atomic_store(&ws->stop, true);
+	pthread_cond_broadcast(&ws->cv);
+	pthread_mutex_unlock(&ws->mu);
 	for (int i = 0; i < nactors; i++) {
 		struct actor *a = &actors[i];
 		if (a->running)
@@ -796,10 +765,78 @@ int main(int argc, char **argv)
 		ev_conn_free(&a->conn);
 	}
 	free(actors);
-	print_summary(&o, total, seconds, outages);
+}
+
+/* The world: the actors started, watched until the end, stopped, and the summary printed. */
+static void run_world(const struct sim_opts *o, const struct ev_config *cfg, const char *password,
+                      struct counts *total)
+{
+	struct world_state ws;
+	memset(&ws, 0, sizeof(ws));
+	ws.o = o;
+	atomic_init(&ws.stop, false);
+	pthread_mutex_init(&ws.mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&ws.cv, &ca);
+	pthread_condattr_destroy(&ca);
+
+	sigset_t stop_set;
+	block_signals(&stop_set);
+
+	int nactors = 2 + 2 * o->instances;
+	struct actor *actors = actors_new(&ws, cfg, password, nactors);
+	fprintf(stderr,
+	        "evtop-sim: seed %llu; %d publishers, %d consumers; %.4g events/s per table; "
+	        "fail %.3g, crash %.3g\n",
+	        o->seed, o->instances, o->instances, o->rate, o->fail_rate, o->crash_rate);
+	ws.start_ms = mono_ms();
+	for (int i = 0; i < nactors; i++) {
+		struct actor *a = &actors[i];
+		if (a->role == ROLE_PRODUCER && o->rate <= 0)
+			continue;
+		start_actor(a, a->role == ROLE_JOBS       ? jobs_main
+		               : a->role == ROLE_PRODUCER ? producer_main
+		                                          : worker_main);
+	}
+	long long outages = watch(&ws, &stop_set);
+	double seconds = (double)(mono_ms() - ws.start_ms) / 1000.0;
+	actors_end(&ws, actors, nactors, total);
+	print_summary(o, total, seconds, outages);
 	pthread_cond_destroy(&ws.cv);
 	pthread_mutex_destroy(&ws.mu);
-out:
+}
+
+int main(int argc, char **argv)
+{
+	struct sim_opts o;
+	struct ev_config cfg;
+	struct ev_error err = {0};
+	char *password = NULL;
+	struct counts total[EV_TABLE_COUNT];
+	long long t0 = 0;
+	int rc;
+
+	memset(total, 0, sizeof(total));
+	ev_config_init(&cfg);
+	rc = sim_parse_options(argc, argv, &o, &cfg, &password, &err);
+	if (rc != 0) {
+		if (rc < 0)
+			fprintf(stderr, "evtop-sim: %s (see evtop-sim --help)\n", err.msg);
+		free(password);
+		ev_config_free(&cfg);
+		return rc < 0 ? 2 : 0;
+	}
+	if (ev_db_init() < 0) {
+		fputs("evtop-sim: cannot initialise the MySQL client library\n", stderr);
+		return 1;
+	}
+	rc = prepare(&o, &cfg, password, total, &t0);
+	if (rc == 0 && o.history_only)
+		print_summary(&o, total, (double)(mono_ms() - t0) / 1000.0, 0);
+	else if (rc == 0)
+		run_world(&o, &cfg, password, total);
 	if (password) {
 		memset(password, 0, strlen(password));
 		free(password);
