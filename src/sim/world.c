@@ -135,19 +135,27 @@ static void wall_text(long long ms, char when[24], char day[12])
 	strftime(day, 12, "%Y%m%d", &tm);
 }
 
-void sim_world_next(struct sim_world *w, long long ms, struct sim_step *s)
+/* What the texts of one step are made of: the order, its amount, the step's aggregate and the
+ * applications' wall-clock time. */
+struct step_ctx {
+	struct sim_rng *r;
+	struct sim_order *o;
+	struct sim_step *s;
+	unsigned long long agg;
+	double amount;
+	char when[24], day[12];
+};
+
+/* A new order (the first, or now and then while there is room) or one in progress: its slot,
+ * and the kind of its next step. */
+static int pick_order(struct sim_world *w, long long ms, const char *day, int *slot)
 {
 	struct sim_rng *r = &w->rng;
 	struct sim_order *o;
-	int k, slot;
-	char when[24], day[12];
-
-	memset(s, 0, sizeof(*s));
-	wall_text(ms, when, day);
 
 	if (w->nactive == 0 || (w->nactive < SIM_ACTIVE_ORDERS && sim_rng_unit(r) < 0.3)) {
-		slot = w->nactive++;
-		o = &w->active[slot];
+		*slot = w->nactive++;
+		o = &w->active[*slot];
 		memset(o, 0, sizeof(*o));
 		o->id = sim_snowflake_next(&w->sf, ms);
 		snprintf(o->no, sizeof(o->no), "ORDER%s%06llu", day, o->id % 1000000);
@@ -155,135 +163,201 @@ void sim_world_next(struct sim_world *w, long long ms, struct sim_step *s)
 		o->sku = sim_rng_below(r, N(skus));
 		o->qty = 1 + sim_rng_below(r, 3);
 		o->pay_channel = sim_rng_below(r, N(pay_channels));
-		k = K_ORDER_CREATED;
-	} else {
-		slot = sim_rng_below(r, w->nactive);
-		o = &w->active[slot];
-		k = o->next;
-		if (k == K_ORDER_PAID && sim_rng_unit(r) < 0.12)
-			k = K_ORDER_CANCELLED;
+		return K_ORDER_CREATED;
 	}
+	*slot = sim_rng_below(r, w->nactive);
+	o = &w->active[*slot];
+	int k = o->next;
+	if (k == K_ORDER_PAID && sim_rng_unit(r) < 0.12)
+		k = K_ORDER_CANCELLED;
+	return k;
+}
+
+static void order_created(struct step_ctx *c)
+{
+	struct sim_rng *r = c->r;
+	struct sim_order *o = c->o;
+	struct sim_step *s = c->s;
+	snprintf(s->biz_no, sizeof(s->biz_no), "%s", o->no);
+	snprintf(s->outbox_payload, sizeof(s->outbox_payload),
+	         "{\"orderId\": %llu, \"orderNo\": \"%s\", \"userId\": %d, "
+	         "\"orderAmount\": %.2f, \"orderStatus\": 0, \"createTime\": \"%s\", "
+	         "\"items\": [{\"skuId\": \"%s\", \"skuName\": \"%s\", \"quantity\": %d}], "
+	         "\"receiver\": {\"name\": \"%s\", \"city\": \"%s\"}}",
+	         o->id, o->no, o->user_id, c->amount, c->when, skus[o->sku].id, skus[o->sku].name,
+	         o->qty, receivers[sim_rng_below(r, N(receivers))],
+	         cities[sim_rng_below(r, N(cities))]);
+	snprintf(s->message_payload, sizeof(s->message_payload),
+	         "{\"orderId\": \"%s\", \"userId\": %d, \"orderAmount\": %.2f, "
+	         "\"createTime\": \"%s\"}",
+	         o->no, o->user_id, c->amount, c->when);
+	o->created_outbox_id = s->outbox_id;
+	o->next = K_ORDER_PAID;
+}
+
+static void order_paid(struct step_ctx *c)
+{
+	struct sim_order *o = c->o;
+	struct sim_step *s = c->s;
+	snprintf(s->biz_no, sizeof(s->biz_no), "%s", o->no);
+	snprintf(s->outbox_payload, sizeof(s->outbox_payload),
+	         "{\"orderId\": %llu, \"orderNo\": \"%s\", \"payAmount\": %.2f, "
+	         "\"payChannel\": \"%s\", \"orderStatus\": 1, \"paidTime\": \"%s\"}",
+	         o->id, o->no, c->amount, pay_channels[o->pay_channel], c->when);
+	snprintf(s->message_payload, sizeof(s->message_payload),
+	         "{\"orderId\": \"%s\", \"payAmount\": %.2f, \"paidTime\": \"%s\"}", o->no,
+	         c->amount, c->when);
+	o->next = K_PAY_SUCCESS;
+}
+
+static void pay_success(struct step_ctx *c)
+{
+	struct sim_order *o = c->o;
+	struct sim_step *s = c->s;
+	snprintf(s->biz_no, sizeof(s->biz_no), "PAY%s%06llu", c->day, c->agg % 1000000);
+	snprintf(s->outbox_payload, sizeof(s->outbox_payload),
+	         "{\"payId\": %llu, \"payNo\": \"%s\", \"orderNo\": \"%s\", \"amount\": "
+	         "%.2f, "
+	         "\"currency\": \"CNY\", \"channel\": \"%s\", \"successTime\": \"%s\"}",
+	         c->agg, s->biz_no, o->no, c->amount, pay_channels[o->pay_channel], c->when);
+	snprintf(s->message_payload, sizeof(s->message_payload),
+	         "{\"payNo\": \"%s\", \"orderNo\": \"%s\", \"amount\": %.2f, \"remark\": "
+	         "\"支付成功，通知积分与营销系统\"}",
+	         s->biz_no, o->no, c->amount);
+	o->next = K_STOCK_DEDUCTED;
+}
+
+static void stock_deducted(struct step_ctx *c)
+{
+	struct sim_rng *r = c->r;
+	struct sim_order *o = c->o;
+	struct sim_step *s = c->s;
+	snprintf(s->biz_no, sizeof(s->biz_no), "STK%s%06llu", c->day, c->agg % 1000000);
+	snprintf(s->outbox_payload, sizeof(s->outbox_payload),
+	         "{\"flowId\": %llu, \"orderNo\": \"%s\", \"skuId\": \"%s\", \"skuName\": "
+	         "\"%s\", \"quantity\": %d, \"warehouse\": \"%s\"}",
+	         c->agg, o->no, skus[o->sku].id, skus[o->sku].name, o->qty,
+	         warehouses[sim_rng_below(r, N(warehouses))]);
+	snprintf(s->message_payload, sizeof(s->message_payload),
+	         "{\"flowNo\": \"%s\", \"skuId\": \"%s\", \"quantity\": %d}", s->biz_no,
+	         skus[o->sku].id, o->qty);
+	o->next = K_ORDER_SHIPPED;
+}
+
+static void order_shipped(struct step_ctx *c)
+{
+	struct sim_rng *r = c->r;
+	struct sim_order *o = c->o;
+	struct sim_step *s = c->s;
+	int k = sim_rng_below(r, N(carriers));
+	snprintf(s->biz_no, sizeof(s->biz_no), "%s", o->no);
+	snprintf(s->outbox_payload, sizeof(s->outbox_payload),
+	         "{\"orderId\": %llu, \"orderNo\": \"%s\", \"logisticsCompany\": \"%s\", "
+	         "\"trackingNo\": \"%s%010llu\", \"shipTime\": \"%s\"}",
+	         o->id, o->no, carriers[k].name, carriers[k].prefix,
+	         (unsigned long long)(sim_rng_next(r) % 10000000000ULL), c->when);
+	snprintf(s->message_payload, sizeof(s->message_payload),
+	         "{\"orderId\": \"%s\", \"logisticsCompany\": \"%s\"}", o->no, carriers[k].name);
+	o->next = sim_rng_unit(r) < 0.1 ? K_REFUND_FINISHED : K_DONE;
+}
+
+static void refund_finished(struct step_ctx *c)
+{
+	struct sim_rng *r = c->r;
+	struct sim_order *o = c->o;
+	struct sim_step *s = c->s;
+	double part = c->amount / (1 + sim_rng_below(r, 2));
+	snprintf(s->biz_no, sizeof(s->biz_no), "RF%s%06llu", c->day, c->agg % 1000000);
+	snprintf(s->outbox_payload, sizeof(s->outbox_payload),
+	         "{\"refundId\": %llu, \"refundNo\": \"%s\", \"orderNo\": \"%s\", "
+	         "\"refundAmount\": %.2f, \"reason\": \"%s\", \"finishTime\": \"%s\"}",
+	         c->agg, s->biz_no, o->no, part,
+	         refund_reasons[sim_rng_below(r, N(refund_reasons))], c->when);
+	snprintf(s->message_payload, sizeof(s->message_payload),
+	         "{\"refundNo\": \"%s\", \"orderNo\": \"%s\", \"refundAmount\": %.2f}", s->biz_no,
+	         o->no, part);
+	o->next = K_DONE;
+}
+
+static void order_cancelled(struct step_ctx *c)
+{
+	struct sim_order *o = c->o;
+	struct sim_step *s = c->s;
+	snprintf(s->biz_no, sizeof(s->biz_no), "%s", o->no);
+	snprintf(s->outbox_payload, sizeof(s->outbox_payload),
+	         "{\"orderId\": %llu, \"orderNo\": \"%s\", \"orderStatus\": 9, "
+	         "\"cancelReason\": \"用户主动取消\", \"cancelTime\": \"%s\"}",
+	         o->id, o->no, c->when);
+	snprintf(s->message_payload, sizeof(s->message_payload),
+	         "{\"orderId\": \"%s\", \"cancelReason\": \"用户主动取消\"}", o->no);
+	s->cancel_outbox_id = o->created_outbox_id;
+	o->next = K_DONE;
+}
+
+/* The step's business number and payloads, and the order's next step. */
+static void step_texts(struct step_ctx *c, int k)
+{
+	switch (k) {
+	case K_ORDER_CREATED:
+		order_created(c);
+		break;
+	case K_ORDER_PAID:
+		order_paid(c);
+		break;
+	case K_PAY_SUCCESS:
+		pay_success(c);
+		break;
+	case K_STOCK_DEDUCTED:
+		stock_deducted(c);
+		break;
+	case K_ORDER_SHIPPED:
+		order_shipped(c);
+		break;
+	case K_REFUND_FINISHED:
+		refund_finished(c);
+		break;
+	case K_ORDER_CANCELLED:
+	default:
+		order_cancelled(c);
+		break;
+	}
+}
+
+void sim_world_next(struct sim_world *w, long long ms, struct sim_step *s)
+{
+	struct step_ctx c = {.r = &w->rng, .s = s};
+	int k, slot;
+
+	memset(s, 0, sizeof(*s));
+	wall_text(ms, c.when, c.day);
+	k = pick_order(w, ms, c.day, &slot);
+	c.o = &w->active[slot];
 
 	s->kind = &kinds[k];
 	s->outbox_id = sim_snowflake_next(&w->sf, ms);
 	s->message_id = sim_snowflake_next(&w->sf, ms);
-	double amount = skus[o->sku].price * o->qty;
-	unsigned long long agg = o->id;
+	c.amount = skus[c.o->sku].price * c.o->qty;
+	c.agg = c.o->id;
 	switch (k) {
 	case K_PAY_SUCCESS:
 	case K_STOCK_DEDUCTED:
 	case K_REFUND_FINISHED:
 		/* Their own aggregate: the payment, the stock flow, the refund. */
-		agg = sim_snowflake_next(&w->sf, ms);
+		c.agg = sim_snowflake_next(&w->sf, ms);
 		break;
 	default:
 		break;
 	}
-	snprintf(s->aggregate_id, sizeof(s->aggregate_id), "%llu", agg);
+	snprintf(s->aggregate_id, sizeof(s->aggregate_id), "%llu", c.agg);
 	snprintf(s->trace_id, sizeof(s->trace_id), "trace-%016llx",
-	         (unsigned long long)sim_rng_next(r));
+	         (unsigned long long)sim_rng_next(c.r));
 	snprintf(s->headers, sizeof(s->headers), "{\"tenantId\": \"default\", \"source\": \"%s\"}",
 	         s->kind->source);
-
-	switch (k) {
-	case K_ORDER_CREATED:
-		snprintf(s->biz_no, sizeof(s->biz_no), "%s", o->no);
-		snprintf(s->outbox_payload, sizeof(s->outbox_payload),
-		         "{\"orderId\": %llu, \"orderNo\": \"%s\", \"userId\": %d, "
-		         "\"orderAmount\": %.2f, \"orderStatus\": 0, \"createTime\": \"%s\", "
-		         "\"items\": [{\"skuId\": \"%s\", \"skuName\": \"%s\", \"quantity\": %d}], "
-		         "\"receiver\": {\"name\": \"%s\", \"city\": \"%s\"}}",
-		         o->id, o->no, o->user_id, amount, when, skus[o->sku].id, skus[o->sku].name,
-		         o->qty, receivers[sim_rng_below(r, N(receivers))],
-		         cities[sim_rng_below(r, N(cities))]);
-		snprintf(s->message_payload, sizeof(s->message_payload),
-		         "{\"orderId\": \"%s\", \"userId\": %d, \"orderAmount\": %.2f, "
-		         "\"createTime\": \"%s\"}",
-		         o->no, o->user_id, amount, when);
-		o->created_outbox_id = s->outbox_id;
-		o->next = K_ORDER_PAID;
-		break;
-	case K_ORDER_PAID:
-		snprintf(s->biz_no, sizeof(s->biz_no), "%s", o->no);
-		snprintf(s->outbox_payload, sizeof(s->outbox_payload),
-		         "{\"orderId\": %llu, \"orderNo\": \"%s\", \"payAmount\": %.2f, "
-		         "\"payChannel\": \"%s\", \"orderStatus\": 1, \"paidTime\": \"%s\"}",
-		         o->id, o->no, amount, pay_channels[o->pay_channel], when);
-		snprintf(s->message_payload, sizeof(s->message_payload),
-		         "{\"orderId\": \"%s\", \"payAmount\": %.2f, \"paidTime\": \"%s\"}", o->no,
-		         amount, when);
-		o->next = K_PAY_SUCCESS;
-		break;
-	case K_PAY_SUCCESS:
-		snprintf(s->biz_no, sizeof(s->biz_no), "PAY%s%06llu", day, agg % 1000000);
-		snprintf(s->outbox_payload, sizeof(s->outbox_payload),
-		         "{\"payId\": %llu, \"payNo\": \"%s\", \"orderNo\": \"%s\", \"amount\": "
-		         "%.2f, "
-		         "\"currency\": \"CNY\", \"channel\": \"%s\", \"successTime\": \"%s\"}",
-		         agg, s->biz_no, o->no, amount, pay_channels[o->pay_channel], when);
-		snprintf(s->message_payload, sizeof(s->message_payload),
-		         "{\"payNo\": \"%s\", \"orderNo\": \"%s\", \"amount\": %.2f, \"remark\": "
-		         "\"支付成功，通知积分与营销系统\"}",
-		         s->biz_no, o->no, amount);
-		o->next = K_STOCK_DEDUCTED;
-		break;
-	case K_STOCK_DEDUCTED:
-		snprintf(s->biz_no, sizeof(s->biz_no), "STK%s%06llu", day, agg % 1000000);
-		snprintf(s->outbox_payload, sizeof(s->outbox_payload),
-		         "{\"flowId\": %llu, \"orderNo\": \"%s\", \"skuId\": \"%s\", \"skuName\": "
-		         "\"%s\", \"quantity\": %d, \"warehouse\": \"%s\"}",
-		         agg, o->no, skus[o->sku].id, skus[o->sku].name, o->qty,
-		         warehouses[sim_rng_below(r, N(warehouses))]);
-		snprintf(s->message_payload, sizeof(s->message_payload),
-		         "{\"flowNo\": \"%s\", \"skuId\": \"%s\", \"quantity\": %d}", s->biz_no,
-		         skus[o->sku].id, o->qty);
-		o->next = K_ORDER_SHIPPED;
-		break;
-	case K_ORDER_SHIPPED: {
-		int c = sim_rng_below(r, N(carriers));
-		snprintf(s->biz_no, sizeof(s->biz_no), "%s", o->no);
-		snprintf(s->outbox_payload, sizeof(s->outbox_payload),
-		         "{\"orderId\": %llu, \"orderNo\": \"%s\", \"logisticsCompany\": \"%s\", "
-		         "\"trackingNo\": \"%s%010llu\", \"shipTime\": \"%s\"}",
-		         o->id, o->no, carriers[c].name, carriers[c].prefix,
-		         (unsigned long long)(sim_rng_next(r) % 10000000000ULL), when);
-		snprintf(s->message_payload, sizeof(s->message_payload),
-		         "{\"orderId\": \"%s\", \"logisticsCompany\": \"%s\"}", o->no,
-		         carriers[c].name);
-		o->next = sim_rng_unit(r) < 0.1 ? K_REFUND_FINISHED : K_DONE;
-		break;
-	}
-	case K_REFUND_FINISHED: {
-		double part = amount / (1 + sim_rng_below(r, 2));
-		snprintf(s->biz_no, sizeof(s->biz_no), "RF%s%06llu", day, agg % 1000000);
-		snprintf(s->outbox_payload, sizeof(s->outbox_payload),
-		         "{\"refundId\": %llu, \"refundNo\": \"%s\", \"orderNo\": \"%s\", "
-		         "\"refundAmount\": %.2f, \"reason\": \"%s\", \"finishTime\": \"%s\"}",
-		         agg, s->biz_no, o->no, part,
-		         refund_reasons[sim_rng_below(r, N(refund_reasons))], when);
-		snprintf(s->message_payload, sizeof(s->message_payload),
-		         "{\"refundNo\": \"%s\", \"orderNo\": \"%s\", \"refundAmount\": %.2f}",
-		         s->biz_no, o->no, part);
-		o->next = K_DONE;
-		break;
-	}
-	case K_ORDER_CANCELLED:
-	default:
-		snprintf(s->biz_no, sizeof(s->biz_no), "%s", o->no);
-		snprintf(s->outbox_payload, sizeof(s->outbox_payload),
-		         "{\"orderId\": %llu, \"orderNo\": \"%s\", \"orderStatus\": 9, "
-		         "\"cancelReason\": \"用户主动取消\", \"cancelTime\": \"%s\"}",
-		         o->id, o->no, when);
-		snprintf(s->message_payload, sizeof(s->message_payload),
-		         "{\"orderId\": \"%s\", \"cancelReason\": \"用户主动取消\"}", o->no);
-		s->cancel_outbox_id = o->created_outbox_id;
-		o->next = K_DONE;
-		break;
-	}
+	step_texts(&c, k);
 	snprintf(s->outbox_no, sizeof(s->outbox_no), "OUTBOX_%s_%s", s->kind->event_type,
 	         s->aggregate_id);
-	snprintf(s->message_no, sizeof(s->message_no), "EVT%s%llu", day, s->message_id);
-	if (o->next == K_DONE)
+	snprintf(s->message_no, sizeof(s->message_no), "EVT%s%llu", c.day, s->message_id);
+	if (c.o->next == K_DONE)
 		w->active[slot] = w->active[--w->nactive];
 }
 
