@@ -322,48 +322,67 @@ static void change_to_null(struct ev_buf *b, const char *col, const char *old)
 		ev_buf_printf(b, ", %s %s -> NULL", col, old);
 }
 
-/* The SET list, its parameters, the extra WHERE and the change line, per action and table. */
-static void build_update(const struct ev_guard_req *req, struct ev_guard *g)
+/* The action's own terms of the UPDATE's SET list and their parameters (the version and
+ * update_time follow them in every action). */
+static void add_set(struct ev_query *q, struct ev_buf *sql, const struct ev_guard_req *req,
+                    const struct ev_guard *g)
+{
+	const struct ev_table_def *def = ev_model_table(req->table);
+	const char *st = def->status_col;
+
+	switch (req->action) {
+	case EV_ACTION_RETRY_NOW:
+		ev_buf_printf(sql,
+		              "%s = 0, next_retry_time = NULL, max_retry_count = "
+		              "GREATEST(max_retry_count, retry_count + 1)",
+		              st);
+		break;
+	case EV_ACTION_RETRY_SCHEDULE:
+		ev_buf_adds(sql, "next_retry_time = NOW() + INTERVAL ? SECOND, max_retry_count = "
+		                 "GREATEST(max_retry_count, retry_count + 1)");
+		ev_query_add_int(q, req->schedule_delay_s);
+		break;
+	case EV_ACTION_CANCEL:
+		ev_buf_printf(sql, "%s = 4, fail_reason = ?", st);
+		if (def->has_lock)
+			ev_buf_adds(sql, ", locked_by = NULL, lock_until = NULL");
+		ev_query_add_text(q, g->fail_reason);
+		break;
+	default: /* EV_ACTION_RECOVER */
+		ev_buf_printf(sql,
+		              "%s = 3, retry_count = retry_count + 1, next_retry_time = NOW() + "
+		              "INTERVAL 1 MINUTE, fail_reason = ?",
+		              st);
+		if (def->has_lock)
+			ev_buf_adds(sql, ", locked_by = NULL, lock_until = NULL");
+		ev_query_add_text(q, g->fail_reason);
+		break;
+	}
+}
+
+/* What the UPDATE will change, column by column, in one line (the confirmation's). */
+static char *change_line(const struct ev_guard_req *req, const struct ev_guard *g)
 {
 	const struct ev_table_def *def = ev_model_table(req->table);
 	const struct ev_guard_row *row = req->row;
 	const char *st = def->status_col;
-	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
-	struct ev_buf sql, chg;
 	long long new_max = row->max_retry_count > row->retry_count + 1 ? row->max_retry_count
 	                                                                : row->retry_count + 1;
+	struct ev_buf chg;
 
-	ev_buf_init(&sql);
 	ev_buf_init(&chg);
-	q->name = req->action == EV_ACTION_RETRY_NOW        ? "action.retry_now"
-	          : req->action == EV_ACTION_RETRY_SCHEDULE ? "action.retry_schedule"
-	          : req->action == EV_ACTION_CANCEL         ? "action.cancel"
-	                                                    : "action.recover";
-	ev_buf_printf(&sql, "/* evtop:%s */ UPDATE `%s` SET ", q->name, g->table_name);
-
 	switch (req->action) {
 	case EV_ACTION_RETRY_NOW:
-		ev_buf_printf(&sql,
-		              "%s = 0, next_retry_time = NULL, max_retry_count = "
-		              "GREATEST(max_retry_count, retry_count + 1)",
-		              st);
 		ev_buf_printf(&chg, "%s %d (%s) -> 0 (%s)", st, row->status,
 		              status_label(req->table, row->status), status_label(req->table, 0));
 		change_to_null(&chg, "next_retry_time", row->next_retry_time);
 		break;
 	case EV_ACTION_RETRY_SCHEDULE:
-		ev_buf_adds(&sql, "next_retry_time = NOW() + INTERVAL ? SECOND, max_retry_count = "
-		                  "GREATEST(max_retry_count, retry_count + 1)");
-		ev_query_add_int(q, req->schedule_delay_s);
 		ev_buf_printf(&chg, "%s stays %d (%s), next_retry_time %s -> NOW() + %d s", st,
 		              row->status, status_label(req->table, row->status),
 		              or_null(row->next_retry_time), req->schedule_delay_s);
 		break;
 	case EV_ACTION_CANCEL:
-		ev_buf_printf(&sql, "%s = 4, fail_reason = ?", st);
-		if (def->has_lock)
-			ev_buf_adds(&sql, ", locked_by = NULL, lock_until = NULL");
-		ev_query_add_text(q, g->fail_reason);
 		ev_buf_printf(&chg, "%s %d (%s) -> 4 (%s), fail_reason -> '%s'", st, row->status,
 		              status_label(req->table, row->status), status_label(req->table, 4),
 		              g->fail_reason);
@@ -373,13 +392,6 @@ static void build_update(const struct ev_guard_req *req, struct ev_guard *g)
 		}
 		break;
 	default: /* EV_ACTION_RECOVER */
-		ev_buf_printf(&sql,
-		              "%s = 3, retry_count = retry_count + 1, next_retry_time = NOW() + "
-		              "INTERVAL 1 MINUTE, fail_reason = ?",
-		              st);
-		if (def->has_lock)
-			ev_buf_adds(&sql, ", locked_by = NULL, lock_until = NULL");
-		ev_query_add_text(q, g->fail_reason);
 		ev_buf_printf(&chg,
 		              "%s %d (%s) -> 3 (%s), retry_count %lld -> %lld, next_retry_time %s "
 		              "-> NOW() + 1 minute, fail_reason -> '%s'",
@@ -401,39 +413,52 @@ static void build_update(const struct ev_guard_req *req, struct ev_guard *g)
 	}
 	ev_buf_printf(&chg, ", version %lld -> %lld, update_time -> NOW()", row->version,
 	              row->version + 1);
+	return ev_buf_steal(&chg);
+}
 
-	ev_buf_adds(&sql, ", version = version + 1, update_time = NOW() WHERE ");
-	size_t where_at = sql.len, where_param = q->nparams;
-	ev_buf_adds(&sql, "id = ? AND deleted = 0 AND version = ? AND ");
-	ev_query_add_uint(q, row->id);
-	ev_query_add_int(q, row->version);
+/* The guard: the row by primary key, not deleted, at the version seen, and in a status the
+ * action starts from (judged by the server's clock where a time decides it). */
+static void add_guard_where(struct ev_query *q, struct ev_buf *sql, const struct ev_guard_req *req)
+{
+	const struct ev_table_def *def = ev_model_table(req->table);
+	const char *st = def->status_col;
+
+	ev_buf_adds(sql, "id = ? AND deleted = 0 AND version = ? AND ");
+	ev_query_add_uint(q, req->row->id);
+	ev_query_add_int(q, req->row->version);
 	switch (req->action) {
 	case EV_ACTION_RETRY_NOW:
 	case EV_ACTION_RETRY_SCHEDULE:
-		ev_buf_printf(&sql, "%s = 3", st);
+		ev_buf_printf(sql, "%s = 3", st);
 		break;
 	case EV_ACTION_CANCEL:
-		ev_buf_printf(&sql, "%s IN (0, 3)", st);
+		ev_buf_printf(sql, "%s IN (0, 3)", st);
 		break;
 	default:
 		if (def->has_lock) {
-			ev_buf_printf(&sql, "%s = 1 AND lock_until <= NOW()", st);
+			ev_buf_printf(sql, "%s = 1 AND lock_until <= NOW()", st);
 		} else {
-			ev_buf_printf(&sql,
+			ev_buf_printf(sql,
 			              "%s = 1 AND last_handle_time <= NOW() - INTERVAL ? SECOND",
 			              st);
 			ev_query_add_int(q, req->stuck_threshold_s);
 		}
 		break;
 	}
-	/* The same WHERE, counted: what --dry-run asks the server (the UPDATE's own guard, with
-	 * its NOW(), by primary key). */
+}
+
+/* The same WHERE, counted: what --dry-run asks the server (the UPDATE's own guard, with its
+ * NOW(), by primary key). where: the WHERE's text; its parameters are update's from
+ * where_param on. */
+static struct ev_query *match_query(const char *table_name, const char *where,
+                                    const struct ev_query *update, size_t where_param)
+{
 	struct ev_query *m = ev_xcalloc(1, sizeof(*m));
 	m->name = "action.match";
 	m->sql = ev_xasprintf("/* evtop:action.match */ SELECT COUNT(*) FROM `%s` WHERE %s",
-	                      g->table_name, sql.data + where_at);
-	for (size_t i = where_param; i < q->nparams; i++) {
-		const struct ev_param *p = &q->params[i];
+	                      table_name, where);
+	for (size_t i = where_param; i < update->nparams; i++) {
+		const struct ev_param *p = &update->params[i];
 		if (p->type == EV_P_TEXT)
 			ev_query_add_text(m, p->s);
 		else if (p->type == EV_P_UINT)
@@ -447,12 +472,30 @@ static void build_update(const struct ev_guard_req *req, struct ev_guard *g)
 	m->col_names[0] = "n";
 	m->col_types[0] = EV_CT_INT;
 	m->limit = 1;
-	g->match = m;
+	return m;
+}
 
+/* The guarded UPDATE, its counting twin and the change line, per action and table. */
+static void build_update(const struct ev_guard_req *req, struct ev_guard *g)
+{
+	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
+	struct ev_buf sql;
+
+	ev_buf_init(&sql);
+	q->name = req->action == EV_ACTION_RETRY_NOW        ? "action.retry_now"
+	          : req->action == EV_ACTION_RETRY_SCHEDULE ? "action.retry_schedule"
+	          : req->action == EV_ACTION_CANCEL         ? "action.cancel"
+	                                                    : "action.recover";
+	ev_buf_printf(&sql, "/* evtop:%s */ UPDATE `%s` SET ", q->name, g->table_name);
+	add_set(q, &sql, req, g);
+	ev_buf_adds(&sql, ", version = version + 1, update_time = NOW() WHERE ");
+	size_t where_at = sql.len, where_param = q->nparams;
+	add_guard_where(q, &sql, req);
+	g->match = match_query(g->table_name, sql.data + where_at, q, where_param);
 	q->sql = ev_buf_steal(&sql);
 	q->limit = 1;
 	g->update = q;
-	g->change = ev_buf_steal(&chg);
+	g->change = change_line(req, g);
 }
 
 int ev_guard_build(const struct ev_guard_req *req, struct ev_guard *g, struct ev_error *err)
