@@ -538,86 +538,97 @@ static void join(struct ev_buf *b, size_t *n, const char *s)
 	(*n)++;
 }
 
-char *ev_doctor_index_impact(enum ev_table_kind t, const char *table_name,
-                             const struct ev_table_info *have, const char *columns, bool *breaks)
-{
-	const struct ev_table_def *td = ev_model_table(t);
-	struct ev_table_info plus;
+/* What evtop would lose without the candidate index, in three lists: the queries that would
+ * not run, those that would scan, those that would use a slower index. */
+struct losses {
 	struct ev_buf na, scans, slower;
-	size_t nna = 0, nscan = 0, nslow = 0;
+	size_t nna, nscan, nslow;
+};
 
-	*breaks = false;
-	ev_table_info_copy(&plus, have);
-	plus.indexes = ev_xrealloc(plus.indexes, (plus.nindexes + 1) * sizeof(*plus.indexes));
-	plus.indexes[plus.nindexes].name = ev_xstrdup(CANDIDATE);
-	plus.indexes[plus.nindexes].columns = ev_xstrdup(columns);
-	plus.indexes[plus.nindexes].unique = false;
-	plus.nindexes++;
-	ev_buf_init(&na);
-	ev_buf_init(&scans);
-	ev_buf_init(&slower);
-
-	/* The query table: lists and show. */
+/* The queries of the query table (lists and show) that the candidate serves: which of them
+ * lose it, and how, given the indexes the server has. */
+static void query_losses(struct losses *l, enum ev_table_kind t, const struct ev_table_info *have,
+                         const struct ev_table_info *plus)
+{
 	for (const struct ev_query_def *d = ev_query_defs; d->name != NULL; d++) {
 		if (d->table != t)
 			continue;
-		const char *with = def_pick(d, &plus);
+		const char *with = def_pick(d, plus);
 		if (with == NULL || strcmp(with, CANDIDATE) != 0)
 			continue;
 		const char *without = def_pick(d, have);
 		char *label = def_label(d->name);
 		if (without == NULL && strncmp(d->name, "show.", 5) == 0) {
-			join(&scans, &nscan, label);
+			join(&l->scans, &l->nscan, label);
 		} else if (without == NULL) {
-			join(&na, &nna, label);
+			join(&l->na, &l->nna, label);
 		} else {
 			char *s = ev_xasprintf("%s (through `%s`)", label, without);
-			join(&slower, &nslow, s);
+			join(&l->slower, &l->nslow, s);
 			free(s);
 		}
 		free(label);
 	}
+}
 
-	/* The dashboard, for every grouping it offers (and totals only). */
-	const char *dims[8] = {NULL};
-	size_t ndims = 1;
-	for (size_t i = 0; i < td->ndimensions && ndims < N(dims); i++)
-		dims[ndims++] = td->dimensions[i].key;
-	unsigned mode[EV_DQ_COUNT] = {0}, mask[EV_DQ_COUNT] = {0};
-	char *fallback[EV_DQ_COUNT] = {NULL};
+/* The dashboard's losses, per figure: mode 1 n/a, 2 slower (fallback: the index it would use
+ * instead), 0 none; mask: the groupings (bits over dims) that lose that way. */
+struct dash_losses {
+	const char *dims[8]; /* NULL first: totals only */
+	size_t ndims;
+	unsigned mode[EV_DQ_COUNT], mask[EV_DQ_COUNT];
+	char *fallback[EV_DQ_COUNT];
+};
+
+/* Every dashboard figure for every grouping it offers (and totals only): how it loses the
+ * candidate; n/a outranks slower. */
+static void dash_find_losses(struct dash_losses *dl, enum ev_table_kind t, const char *table_name,
+                             const struct ev_table_info *have, const struct ev_table_info *plus)
+{
+	const struct ev_table_def *td = ev_model_table(t);
+
+	dl->ndims = 1;
+	for (size_t i = 0; i < td->ndimensions && dl->ndims < N(dl->dims); i++)
+		dl->dims[dl->ndims++] = td->dimensions[i].key;
 	for (int w = 0; w < EV_DQ_COUNT; w++) {
-		for (size_t i = 0; i < ndims; i++) {
+		for (size_t i = 0; i < dl->ndims; i++) {
 			char *with =
-			        dash_pick(t, table_name, &plus, (enum ev_dash_query)w, dims[i]);
+			        dash_pick(t, table_name, plus, (enum ev_dash_query)w, dl->dims[i]);
 			bool uses = with != NULL && strcmp(with, CANDIDATE) == 0;
 			free(with);
 			if (!uses)
 				continue;
 			char *without =
-			        dash_pick(t, table_name, have, (enum ev_dash_query)w, dims[i]);
+			        dash_pick(t, table_name, have, (enum ev_dash_query)w, dl->dims[i]);
 			unsigned m = without == NULL ? 1 : 2;
-			if (mode[w] == 0 || m < mode[w]) {
+			if (dl->mode[w] == 0 || m < dl->mode[w]) {
 				/* n/a outranks slower: report the worse, with its groupings */
-				if (m < mode[w])
-					mask[w] = 0;
-				mode[w] = m;
-				free(fallback[w]);
-				fallback[w] = without ? ev_xstrdup(without) : NULL;
+				if (m < dl->mode[w])
+					dl->mask[w] = 0;
+				dl->mode[w] = m;
+				free(dl->fallback[w]);
+				dl->fallback[w] = without ? ev_xstrdup(without) : NULL;
 			}
-			if (m == mode[w])
-				mask[w] |= 1u << i;
+			if (m == dl->mode[w])
+				dl->mask[w] |= 1u << i;
 			free(without);
 		}
 	}
+}
+
+/* The dashboard's losses as phrases in l: one for the figures that lose the same way over the
+ * same groupings ("the dashboard's pending and failed counts by topic"). */
+static void dash_phrase_losses(struct losses *l, const struct dash_losses *dl)
+{
 	bool done[EV_DQ_COUNT] = {false};
+
 	for (int w = 0; w < EV_DQ_COUNT; w++) {
-		if (mode[w] == 0 || done[w])
+		if (dl->mode[w] == 0 || done[w])
 			continue;
-		/* One phrase for the figures that lose the same way over the same groupings. */
 		int members[EV_DQ_COUNT], nm = 0;
 		for (int v = w; v < EV_DQ_COUNT; v++)
-			if (!done[v] && mode[v] == mode[w] && mask[v] == mask[w] &&
-			    same_str(fallback[v], fallback[w])) {
+			if (!done[v] && dl->mode[v] == dl->mode[w] && dl->mask[v] == dl->mask[w] &&
+			    same_str(dl->fallback[v], dl->fallback[w])) {
 				members[nm++] = v;
 				done[v] = true;
 			}
@@ -630,48 +641,77 @@ char *ev_doctor_index_impact(enum ev_table_kind t, const char *table_name,
 			ev_buf_adds(&s, dash_figures[members[k]]);
 		}
 		ev_buf_adds(&s, " counts");
-		unsigned all = (1u << ndims) - 1;
-		if (mask[w] != all) {
+		unsigned all = (1u << dl->ndims) - 1;
+		if (dl->mask[w] != all) {
 			size_t k = 0;
 			ev_buf_adds(&s, " by ");
-			for (size_t i = 0; i < ndims; i++)
-				if (mask[w] & (1u << i)) {
+			for (size_t i = 0; i < dl->ndims; i++)
+				if (dl->mask[w] & (1u << i)) {
 					ev_buf_printf(&s, "%s%s", k++ ? ", " : "",
-					              dims[i] ? dims[i] : "totals only");
+					              dl->dims[i] ? dl->dims[i] : "totals only");
 				}
 		}
-		if (mode[w] == 1) {
-			join(&na, &nna, s.data);
+		if (dl->mode[w] == 1) {
+			join(&l->na, &l->nna, s.data);
 		} else {
-			ev_buf_printf(&s, " (through `%s`)", fallback[w]);
-			join(&slower, &nslow, s.data);
+			ev_buf_printf(&s, " (through `%s`)", dl->fallback[w]);
+			join(&l->slower, &l->nslow, s.data);
 		}
 		ev_buf_free(&s);
 	}
-	for (int w = 0; w < EV_DQ_COUNT; w++)
-		free(fallback[w]);
-	ev_table_info_clear(&plus);
+}
 
+/* The three lists in one text (malloc'd), or NULL when all are empty; *breaks when a query
+ * would not run. Frees the lists. */
+static char *losses_text(struct losses *l, bool *breaks)
+{
 	struct ev_buf out;
 	ev_buf_init(&out);
-	if (nna > 0) {
-		ev_buf_printf(&out, "will not run (n/a: evtop never scans): %s", na.data);
+	if (l->nna > 0) {
+		ev_buf_printf(&out, "will not run (n/a: evtop never scans): %s", l->na.data);
 		*breaks = true;
 	}
-	if (nscan > 0)
+	if (l->nscan > 0)
 		ev_buf_printf(&out, "%sscans the table (LIMIT 2, under the time limit): %s",
-		              out.len ? "; " : "", scans.data);
-	if (nslow > 0)
+		              out.len ? "; " : "", l->scans.data);
+	if (l->nslow > 0)
 		ev_buf_printf(&out, "%sslower, through another index and a bounded sort: %s",
-		              out.len ? "; " : "", slower.data);
-	ev_buf_free(&na);
-	ev_buf_free(&scans);
-	ev_buf_free(&slower);
+		              out.len ? "; " : "", l->slower.data);
+	ev_buf_free(&l->na);
+	ev_buf_free(&l->scans);
+	ev_buf_free(&l->slower);
 	if (out.len == 0) {
 		ev_buf_free(&out);
 		return NULL;
 	}
 	return ev_buf_steal(&out);
+}
+
+char *ev_doctor_index_impact(enum ev_table_kind t, const char *table_name,
+                             const struct ev_table_info *have, const char *columns, bool *breaks)
+{
+	struct ev_table_info plus;
+	struct losses l = {0};
+	struct dash_losses dl = {0};
+
+	*breaks = false;
+	ev_table_info_copy(&plus, have);
+	plus.indexes = ev_xrealloc(plus.indexes, (plus.nindexes + 1) * sizeof(*plus.indexes));
+	plus.indexes[plus.nindexes].name = ev_xstrdup(CANDIDATE);
+	plus.indexes[plus.nindexes].columns = ev_xstrdup(columns);
+	plus.indexes[plus.nindexes].unique = false;
+	plus.nindexes++;
+	ev_buf_init(&l.na);
+	ev_buf_init(&l.scans);
+	ev_buf_init(&l.slower);
+
+	query_losses(&l, t, have, &plus);
+	dash_find_losses(&dl, t, table_name, have, &plus);
+	dash_phrase_losses(&l, &dl);
+	for (int w = 0; w < EV_DQ_COUNT; w++)
+		free(dl.fallback[w]);
+	ev_table_info_clear(&plus);
+	return losses_text(&l, breaks);
 }
 
 /* --- size ------------------------------------------------------------------------------------ */
