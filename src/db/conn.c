@@ -499,13 +499,142 @@ static int bind_params(MYSQL_STMT *st, const struct ev_query *q, MYSQL_BIND **pb
 	return mysql_stmt_bind_param(st, pb) == 0 ? 0 : -1;
 }
 
+/* q's statement in *st: prepared now, or the one kept from an earlier run (*slot >= 0, q->keep).
+ * -1 when preparing failed; *st is then the statement whose error says why. */
+static int prepare_stmt(struct ev_conn *c, const struct ev_query *q, MYSQL_STMT **st, int *slot)
+{
+	if (q->keep) {
+		*st = stmt_kept(c, q->sql, slot);
+		if (*st == NULL) {
+			*st = c->stmts[*slot].st;
+			return -1;
+		}
+		return 0;
+	}
+	*st = mysql_stmt_init(c->db);
+	if (*st == NULL)
+		ev_fatal("out of memory (mysql_stmt_init)");
+	if (mysql_stmt_prepare(*st, q->sql, strlen(q->sql)) != 0)
+		return -1;
+	return 0;
+}
+
+/* An empty rowset of the result's ncols columns: named and typed as q says, the columns q does
+ * not describe by the server's names, as text. */
+static struct ev_rowset *result_rowset(const struct ev_query *q, MYSQL_RES *meta, unsigned ncols)
+{
+	const char **names = ev_xcalloc(ncols ? ncols : 1, sizeof(*names));
+	enum ev_ctype *types = ev_xcalloc(ncols ? ncols : 1, sizeof(*types));
+	MYSQL_FIELD *fields = meta ? mysql_fetch_fields(meta) : NULL;
+	for (unsigned i = 0; i < ncols; i++) {
+		names[i] = i < q->ncols ? q->col_names[i] : fields[i].name;
+		types[i] = i < q->ncols ? q->col_types[i] : EV_CT_TEXT;
+	}
+	struct ev_rowset *rs = ev_rowset_new(ncols, names, types);
+	free(names);
+	free(types);
+	return rs;
+}
+
+/* Column i of the row just fetched, into cell; a value longer than its buffer is fetched again
+ * whole. */
+static int fetch_cell(MYSQL_STMT *st, const struct fetch_col *fc, unsigned i, struct ev_cell *cell)
+{
+	if (fc->is_null) {
+		ev_cell_set(cell, NULL, 0);
+		return 0;
+	}
+	if (fc->length <= fc->cap) {
+		ev_cell_set(cell, fc->buf, fc->length);
+		return 0;
+	}
+	/* MYSQL_DATA_TRUNCATED: grow and fetch the column again. */
+	char *big = ev_xmalloc(fc->length + 1);
+	MYSQL_BIND one;
+	memset(&one, 0, sizeof(one));
+	one.buffer_type = MYSQL_TYPE_STRING;
+	one.buffer = big;
+	one.buffer_length = fc->length + 1;
+	unsigned long len = 0;
+	one.length = &len;
+	if (mysql_stmt_fetch_column(st, &one, i, 0) != 0) {
+		free(big);
+		return -1;
+	}
+	ev_cell_set(cell, big, fc->length);
+	free(big);
+	return 0;
+}
+
+/* Every row of st's result into rs, each column as a string. -1 on an error (the statement's
+ * or the connection's). */
+static int fetch_rows(MYSQL_STMT *st, struct ev_rowset *rs, unsigned ncols)
+{
+	if (ncols == 0)
+		return 0;
+
+	MYSQL_BIND *rb = ev_xcalloc(ncols, sizeof(*rb));
+	struct fetch_col *fc = ev_xcalloc(ncols, sizeof(*fc));
+	int rc = -1;
+
+	for (unsigned i = 0; i < ncols; i++) {
+		fc[i].cap = 256;
+		fc[i].buf = ev_xmalloc(fc[i].cap);
+		rb[i].buffer_type = MYSQL_TYPE_STRING;
+		rb[i].buffer = fc[i].buf;
+		rb[i].buffer_length = fc[i].cap;
+		rb[i].length = &fc[i].length;
+		rb[i].is_null = &fc[i].is_null;
+		rb[i].error = &fc[i].error;
+	}
+	if (mysql_stmt_bind_result(st, rb) != 0)
+		goto out;
+	for (;;) {
+		int f = mysql_stmt_fetch(st);
+		if (f == MYSQL_NO_DATA)
+			break;
+		if (f == 1)
+			goto out;
+		struct ev_cell *cells = ev_rowset_add_row(rs);
+		for (unsigned i = 0; i < ncols; i++)
+			if (fetch_cell(st, &fc[i], i, &cells[i]) < 0)
+				goto out;
+	}
+	rc = 0;
+out:
+	for (unsigned i = 0; i < ncols; i++)
+		free(fc[i].buf);
+	free(fc);
+	free(rb);
+	return rc;
+}
+
+/* A failure of st in err, with c's last errno and SQLSTATE, and *lost. An error packet that
+ * arrives while rows are read lands on the connection, not the statement. */
+static void stmt_failed(struct ev_conn *c, const struct ev_query *q, MYSQL_STMT *st,
+                        struct ev_error *err, bool *lost)
+{
+	if (mysql_stmt_errno(st) != 0) {
+		*lost = is_lost(mysql_stmt_errno(st));
+		c->last_errno = mysql_stmt_errno(st);
+		snprintf(c->last_sqlstate, sizeof(c->last_sqlstate), "%s", mysql_stmt_sqlstate(st));
+		stmt_error(c, q, mysql_stmt_errno(st), mysql_stmt_error(st),
+		           mysql_stmt_sqlstate(st), err);
+	} else {
+		*lost = is_lost(mysql_errno(c->db));
+		c->last_errno = mysql_errno(c->db);
+		snprintf(c->last_sqlstate, sizeof(c->last_sqlstate), "%s", mysql_sqlstate(c->db));
+		stmt_error(c, q, mysql_errno(c->db), mysql_error(c->db), mysql_sqlstate(c->db),
+		           err);
+	}
+}
+
 /* One attempt: prepare, bind, execute, fetch. Returns 0, or -1 with err and *lost set. */
 static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowset **out,
                     struct ev_error *err, bool *lost)
 {
 	MYSQL_STMT *st = NULL;
-	MYSQL_BIND *pb = NULL, *rb = NULL;
-	struct fetch_col *fc = NULL;
+	MYSQL_BIND *pb = NULL;
 	unsigned long *plen = NULL;
 	struct ev_rowset *rs = NULL;
 	MYSQL_RES *meta = NULL;
@@ -516,20 +645,8 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 	*lost = false;
 	c->last_errno = 0;
 	c->last_sqlstate[0] = '\0';
-	if (q->keep) {
-		st = stmt_kept(c, q->sql, &slot);
-		if (st == NULL) {
-			st = c->stmts[slot].st;
-			goto fail;
-		}
-	} else {
-		st = mysql_stmt_init(c->db);
-		if (st == NULL)
-			ev_fatal("out of memory (mysql_stmt_init)");
-		if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0)
-			goto fail;
-	}
-
+	if (prepare_stmt(c, q, &st, &slot) < 0)
+		goto fail;
 	if (q->nparams != mysql_stmt_param_count(st)) {
 		ev_error_set(err, EV_ERR_GENERIC, "%s: %zu parameters for %lu placeholders",
 		             q->name, q->nparams, mysql_stmt_param_count(st));
@@ -549,95 +666,18 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 
 	meta = mysql_stmt_result_metadata(st);
 	ncols = meta ? mysql_num_fields(meta) : 0;
-	{
-		const char **names = ev_xcalloc(ncols ? ncols : 1, sizeof(*names));
-		enum ev_ctype *types = ev_xcalloc(ncols ? ncols : 1, sizeof(*types));
-		MYSQL_FIELD *fields = meta ? mysql_fetch_fields(meta) : NULL;
-		for (unsigned i = 0; i < ncols; i++) {
-			names[i] = i < q->ncols ? q->col_names[i] : fields[i].name;
-			types[i] = i < q->ncols ? q->col_types[i] : EV_CT_TEXT;
-		}
-		rs = ev_rowset_new(ncols, names, types);
-		free(names);
-		free(types);
-	}
-	if (ncols > 0) {
-		rb = ev_xcalloc(ncols, sizeof(*rb));
-		fc = ev_xcalloc(ncols, sizeof(*fc));
-		for (unsigned i = 0; i < ncols; i++) {
-			fc[i].cap = 256;
-			fc[i].buf = ev_xmalloc(fc[i].cap);
-			rb[i].buffer_type = MYSQL_TYPE_STRING;
-			rb[i].buffer = fc[i].buf;
-			rb[i].buffer_length = fc[i].cap;
-			rb[i].length = &fc[i].length;
-			rb[i].is_null = &fc[i].is_null;
-			rb[i].error = &fc[i].error;
-		}
-		if (mysql_stmt_bind_result(st, rb) != 0)
-			goto fail;
-		for (;;) {
-			int f = mysql_stmt_fetch(st);
-			if (f == MYSQL_NO_DATA)
-				break;
-			if (f == 1)
-				goto fail;
-			struct ev_cell *cells = ev_rowset_add_row(rs);
-			for (unsigned i = 0; i < ncols; i++) {
-				if (fc[i].is_null) {
-					ev_cell_set(&cells[i], NULL, 0);
-					continue;
-				}
-				if (fc[i].length > fc[i].cap) {
-					/* MYSQL_DATA_TRUNCATED: grow and fetch the column again. */
-					char *big = ev_xmalloc(fc[i].length + 1);
-					MYSQL_BIND one;
-					memset(&one, 0, sizeof(one));
-					one.buffer_type = MYSQL_TYPE_STRING;
-					one.buffer = big;
-					one.buffer_length = fc[i].length + 1;
-					unsigned long len = 0;
-					one.length = &len;
-					if (mysql_stmt_fetch_column(st, &one, i, 0) != 0) {
-						free(big);
-						goto fail;
-					}
-					ev_cell_set(&cells[i], big, fc[i].length);
-					free(big);
-				} else {
-					ev_cell_set(&cells[i], fc[i].buf, fc[i].length);
-				}
-			}
-		}
-	}
+	rs = result_rowset(q, meta, ncols);
+	if (fetch_rows(st, rs, ncols) < 0)
+		goto fail;
 	*out = rs;
 	rs = NULL;
 	rc = 0;
 	goto out;
 fail:
-	/* An error packet that arrives while rows are read lands on the connection, not the
-	 * statement. */
-	if (mysql_stmt_errno(st) != 0) {
-		*lost = is_lost(mysql_stmt_errno(st));
-		c->last_errno = mysql_stmt_errno(st);
-		snprintf(c->last_sqlstate, sizeof(c->last_sqlstate), "%s", mysql_stmt_sqlstate(st));
-		stmt_error(c, q, mysql_stmt_errno(st), mysql_stmt_error(st),
-		           mysql_stmt_sqlstate(st), err);
-	} else {
-		*lost = is_lost(mysql_errno(c->db));
-		c->last_errno = mysql_errno(c->db);
-		snprintf(c->last_sqlstate, sizeof(c->last_sqlstate), "%s", mysql_sqlstate(c->db));
-		stmt_error(c, q, mysql_errno(c->db), mysql_error(c->db), mysql_sqlstate(c->db),
-		           err);
-	}
+	stmt_failed(c, q, st, err, lost);
 out:
 	if (meta)
 		mysql_free_result(meta);
-	if (fc)
-		for (unsigned i = 0; i < ncols; i++)
-			free(fc[i].buf);
-	free(fc);
-	free(rb);
 	free(pb);
 	free(plen);
 	ev_rowset_free(&rs);
