@@ -162,6 +162,142 @@ static void perfdata(const struct lookup *lk)
 	}
 }
 
+/* A step's answer that lets the check go on (any other is its exit code). */
+#define GO_ON -1
+
+/* --warning and --critical parsed, and held to the tables the check covers (set in lk).
+ * Returns GO_ON, or UNKNOWN (said on standard output, as a plugin says it; *warn and *crit
+ * freed). */
+static int parse_exprs(const struct ev_opts *o, struct lookup *lk, struct ev_checkexpr **warn,
+                       struct ev_checkexpr **crit, struct ev_error *err)
+{
+	if (o->warning == NULL && o->critical == NULL) {
+		fputs("EVTOP UNKNOWN - give --warning EXPR and/or --critical EXPR (doc/check.md)\n",
+		      stdout);
+		return EV_CHECK_UNKNOWN;
+	}
+	if (o->warning != NULL && (*warn = ev_checkexpr_parse(o->warning, err)) == NULL) {
+		printf("EVTOP UNKNOWN - --warning: %s\n", err->msg);
+		return EV_CHECK_UNKNOWN;
+	}
+	if (o->critical != NULL && (*crit = ev_checkexpr_parse(o->critical, err)) == NULL) {
+		printf("EVTOP UNKNOWN - --critical: %s\n", err->msg);
+		ev_checkexpr_free(warn);
+		return EV_CHECK_UNKNOWN;
+	}
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		lk->covered[t] = o->table < 0 || o->table == t;
+	const char *outside = names_outside(*warn, lk);
+	const char *which_opt = "--warning";
+	if (outside == NULL) {
+		outside = names_outside(*crit, lk);
+		which_opt = "--critical";
+	}
+	if (outside != NULL) {
+		printf("EVTOP UNKNOWN - %s names the %s table, which --table %s leaves out\n",
+		       which_opt, outside, ev_model_table((enum ev_table_kind)o->table)->key);
+		ev_checkexpr_free(warn);
+		ev_checkexpr_free(crit);
+		return EV_CHECK_UNKNOWN;
+	}
+	return GO_ON;
+}
+
+/* What the check found: each expression's result, the status, the figures the expressions
+ * read, and the covered tables' suspected time zone mismatches. */
+struct verdict {
+	enum ev_tristate w, c;
+	enum ev_check_status st;
+	struct ev_buf why;
+	struct ev_buf clock;
+};
+
+static void judge(const struct ev_opts *o, struct lookup *lk, const struct ev_checkexpr *warn,
+                  const struct ev_checkexpr *crit, struct verdict *v)
+{
+	ev_buf_init(&v->why);
+	v->w = warn ? ev_checkexpr_eval(warn, figure, lk, &v->why) : EV_FALSE;
+	if (warn && crit)
+		ev_buf_adds(&v->why, " ");
+	v->c = crit ? ev_checkexpr_eval(crit, figure, lk, &v->why) : EV_FALSE;
+	v->st = ev_checkexpr_status(v->w, v->c);
+	/* A suspected time zone mismatch: stuck, due, the ages and the drain are off by the zones'
+	 * difference, so no threshold can be judged (UNKNOWN), unless --clock-ok says the zone
+	 * is right. */
+	ev_buf_init(&v->clock);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		if (lk->covered[t] && lk->dash[t] != NULL && lk->dash[t]->clock_suspect != NULL)
+			ev_buf_printf(&v->clock, "%s%s", v->clock.len ? "; " : "",
+			              lk->dash[t]->clock_suspect);
+	if (v->clock.len > 0 && !o->clock_ok)
+		v->st = EV_CHECK_UNKNOWN;
+}
+
+static void json_string_or_null(const char *s)
+{
+	if (s)
+		ev_session_json_string(stdout, s);
+	else
+		fputs("null", stdout);
+}
+
+/* --format json: one object. */
+static void print_json(const struct ev_opts *o, const struct ev_fan *s, bool have_warn,
+                       bool have_crit, const struct verdict *v)
+{
+	static const char *const tri[] = {"false", "true", "null"};
+	printf("{\"status\":\"%s\",\"code\":%d,\"warning\":", ev_checkexpr_status_name(v->st),
+	       (int)v->st);
+	json_string_or_null(o->warning);
+	printf(",\"warning_result\":%s,\"critical\":", have_warn ? tri[v->w] : "null");
+	json_string_or_null(o->critical);
+	printf(",\"critical_result\":%s,\"figures\":", have_crit ? tri[v->c] : "null");
+	ev_session_json_string(stdout, v->why.data ? v->why.data : "");
+	fputs(",\"clock_suspect\":", stdout);
+	json_string_or_null(v->clock.len > 0 ? v->clock.data : NULL);
+	printf(",\"clock_ok\":%s", o->clock_ok ? "true" : "false");
+	fputs(",\"no_answer\":[", stdout);
+	for (int i = 0, k = 0; i < s->n; i++)
+		if (!s->v[i].up) {
+			fputs(k++ ? "," : "", stdout);
+			ev_session_json_string(stdout, s->v[i].src->name);
+		}
+	fputs("]}\n", stdout);
+}
+
+/* The plugin's line: the status, what the expressions read, the sources that did not answer,
+ * the performance data. */
+static void print_line(const struct ev_opts *o, struct ev_fan *s, const struct lookup *lk,
+                       const struct verdict *v)
+{
+	const char *which = v->st == EV_CHECK_CRITICAL  ? "critical"
+	                    : v->st == EV_CHECK_WARNING ? "warning"
+	                    : v->st == EV_CHECK_UNKNOWN ? "cannot tell"
+	                                                : "ok";
+	char *safe = ev_text_sanitize(v->why.data ? v->why.data : "", v->why.len);
+	if (v->clock.len > 0 && !o->clock_ok) {
+		char *cs = ev_text_sanitize(v->clock.data, v->clock.len);
+		printf("EVTOP %s - clock suspect: %s (the expressions read: %s)",
+		       ev_checkexpr_status_name(v->st), cs, safe);
+		free(cs);
+	} else {
+		printf("EVTOP %s - %s: %s%s", ev_checkexpr_status_name(v->st), which, safe,
+		       v->clock.len > 0 ? " (clock suspect, taken as right: --clock-ok)" : "");
+	}
+	free(safe);
+	/* The figures are lower bounds without a source: say which. */
+	for (int i = 0, k = 0; i < s->n; i++)
+		if (!s->v[i].up) {
+			char *name = ev_text_sanitize(s->v[i].src->name, strlen(s->v[i].src->name));
+			printf("%s%s", k++ ? ", " : " (no answer from ", name);
+			free(name);
+		}
+	if (ev_fan_up(s) < s->n)
+		putchar(')');
+	perfdata(lk);
+	putchar('\n');
+}
+
 int ev_cmd_check(int argc, char **argv)
 {
 	struct ev_opts o;
@@ -177,38 +313,9 @@ int ev_cmd_check(int argc, char **argv)
 		/* The plugin convention: a usage error is UNKNOWN. */
 		return rc == EV_EXIT_OK ? EV_EXIT_OK : EV_CHECK_UNKNOWN;
 	}
-	if (o.warning == NULL && o.critical == NULL) {
-		fputs("EVTOP UNKNOWN - give --warning EXPR and/or --critical EXPR (doc/check.md)\n",
-		      stdout);
+	if ((rc = parse_exprs(&o, &lk, &warn, &crit, &err)) != GO_ON) {
 		ev_opts_free(&o);
-		return EV_CHECK_UNKNOWN;
-	}
-	if (o.warning != NULL && (warn = ev_checkexpr_parse(o.warning, &err)) == NULL) {
-		printf("EVTOP UNKNOWN - --warning: %s\n", err.msg);
-		ev_opts_free(&o);
-		return EV_CHECK_UNKNOWN;
-	}
-	if (o.critical != NULL && (crit = ev_checkexpr_parse(o.critical, &err)) == NULL) {
-		printf("EVTOP UNKNOWN - --critical: %s\n", err.msg);
-		ev_checkexpr_free(&warn);
-		ev_opts_free(&o);
-		return EV_CHECK_UNKNOWN;
-	}
-	for (int t = 0; t < EV_TABLE_COUNT; t++)
-		lk.covered[t] = o.table < 0 || o.table == t;
-	const char *outside = names_outside(warn, &lk);
-	const char *which_opt = "--warning";
-	if (outside == NULL) {
-		outside = names_outside(crit, &lk);
-		which_opt = "--critical";
-	}
-	if (outside != NULL) {
-		printf("EVTOP UNKNOWN - %s names the %s table, which --table %s leaves out\n",
-		       which_opt, outside, ev_model_table((enum ev_table_kind)o.table)->key);
-		ev_checkexpr_free(&warn);
-		ev_checkexpr_free(&crit);
-		ev_opts_free(&o);
-		return EV_CHECK_UNKNOWN;
+		return rc;
 	}
 	if (o.by == NULL)
 		o.by = ev_xstrdup("event_type");
@@ -229,88 +336,19 @@ int ev_cmd_check(int argc, char **argv)
 		lk.have[t] = lk.dash[t] != NULL;
 	lk.window_s = o.cfg.window_s;
 
-	struct ev_buf why;
-	ev_buf_init(&why);
-	enum ev_tristate w = warn ? ev_checkexpr_eval(warn, figure, &lk, &why) : EV_FALSE;
-	if (warn && crit)
-		ev_buf_adds(&why, " ");
-	enum ev_tristate c = crit ? ev_checkexpr_eval(crit, figure, &lk, &why) : EV_FALSE;
-	enum ev_check_status st = ev_checkexpr_status(w, c);
-	/* A suspected time zone mismatch: stuck, due, the ages and the drain are off by the zones'
-	 * difference, so no threshold can be judged (UNKNOWN), unless --clock-ok says the zone
-	 * is right. */
-	struct ev_buf clock;
-	ev_buf_init(&clock);
-	for (int t = 0; t < EV_TABLE_COUNT; t++)
-		if (lk.covered[t] && lk.dash[t] != NULL && lk.dash[t]->clock_suspect != NULL)
-			ev_buf_printf(&clock, "%s%s", clock.len ? "; " : "",
-			              lk.dash[t]->clock_suspect);
-	if (clock.len > 0 && !o.clock_ok)
-		st = EV_CHECK_UNKNOWN;
-	const char *which = st == EV_CHECK_CRITICAL  ? "critical"
-	                    : st == EV_CHECK_WARNING ? "warning"
-	                    : st == EV_CHECK_UNKNOWN ? "cannot tell"
-	                                             : "ok";
-	if (o.format == EV_FMT_JSON) {
-		static const char *const tri[] = {"false", "true", "null"};
-		printf("{\"status\":\"%s\",\"code\":%d,\"warning\":", ev_checkexpr_status_name(st),
-		       (int)st);
-		if (o.warning)
-			ev_session_json_string(stdout, o.warning);
-		else
-			fputs("null", stdout);
-		printf(",\"warning_result\":%s,\"critical\":", warn ? tri[w] : "null");
-		if (o.critical)
-			ev_session_json_string(stdout, o.critical);
-		else
-			fputs("null", stdout);
-		printf(",\"critical_result\":%s,\"figures\":", crit ? tri[c] : "null");
-		ev_session_json_string(stdout, why.data ? why.data : "");
-		fputs(",\"clock_suspect\":", stdout);
-		if (clock.len > 0)
-			ev_session_json_string(stdout, clock.data);
-		else
-			fputs("null", stdout);
-		printf(",\"clock_ok\":%s", o.clock_ok ? "true" : "false");
-		fputs(",\"no_answer\":[", stdout);
-		for (int i = 0, k = 0; i < s.n; i++)
-			if (!s.v[i].up) {
-				fputs(k++ ? "," : "", stdout);
-				ev_session_json_string(stdout, s.v[i].src->name);
-			}
-		fputs("]}\n", stdout);
-	} else {
-		char *safe = ev_text_sanitize(why.data ? why.data : "", why.len);
-		if (clock.len > 0 && !o.clock_ok) {
-			char *cs = ev_text_sanitize(clock.data, clock.len);
-			printf("EVTOP %s - clock suspect: %s (the expressions read: %s)",
-			       ev_checkexpr_status_name(st), cs, safe);
-			free(cs);
-		} else {
-			printf("EVTOP %s - %s: %s%s", ev_checkexpr_status_name(st), which, safe,
-			       clock.len > 0 ? " (clock suspect, taken as right: --clock-ok)" : "");
-		}
-		free(safe);
-		/* The figures are lower bounds without a source: say which. */
-		for (int i = 0, k = 0; i < s.n; i++)
-			if (!s.v[i].up) {
-				char *name = ev_text_sanitize(s.v[i].src->name,
-				                              strlen(s.v[i].src->name));
-				printf("%s%s", k++ ? ", " : " (no answer from ", name);
-				free(name);
-			}
-		if (ev_fan_up(&s) < s.n)
-			putchar(')');
-		perfdata(&lk);
-		putchar('\n');
-	}
-	ev_buf_free(&why);
-	ev_buf_free(&clock);
+	struct verdict v;
+	judge(&o, &lk, warn, crit, &v);
+	if (o.format == EV_FMT_JSON)
+		print_json(&o, &s, warn != NULL, crit != NULL, &v);
+	else
+		print_line(&o, &s, &lk, &v);
+	ev_buf_free(&v.why);
+	ev_buf_free(&v.clock);
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		ev_dash_free(&lk.dash[t]);
 	ev_fan_close(&s);
 	ev_checkexpr_free(&warn);
 	ev_checkexpr_free(&crit);
 	ev_opts_free(&o);
-	return (int)st;
+	return (int)v.st;
 }
