@@ -612,6 +612,143 @@ static int pick_source(struct ev_opts *o, bool bulk)
 	return rc;
 }
 
+/* The request held to what each verb takes, before anything is read or written; then the one
+ * source it is on. Returns 0, or an exit code (said). */
+static int check_request(struct run *r, enum verb verb, bool bad, const struct ev_bulk_cli *bulk,
+                         struct ev_error *err)
+{
+	struct ev_opts *o = r->o;
+	int rc;
+
+	if (o->nargs > MAX_EVENT_NOS) {
+		fprintf(stderr,
+		        "evtop: at most %d event_nos at once (%d given); for more, act on a list "
+		        "with --list KIND and its filters (--filter, --event-type, ...), or feed a "
+		        "file of event_nos through xargs -n %d\n",
+		        MAX_EVENT_NOS, o->nargs, MAX_EVENT_NOS);
+		return EV_EXIT_USAGE;
+	}
+	if (bad) {
+		fputs("evtop: --reason needs a value\n", stderr);
+		return EV_EXIT_USAGE;
+	}
+	/* Before anything is read or written: an ESC, a newline or a tab in fail_reason would
+	 * reach every terminal and log that shows the row. */
+	if (ev_guard_reason_check(r->reason, err) < 0) {
+		fprintf(stderr, "evtop: --reason: %s; nothing was written\n", err->msg);
+		return EV_EXIT_USAGE;
+	}
+	if (filter_given(&o->filter) && bulk->list == NULL) {
+		fprintf(stderr,
+		        "evtop: %s acts on the event_nos given; filters are taken only with --list "
+		        "KIND (a bulk action)\n",
+		        verb_name[verb]);
+		return EV_EXIT_USAGE;
+	}
+	if (verb != VERB_RETRY && (o->retry_now || o->delay_set)) {
+		fprintf(stderr, "evtop: --now and --delay are for retry\n");
+		return EV_EXIT_USAGE;
+	}
+	if (o->retry_now && o->delay_set) {
+		fputs("evtop: --now retries at once; --delay schedules: choose one\n", stderr);
+		return EV_EXIT_USAGE;
+	}
+	if (verb == VERB_CANCEL && (r->reason == NULL || r->reason[0] == '\0')) {
+		fputs("evtop: cancel needs --reason TEXT (it is written into fail_reason)\n",
+		      stderr);
+		return EV_EXIT_USAGE;
+	}
+	r->action = verb == VERB_CANCEL    ? EV_ACTION_CANCEL
+	            : verb == VERB_RECOVER ? EV_ACTION_RECOVER
+	            : o->retry_now         ? EV_ACTION_RETRY_NOW
+	                                   : EV_ACTION_RETRY_SCHEDULE;
+	if (bulk->any && (rc = ev_bulk_cli_check(bulk, o, r->action, verb_name[verb])) != 0)
+		return rc;
+	return pick_source(o, bulk->list != NULL);
+}
+
+/* Whether a write may happen at all: not read-only, a terminal to confirm on (or --yes), the
+ * operator asked for, the audit file open. Returns 0, or EV_EXIT_FAILURE (said). */
+static int may_write(struct run *r, enum verb verb, struct ev_error *err)
+{
+	struct ev_opts *o = r->o;
+
+	if (o->cfg.read_only && !o->dry_run) {
+		fprintf(stderr,
+		        "evtop: refused: read-only (--read-only or read_only in the config): %s "
+		        "writes nothing\n",
+		        verb_name[verb]);
+		return EV_EXIT_FAILURE;
+	}
+	if (!o->dry_run && !o->yes && !isatty(STDIN_FILENO)) {
+		fprintf(stderr,
+		        "evtop: refused: no terminal to confirm on; add --yes to apply without "
+		        "asking, or --dry-run to see the statements\n");
+		return EV_EXIT_FAILURE;
+	}
+	r->interactive = !o->dry_run && !o->yes;
+	if (r->interactive && o->cfg.operator_id == NULL) {
+		fputs("Operator or ticket id for the audit (Enter for none): ", stdout);
+		fflush(stdout);
+		char *id = read_line();
+		if (id != NULL && id[0] != '\0')
+			o->cfg.operator_id = id;
+		else
+			free(id);
+	}
+	if (!o->dry_run) {
+		char *path = ev_audit_log_default_path();
+		int orc = ev_audit_log_open(&r->log, path, err);
+		free(path);
+		if (orc < 0) {
+			fprintf(stderr, "evtop: refused: %s (every write is audited there first)\n",
+			        err->msg);
+			return EV_EXIT_FAILURE;
+		}
+	}
+	return 0;
+}
+
+/* Connect and act: on a list's rows (--list, the bulk action), or on each event_no given. */
+static int act(struct run *r, const struct ev_bulk_cli *bulk)
+{
+	struct ev_opts *o = r->o;
+
+	ev_audit_ident_fill(&r->ident);
+	r->who = (struct ev_audit_who){
+	        .source = o->src->name ? o->src->name : "default",
+	        .os_user = r->ident.os_user,
+	        .sudo_user = r->ident.sudo_user,
+	        .ssh_connection = r->ident.ssh_connection,
+	        .operator_id = o->cfg.operator_id,
+	};
+	int rc = prepare(r);
+	if (rc == 0 && bulk->list != NULL) {
+		enum ev_table_kind t = (enum ev_table_kind)o->table;
+		struct ev_bulk_cli_ctx bc = {
+		        .o = o,
+		        .s = &r->s,
+		        .access = &r->access[t],
+		        .access_checked = r->access_checked[t],
+		        .log = o->dry_run ? NULL : &r->log,
+		        .who = &r->who,
+		        .action = r->action,
+		        .reason = r->reason,
+		        .interactive = r->interactive,
+		};
+		rc = ev_bulk_cli_run(&bc, bulk);
+	} else if (rc == 0) {
+		for (int i = 0; i < o->nargs; i++)
+			do_event(r, o->args[i]);
+		if (o->dry_run)
+			printf("dry-run: nothing was written (%d would be applied, %d would not)\n",
+			       r->applied, r->not_applied);
+		rc = r->not_applied == 0 ? EV_EXIT_OK : EV_EXIT_FAILURE;
+	}
+	ev_session_close(&r->s);
+	return rc;
+}
+
 static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE *))
 {
 	struct run r;
@@ -637,121 +774,11 @@ static int run_action(enum verb verb, int argc, char **argv, void (*usage)(FILE 
 		return rc;
 	}
 	r.o = &o;
-	rc = EV_EXIT_USAGE;
-	if (o.nargs > MAX_EVENT_NOS) {
-		fprintf(stderr,
-		        "evtop: at most %d event_nos at once (%d given); for more, act on a list "
-		        "with --list KIND and its filters (--filter, --event-type, ...), or feed a "
-		        "file of event_nos through xargs -n %d\n",
-		        MAX_EVENT_NOS, o.nargs, MAX_EVENT_NOS);
-		goto out;
-	}
-	if (bad) {
-		fputs("evtop: --reason needs a value\n", stderr);
-		goto out;
-	}
-	/* Before anything is read or written: an ESC, a newline or a tab in fail_reason would
-	 * reach every terminal and log that shows the row. */
-	if (ev_guard_reason_check(r.reason, &err) < 0) {
-		fprintf(stderr, "evtop: --reason: %s; nothing was written\n", err.msg);
-		goto out;
-	}
-	if (filter_given(&o.filter) && bulk.list == NULL) {
-		fprintf(stderr,
-		        "evtop: %s acts on the event_nos given; filters are taken only with --list "
-		        "KIND (a bulk action)\n",
-		        verb_name[verb]);
-		goto out;
-	}
-	if (verb != VERB_RETRY && (o.retry_now || o.delay_set)) {
-		fprintf(stderr, "evtop: --now and --delay are for retry\n");
-		goto out;
-	}
-	if (o.retry_now && o.delay_set) {
-		fputs("evtop: --now retries at once; --delay schedules: choose one\n", stderr);
-		goto out;
-	}
-	if (verb == VERB_CANCEL && (r.reason == NULL || r.reason[0] == '\0')) {
-		fputs("evtop: cancel needs --reason TEXT (it is written into fail_reason)\n",
-		      stderr);
-		goto out;
-	}
-	r.action = verb == VERB_CANCEL    ? EV_ACTION_CANCEL
-	           : verb == VERB_RECOVER ? EV_ACTION_RECOVER
-	           : o.retry_now          ? EV_ACTION_RETRY_NOW
-	                                  : EV_ACTION_RETRY_SCHEDULE;
-	if (bulk.any && (rc = ev_bulk_cli_check(&bulk, &o, r.action, verb_name[verb])) != 0)
-		goto out;
-	if ((rc = pick_source(&o, bulk.list != NULL)) != 0)
-		goto out;
-
-	rc = EV_EXIT_FAILURE;
-	if (o.cfg.read_only && !o.dry_run) {
-		fprintf(stderr,
-		        "evtop: refused: read-only (--read-only or read_only in the config): %s "
-		        "writes nothing\n",
-		        verb_name[verb]);
-		goto out;
-	}
-	if (!o.dry_run && !o.yes && !isatty(STDIN_FILENO)) {
-		fprintf(stderr,
-		        "evtop: refused: no terminal to confirm on; add --yes to apply without "
-		        "asking, or --dry-run to see the statements\n");
-		goto out;
-	}
-	r.interactive = !o.dry_run && !o.yes;
-	if (r.interactive && o.cfg.operator_id == NULL) {
-		fputs("Operator or ticket id for the audit (Enter for none): ", stdout);
-		fflush(stdout);
-		char *id = read_line();
-		if (id != NULL && id[0] != '\0')
-			o.cfg.operator_id = id;
-		else
-			free(id);
-	}
-	if (!o.dry_run) {
-		char *path = ev_audit_log_default_path();
-		int orc = ev_audit_log_open(&r.log, path, &err);
-		free(path);
-		if (orc < 0) {
-			fprintf(stderr, "evtop: refused: %s (every write is audited there first)\n",
-			        err.msg);
-			goto out;
-		}
-	}
-	ev_audit_ident_fill(&r.ident);
-	r.who = (struct ev_audit_who){
-	        .source = o.src->name ? o.src->name : "default",
-	        .os_user = r.ident.os_user,
-	        .sudo_user = r.ident.sudo_user,
-	        .ssh_connection = r.ident.ssh_connection,
-	        .operator_id = o.cfg.operator_id,
-	};
-	rc = prepare(&r);
-	if (rc == 0 && bulk.list != NULL) {
-		enum ev_table_kind t = (enum ev_table_kind)o.table;
-		struct ev_bulk_cli_ctx bc = {
-		        .o = &o,
-		        .s = &r.s,
-		        .access = &r.access[t],
-		        .access_checked = r.access_checked[t],
-		        .log = o.dry_run ? NULL : &r.log,
-		        .who = &r.who,
-		        .action = r.action,
-		        .reason = r.reason,
-		        .interactive = r.interactive,
-		};
-		rc = ev_bulk_cli_run(&bc, &bulk);
-	} else if (rc == 0) {
-		for (int i = 0; i < o.nargs; i++)
-			do_event(&r, o.args[i]);
-		if (o.dry_run)
-			printf("dry-run: nothing was written (%d would be applied, %d would not)\n",
-			       r.applied, r.not_applied);
-		rc = r.not_applied == 0 ? EV_EXIT_OK : EV_EXIT_FAILURE;
-	}
-	ev_session_close(&r.s);
-out:
+	rc = check_request(&r, verb, bad, &bulk, &err);
+	if (rc == 0)
+		rc = may_write(&r, verb, &err);
+	if (rc == 0)
+		rc = act(&r, &bulk);
 	ev_audit_log_close(&r.log);
 	ev_audit_ident_clear(&r.ident);
 	ev_opts_free(&o);
