@@ -551,19 +551,27 @@ static void archived_rows_in(const struct ev_opts *o, struct ev_fan *f, enum ev_
 	}
 }
 
-/* Run one list page per table and print them. */
-static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, const char *a2)
+/* What run_lists gathers per table: the rows, the next page's cursor, a search's note. */
+struct list_out {
+	struct ev_rowset *res[EV_TABLE_COUNT];
+	char *next[EV_TABLE_COUNT];
+	char *note[EV_TABLE_COUNT];
+};
+
+static void list_out_free(struct list_out *out)
+{
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		ev_rowset_free(&out->res[t]);
+		free(out->next[t]);
+		free(out->note[t]);
+	}
+}
+
+/* The options a list refuses before it connects; --after decoded into *after (one source).
+ * Returns 0, or EV_EXIT_USAGE (said). */
+static int list_usage(const struct ev_opts *o, int n, struct ev_cursor *after)
 {
 	struct ev_error err = {0};
-	struct ev_fan f;
-	enum ev_table_kind kinds[EV_TABLE_COUNT];
-	int n = ev_session_tables(o, kinds);
-	int rc = EV_EXIT_OK;
-	struct ev_cursor after = {0};
-	struct ev_rowset *res[EV_TABLE_COUNT] = {NULL};
-	char *next[EV_TABLE_COUNT] = {NULL};
-	char *note[EV_TABLE_COUNT] = {NULL};
-	bool multi = o->nchosen > 1;
 
 	if (o->after != NULL) {
 		if (n != 1) {
@@ -571,7 +579,7 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 			      stderr);
 			return EV_EXIT_USAGE;
 		}
-		if (!multi && ev_cursor_decode(o->after, &after, &err) < 0) {
+		if (o->nchosen <= 1 && ev_cursor_decode(o->after, after, &err) < 0) {
 			ev_session_report(&err);
 			return EV_EXIT_USAGE;
 		}
@@ -587,106 +595,145 @@ static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, 
 		        ev_filter_unsupported(&o->filter, (enum ev_table_kind)o->table));
 		return EV_EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* One source's page of table x->t as the list's page. */
+static void take_page(const struct ev_opts *o, const struct list_ctx *x, struct list_out *out)
+{
+	enum ev_table_kind t = x->t;
+	struct list_part *p = &x->parts[0];
+	if (!p->ran)
+		return;
+	struct ev_list_page pg;
+	ev_list_take_page(p->q, &p->rs, &pg);
+	if (pg.more)
+		out->next[t] = ev_cursor_encode(&pg.next);
+	out->note[t] = search_note(&o->filter, &pg, p->rs->nrows);
+	out->res[t] =
+	        project_as(p->rs, t, o->format == EV_FMT_TABLE, NULL, archived_col(o, x->kind));
+}
+
+/* The sources' pages of table x->t merged into the list's page. */
+static void take_merged(const struct ev_opts *o, const struct ev_fan *f, const struct list_ctx *x,
+                        struct list_out *out)
+{
+	enum ev_table_kind t = x->t;
+	struct ev_mcursor *page = ev_xcalloc((size_t)f->n, sizeof(*page));
+	memcpy(page, x->mc, (size_t)f->n * sizeof(*page));
+	bool more = false;
+	struct ev_list_page pg;
+	struct ev_rowset *m = merge_parts(f, t, x->parts, o->limit, page, &more, &pg);
+	if (m != NULL) {
+		if (more)
+			out->next[t] = ev_mcursor_encode(page, f->n);
+		out->note[t] = search_note(&o->filter, &pg, m->nrows);
+		out->res[t] =
+		        project_as(m, t, o->format == EV_FMT_TABLE, NULL, archived_col(o, x->kind));
+		ev_rowset_free(&m);
+	}
+	free(page);
+}
+
+/* Table x->t on every source: their failures said, their pages taken into out. Returns rc
+ * raised by the failures. */
+static int list_table(const struct ev_opts *o, struct ev_fan *f, struct list_ctx *x,
+                      struct list_out *out, int rc)
+{
+	x->parts = ev_xcalloc((size_t)f->n, sizeof(struct list_part));
+	ev_fan_run(f, fetch_part, x);
+	for (int k = 0; k < f->n; k++) {
+		if (!f->v[k].up || f->v[k].rc == 0)
+			continue;
+		report_source(f, &f->v[k]);
+		if (f->v[k].rc == -2 && rc != EV_EXIT_UNKNOWN)
+			rc = EV_EXIT_USAGE;
+		else
+			rc = EV_EXIT_UNKNOWN;
+	}
+	if (o->nchosen <= 1)
+		take_page(o, x, out);
+	else
+		take_merged(o, f, x, out);
+	for (int k = 0; k < f->n; k++) {
+		ev_rowset_free(&x->parts[k].rs);
+		ev_query_free(&x->parts[k].q);
+	}
+	free(x->parts);
+	return rc;
+}
+
+/* The pages written; JSON and CSV say their notes and next cursors on stderr. Returns 0, or
+ * EV_EXIT_FAILURE when the output could not be written (said). */
+static int print_lists(const struct ev_opts *o, const struct list_out *out,
+                       const enum ev_table_kind *kinds, int n)
+{
+	int rc = 0;
+	if (write_results(o, out->res, kinds, n, out->next, out->note) < 0) {
+		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
+		rc = EV_EXIT_FAILURE;
+	}
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		if (out->note[t] != NULL && o->format != EV_FMT_TABLE)
+			fprintf(stderr, "-- %s: %s\n", ev_model_table((enum ev_table_kind)t)->key,
+			        out->note[t]);
+		if (out->next[t] != NULL && o->format != EV_FMT_TABLE)
+			print_more(stderr, (enum ev_table_kind)t, out->next[t]);
+	}
+	return rc;
+}
+
+/* Run one list page per table and print them. */
+static int run_lists(struct ev_opts *o, enum ev_list_kind kind, const char *a1, const char *a2)
+{
+	struct ev_error err = {0};
+	struct ev_fan f;
+	enum ev_table_kind kinds[EV_TABLE_COUNT];
+	int n = ev_session_tables(o, kinds);
+	int rc;
+	struct ev_cursor after = {0};
+	struct list_out out = {{NULL}};
+
+	if ((rc = list_usage(o, n, &after)) != 0)
+		return rc;
 	if (ev_fan_open(&f, o, false, &err) < 0) {
 		ev_session_report(&err);
 		ev_fan_close(&f);
 		return EV_EXIT_UNKNOWN;
 	}
 	ev_fan_report(&f, o->cfg.lag_warning_s);
-	if (ev_fan_up(&f) < f.n)
-		rc = EV_EXIT_UNKNOWN;
+	rc = ev_fan_up(&f) < f.n ? EV_EXIT_UNKNOWN : EV_EXIT_OK;
 	struct ev_mcursor *mc = NULL;
-	if (multi && source_cursors(&f, o->after, &mc, &err) < 0) {
+	if (o->nchosen > 1 && source_cursors(&f, o->after, &mc, &err) < 0) {
 		ev_session_report(&err);
 		ev_fan_close(&f);
 		return EV_EXIT_USAGE;
 	}
 	for (int i = 0; i < n; i++) {
-		enum ev_table_kind t = kinds[i];
-		if (ev_filter_unsupported(&o->filter, t) != NULL)
+		if (ev_filter_unsupported(&o->filter, kinds[i]) != NULL)
 			continue; /* a filter on an outbox-only column: that table only */
 		struct list_ctx x = {
 		        .f = &f,
 		        .kind = kind,
-		        .t = t,
+		        .t = kinds[i],
 		        .a1 = a1,
 		        .a2 = a2,
 		        .mc = mc,
 		        .after = &after,
-		        .parts = ev_xcalloc((size_t)f.n, sizeof(struct list_part)),
 		};
-		ev_fan_run(&f, fetch_part, &x);
-		for (int k = 0; k < f.n; k++) {
-			if (!f.v[k].up || f.v[k].rc == 0)
-				continue;
-			report_source(&f, &f.v[k]);
-			if (f.v[k].rc == -2 && rc != EV_EXIT_UNKNOWN)
-				rc = EV_EXIT_USAGE;
-			else
-				rc = EV_EXIT_UNKNOWN;
-		}
-		if (!multi) {
-			struct list_part *p = &x.parts[0];
-			if (p->ran) {
-				struct ev_list_page pg;
-				ev_list_take_page(p->q, &p->rs, &pg);
-				if (pg.more)
-					next[t] = ev_cursor_encode(&pg.next);
-				note[t] = search_note(&o->filter, &pg, p->rs->nrows);
-				res[t] = project_as(p->rs, t, o->format == EV_FMT_TABLE, NULL,
-				                    archived_col(o, kind));
-			}
-		} else {
-			struct ev_mcursor *page = ev_xcalloc((size_t)f.n, sizeof(*page));
-			memcpy(page, mc, (size_t)f.n * sizeof(*page));
-			bool more = false;
-			struct ev_list_page pg;
-			struct ev_rowset *m =
-			        merge_parts(&f, t, x.parts, o->limit, page, &more, &pg);
-			if (m != NULL) {
-				if (more)
-					next[t] = ev_mcursor_encode(page, f.n);
-				note[t] = search_note(&o->filter, &pg, m->nrows);
-				res[t] = project_as(m, t, o->format == EV_FMT_TABLE, NULL,
-				                    archived_col(o, kind));
-				ev_rowset_free(&m);
-			}
-			free(page);
-		}
-		for (int k = 0; k < f.n; k++) {
-			ev_rowset_free(&x.parts[k].rs);
-			ev_query_free(&x.parts[k].q);
-		}
-		free(x.parts);
+		rc = list_table(o, &f, &x, &out, rc);
 	}
 	free(mc);
 	if (archived_col(o, kind) == 0)
-		archived_rows_in(o, &f, kind, a1, a2, res, kinds, n);
-	if (audit_unmask(o, &f, NULL, res, kinds, n) < 0) {
-		for (int t = 0; t < EV_TABLE_COUNT; t++) {
-			ev_rowset_free(&res[t]);
-			free(next[t]);
-			free(note[t]);
-		}
+		archived_rows_in(o, &f, kind, a1, a2, out.res, kinds, n);
+	if (audit_unmask(o, &f, NULL, out.res, kinds, n) < 0) {
+		list_out_free(&out);
 		ev_fan_close(&f);
 		return EV_EXIT_FAILURE;
 	}
-	if (write_results(o, res, kinds, n, next, note) < 0) {
-		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
+	if (print_lists(o, &out, kinds, n) != 0)
 		rc = EV_EXIT_FAILURE;
-	}
-	for (int t = 0; t < EV_TABLE_COUNT; t++) {
-		ev_rowset_free(&res[t]);
-		if (note[t] != NULL && o->format != EV_FMT_TABLE)
-			fprintf(stderr, "-- %s: %s\n", ev_model_table((enum ev_table_kind)t)->key,
-			        note[t]);
-		free(note[t]);
-		if (next[t] == NULL)
-			continue;
-		if (o->format != EV_FMT_TABLE)
-			print_more(stderr, (enum ev_table_kind)t, next[t]);
-		free(next[t]);
-	}
+	list_out_free(&out);
 	ev_fan_close(&f);
 	return rc;
 }
@@ -887,11 +934,119 @@ static char *archived_rows(struct ev_fan_src *fs, enum ev_table_kind t, const ch
 	return name;
 }
 
+/* What ev_cmd_show keeps over its event_nos. */
+struct show_run {
+	struct ev_opts *o;
+	struct ev_fan f;
+	enum ev_table_kind kinds[EV_TABLE_COUNT];
+	int n;
+	struct ev_rowset *out[EV_TABLE_COUNT]; /* JSON and CSV: the rows found, for one output */
+	struct ev_error err;
+	int rc;
+};
+
+/* The rows of one event found on a source (rs, masked; archive: the archive table they were
+ * in, or NULL): printed (the table format) or kept for the one output. Returns the rows. */
+static int show_rows(struct show_run *sr, const struct ev_fan_src *fs, enum ev_table_kind t,
+                     struct ev_rowset **rs, const char *archive)
+{
+	const struct ev_opts *o = sr->o;
+	int hits = 0;
+	if (sr->f.multi) {
+		struct ev_rowset *m = with_source(*rs, fs->src->name);
+		ev_rowset_free(rs);
+		*rs = m;
+	}
+	for (size_t r = 0; r < (*rs)->nrows; r++) {
+		if (o->format == EV_FMT_TABLE)
+			print_event(*rs, r, t, archive);
+		hits++;
+	}
+	if (o->format != EV_FMT_TABLE && (*rs)->nrows > 0) {
+		if (sr->out[t] == NULL)
+			sr->out[t] = project_as(*rs, t, false, NULL, archive != NULL);
+		else
+			project_as(*rs, t, false, sr->out[t], archive != NULL);
+	}
+	return hits;
+}
+
+/* event_no in table t of source fs: online, else in its archive. Returns the rows found
+ * (those refused to be shown in the clear included). */
+static int show_in(struct show_run *sr, struct ev_fan_src *fs, enum ev_table_kind t,
+                   const char *event_no)
+{
+	struct ev_opts *o = sr->o;
+	int hits = 0;
+
+	if (ev_session_check_table(&fs->s, t, &sr->err) < 0) {
+		if (o->table >= 0 || sr->err.code != EV_ERR_SCHEMA) {
+			fs->err = sr->err;
+			report_source(&sr->f, fs);
+			sr->rc = EV_EXIT_UNKNOWN;
+		}
+		return 0;
+	}
+	struct ev_query *q = ev_query_show_by_no(t, ev_opts_table_name(&fs->o, t), event_no);
+	struct ev_rowset *rs = NULL;
+	struct ev_rowset *one[EV_TABLE_COUNT] = {NULL};
+	bool refused = false;
+	char *archive = NULL;
+	if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) == 0 && rs->nrows == 0) {
+		/* Not online: perhaps archived (evtop archive's table). */
+		archive = archived_rows(fs, t, event_no, &rs);
+	}
+	if (rs != NULL) {
+		mask_read(&fs->o, fs->src, rs);
+		one[t] = rs;
+		refused = audit_unmask(o, &sr->f, fs, one, &t, 1) < 0;
+	}
+	if (rs == NULL) {
+		report_source(&sr->f, fs);
+		sr->rc = EV_EXIT_UNKNOWN;
+	} else if (refused) {
+		sr->rc = EV_EXIT_FAILURE;
+		hits++; /* found, not shown: said so */
+	} else {
+		hits += show_rows(sr, fs, t, &rs, archive);
+	}
+	free(archive);
+	ev_rowset_free(&rs);
+	ev_query_free(&q);
+	return hits;
+}
+
+/* One event_no, in the tables of every source that answers. Returns 1 when it is nowhere
+ * (said), else 0. */
+static int show_one(struct show_run *sr, const char *event_no)
+{
+	int hits = 0;
+	if (strlen(event_no) > 64) {
+		fprintf(stderr, "evtop: event_no longer than 64 characters: no such event\n");
+		return 1;
+	}
+	for (int k = 0; k < sr->f.n; k++) {
+		struct ev_fan_src *fs = &sr->f.v[k];
+		if (!fs->up)
+			continue;
+		for (int i = 0; i < sr->n; i++)
+			if (fs->src->tables & (1u << sr->kinds[i]))
+				hits += show_in(sr, fs, sr->kinds[i], event_no);
+	}
+	if (hits > 0)
+		return 0;
+	char *safe = ev_text_sanitize(event_no, strlen(event_no));
+	fprintf(stderr, "evtop: no event %s in %s%s\n", safe,
+	        sr->n == 2 ? "either table" : ev_model_table(sr->kinds[0])->key,
+	        sr->f.multi ? " of any source" : "");
+	free(safe);
+	return 1;
+}
+
 int ev_cmd_show(int argc, char **argv)
 {
 	struct ev_opts o;
-	struct ev_error err = {0};
-	struct ev_fan f;
+	struct show_run sr = {.o = &o};
 	int rc = ev_session_parse(&o, argc, argv, usage_show, 1, INT_MAX);
 	if (rc >= 0) {
 		ev_opts_free(&o);
@@ -907,114 +1062,33 @@ int ev_cmd_show(int argc, char **argv)
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
-	enum ev_table_kind kinds[EV_TABLE_COUNT];
-	int n = ev_session_tables(&o, kinds);
-	if (o.format == EV_FMT_CSV && n != 1) {
+	sr.n = ev_session_tables(&o, sr.kinds);
+	if (o.format == EV_FMT_CSV && sr.n != 1) {
 		fputs("evtop: --format csv needs --table (the two tables have different columns)\n",
 		      stderr);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
-	if (ev_fan_open(&f, &o, false, &err) < 0) {
-		ev_session_report(&err);
-		ev_fan_close(&f);
+	if (ev_fan_open(&sr.f, &o, false, &sr.err) < 0) {
+		ev_session_report(&sr.err);
+		ev_fan_close(&sr.f);
 		ev_opts_free(&o);
 		return EV_EXIT_UNKNOWN;
 	}
-	ev_fan_report(&f, o.cfg.lag_warning_s);
-	rc = ev_fan_up(&f) < f.n ? EV_EXIT_UNKNOWN : EV_EXIT_OK;
-	struct ev_rowset *out[EV_TABLE_COUNT] = {NULL};
+	ev_fan_report(&sr.f, o.cfg.lag_warning_s);
+	sr.rc = ev_fan_up(&sr.f) < sr.f.n ? EV_EXIT_UNKNOWN : EV_EXIT_OK;
 	int missing = 0;
-	for (int a = 0; a < o.nargs; a++) {
-		int hits = 0;
-		if (strlen(o.args[a]) > 64) {
-			fprintf(stderr,
-			        "evtop: event_no longer than 64 characters: no such event\n");
-			missing++;
-			continue;
-		}
-		for (int k = 0; k < f.n; k++) {
-			struct ev_fan_src *fs = &f.v[k];
-			if (!fs->up)
-				continue;
-			for (int i = 0; i < n; i++) {
-				enum ev_table_kind t = kinds[i];
-				if (!(fs->src->tables & (1u << t)))
-					continue;
-				if (ev_session_check_table(&fs->s, t, &err) < 0) {
-					if (o.table >= 0 || err.code != EV_ERR_SCHEMA) {
-						fs->err = err;
-						report_source(&f, fs);
-						rc = EV_EXIT_UNKNOWN;
-					}
-					continue;
-				}
-				struct ev_query *q = ev_query_show_by_no(
-				        t, ev_opts_table_name(&fs->o, t), o.args[a]);
-				struct ev_rowset *rs = NULL;
-				struct ev_rowset *one[EV_TABLE_COUNT] = {NULL};
-				bool refused = false;
-				char *archive = NULL;
-				if (ev_conn_run(fs->s.conn, q, &rs, &fs->err) == 0 &&
-				    rs->nrows == 0) {
-					/* Not online: perhaps archived (evtop archive's table). */
-					archive = archived_rows(fs, t, o.args[a], &rs);
-				}
-				if (rs != NULL) {
-					mask_read(&fs->o, fs->src, rs);
-					one[t] = rs;
-					refused = audit_unmask(&o, &f, fs, one, &t, 1) < 0;
-				}
-				if (rs == NULL) {
-					report_source(&f, fs);
-					rc = EV_EXIT_UNKNOWN;
-				} else if (refused) {
-					rc = EV_EXIT_FAILURE;
-					hits++; /* found, not shown: said so */
-				} else {
-					if (f.multi) {
-						struct ev_rowset *m =
-						        with_source(rs, fs->src->name);
-						ev_rowset_free(&rs);
-						rs = m;
-					}
-					for (size_t r = 0; r < rs->nrows; r++) {
-						if (o.format == EV_FMT_TABLE)
-							print_event(rs, r, t, archive);
-						hits++;
-					}
-					if (o.format != EV_FMT_TABLE && rs->nrows > 0) {
-						if (out[t] == NULL)
-							out[t] = project_as(rs, t, false, NULL,
-							                    archive != NULL);
-						else
-							project_as(rs, t, false, out[t],
-							           archive != NULL);
-					}
-				}
-				free(archive);
-				ev_rowset_free(&rs);
-				ev_query_free(&q);
-			}
-		}
-		if (hits == 0) {
-			char *safe = ev_text_sanitize(o.args[a], strlen(o.args[a]));
-			fprintf(stderr, "evtop: no event %s in %s%s\n", safe,
-			        n == 2 ? "either table" : ev_model_table(kinds[0])->key,
-			        f.multi ? " of any source" : "");
-			free(safe);
-			missing++;
-		}
-	}
-	if (o.format != EV_FMT_TABLE && write_results(&o, out, kinds, n, NULL, NULL) < 0) {
+	for (int a = 0; a < o.nargs; a++)
+		missing += show_one(&sr, o.args[a]);
+	if (o.format != EV_FMT_TABLE && write_results(&o, sr.out, sr.kinds, sr.n, NULL, NULL) < 0) {
 		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
-		rc = EV_EXIT_FAILURE;
+		sr.rc = EV_EXIT_FAILURE;
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
-		ev_rowset_free(&out[t]);
-	ev_fan_close(&f);
+		ev_rowset_free(&sr.out[t]);
+	ev_fan_close(&sr.f);
 	ev_opts_free(&o);
-	if (rc == EV_EXIT_OK && missing > 0)
-		rc = EV_EXIT_FAILURE;
-	return rc;
+	if (sr.rc == EV_EXIT_OK && missing > 0)
+		sr.rc = EV_EXIT_FAILURE;
+	return sr.rc;
 }
