@@ -379,6 +379,98 @@ static void wait_until(double until)
 	}
 }
 
+/* --listen's server started (the address is checked before any connection: a usage error
+ * says so at once), or the options that need it refused. Returns 0, or EV_EXIT_USAGE (said). */
+static int start_listening(struct ev_opts *o, struct ev_httpd **http, struct ev_error *err)
+{
+	if (o->listen != NULL) {
+		struct ev_httpd_opts ho = {o->listen, o->tls_cert, o->tls_key, o->basic_auth_file};
+		char *where = NULL;
+		if ((*http = ev_httpd_start(&ho, &where, err)) == NULL) {
+			ev_session_report(err);
+			return EV_EXIT_USAGE;
+		}
+		ev_httpd_set(*http, "", 0);
+		say(NULL, "listening on %s/metrics (refresh every %ds)", where,
+		    o->cfg.metrics_interval_s);
+		free(where);
+	} else if (o->basic_auth_file != NULL || o->tls_cert != NULL) {
+		fputs("evtop: --basic-auth-file and --tls-cert go with --listen\n", stderr);
+		return EV_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* What serve() keeps from one refresh to the next. */
+struct serving {
+	const struct ev_opts *o;
+	struct ev_httpd *http;
+	struct ev_metrics *mx;
+	struct msrc *ms;
+	int n;
+	bool said_file_error;
+	int exit_code;
+};
+
+/* One refresh's exposition to the server, the text file or (--once) standard output. */
+static void publish(struct serving *sv, const struct ev_buf *text)
+{
+	const struct ev_opts *o = sv->o;
+	struct ev_error err = {0};
+
+	if (sv->http != NULL)
+		ev_httpd_set(sv->http, text->data, text->len);
+	if (o->textfile != NULL) {
+		if (write_textfile(o->textfile, text->data, text->len, &err) < 0) {
+			if (!sv->said_file_error || o->once)
+				ev_session_report(&err);
+			sv->said_file_error = true;
+			sv->exit_code = EV_EXIT_FAILURE;
+		} else {
+			if (sv->said_file_error)
+				say(NULL, "writing %s again", o->textfile);
+			sv->said_file_error = false;
+		}
+	} else if (o->once) {
+		fwrite(text->data, 1, text->len, stdout);
+		fflush(stdout);
+	}
+}
+
+/* Refresh, report and publish every interval until a signal (or once, with --once). */
+static void serve(struct serving *sv)
+{
+	const struct ev_opts *o = sv->o;
+
+	while (!stop_signal) {
+		double t0 = mono_s();
+		refresh_all(sv->ms, sv->n);
+		double took = mono_s() - t0;
+		double cost = 0;
+		int up = 0;
+		for (int i = 0; i < sv->n; i++) {
+			report(&sv->ms[i]);
+			cost = sv->ms[i].cost_ms > cost ? sv->ms[i].cost_ms : cost;
+			up += sv->ms[i].fs->up;
+		}
+		struct ev_buf text;
+		render(sv->mx, sv->ms, sv->n, took, &text);
+		publish(sv, &text);
+		ev_buf_free(&text);
+		if (o->once) {
+			if (sv->exit_code == EV_EXIT_OK && up < sv->n)
+				sv->exit_code = EV_EXIT_UNKNOWN;
+			break;
+		}
+		/* The budget, as the console's: a costly refresh stretches the next interval. */
+		int wait_ms = ev_refresh_interval_ms(o->cfg.metrics_interval_s * 1000, cost,
+		                                     o->cfg.budget_permille);
+		wait_until(t0 + wait_ms / 1000.0);
+	}
+	if (stop_signal)
+		say(NULL, "stopping (%s)", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
 int ev_cmd_metrics(int argc, char **argv)
 {
 	struct ev_opts o;
@@ -401,25 +493,10 @@ int ev_cmd_metrics(int argc, char **argv)
 	ev_mirror_set_cap((size_t)o.cfg.mirror_rows);
 
 	struct ev_httpd *http = NULL;
-	if (o.listen != NULL) {
-		struct ev_httpd_opts ho = {o.listen, o.tls_cert, o.tls_key, o.basic_auth_file};
-		char *where = NULL;
-		/* The address is checked before any connection: a usage error says so at once. */
-		if ((http = ev_httpd_start(&ho, &where, &err)) == NULL) {
-			ev_session_report(&err);
-			ev_opts_free(&o);
-			return EV_EXIT_USAGE;
-		}
-		ev_httpd_set(http, "", 0);
-		say(NULL, "listening on %s/metrics (refresh every %ds)", where,
-		    o.cfg.metrics_interval_s);
-		free(where);
-	} else if (o.basic_auth_file != NULL || o.tls_cert != NULL) {
-		fputs("evtop: --basic-auth-file and --tls-cert go with --listen\n", stderr);
+	if ((rc = start_listening(&o, &http, &err)) != 0) {
 		ev_opts_free(&o);
-		return EV_EXIT_USAGE;
+		return rc;
 	}
-
 	struct ev_fan fan;
 	if (ev_fan_open(&fan, &o, false, &err) < 0 && fan.v == NULL) {
 		ev_session_report(&err);
@@ -427,14 +504,14 @@ int ev_cmd_metrics(int argc, char **argv)
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
-	int n = fan.n;
-	struct msrc *ms = ev_xcalloc((size_t)n, sizeof(*ms));
-	for (int i = 0; i < n; i++) {
-		ms[i].fs = &fan.v[i];
-		ms[i].cfg = &o.cfg;
-		ms[i].said_up = -1;
+	struct serving sv = {.o = &o, .http = http, .n = fan.n, .exit_code = EV_EXIT_OK};
+	sv.ms = ev_xcalloc((size_t)sv.n, sizeof(*sv.ms));
+	for (int i = 0; i < sv.n; i++) {
+		sv.ms[i].fs = &fan.v[i];
+		sv.ms[i].cfg = &o.cfg;
+		sv.ms[i].said_up = -1;
 	}
-	struct ev_metrics *mx = ev_metrics_new(n, o.cfg.metrics_label_cap);
+	sv.mx = ev_metrics_new(sv.n, o.cfg.metrics_label_cap);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -444,60 +521,16 @@ int ev_cmd_metrics(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	int exit_code = EV_EXIT_OK;
-	bool said_file_error = false;
-	while (!stop_signal) {
-		double t0 = mono_s();
-		refresh_all(ms, n);
-		double took = mono_s() - t0;
-		double cost = 0;
-		int up = 0;
-		for (int i = 0; i < n; i++) {
-			report(&ms[i]);
-			cost = ms[i].cost_ms > cost ? ms[i].cost_ms : cost;
-			up += ms[i].fs->up;
-		}
-		struct ev_buf text;
-		render(mx, ms, n, took, &text);
-		if (http != NULL)
-			ev_httpd_set(http, text.data, text.len);
-		if (o.textfile != NULL) {
-			if (write_textfile(o.textfile, text.data, text.len, &err) < 0) {
-				if (!said_file_error || o.once)
-					ev_session_report(&err);
-				said_file_error = true;
-				exit_code = EV_EXIT_FAILURE;
-			} else {
-				if (said_file_error)
-					say(NULL, "writing %s again", o.textfile);
-				said_file_error = false;
-			}
-		} else if (o.once) {
-			fwrite(text.data, 1, text.len, stdout);
-			fflush(stdout);
-		}
-		ev_buf_free(&text);
-		if (o.once) {
-			if (exit_code == EV_EXIT_OK && up < n)
-				exit_code = EV_EXIT_UNKNOWN;
-			break;
-		}
-		/* The budget, as the console's: a costly refresh stretches the next interval. */
-		int wait_ms = ev_refresh_interval_ms(o.cfg.metrics_interval_s * 1000, cost,
-		                                     o.cfg.budget_permille);
-		wait_until(t0 + wait_ms / 1000.0);
-	}
-	if (stop_signal)
-		say(NULL, "stopping (%s)", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+	serve(&sv);
 	ev_httpd_stop(&http);
-	for (int i = 0; i < n; i++) {
-		drop_figures(&ms[i]);
+	for (int i = 0; i < sv.n; i++) {
+		drop_figures(&sv.ms[i]);
 		for (int t = 0; t < EV_TABLE_COUNT; t++)
-			ev_mirror_free(&ms[i].mirror[t]);
+			ev_mirror_free(&sv.ms[i].mirror[t]);
 	}
-	free(ms);
-	ev_metrics_free(&mx);
+	free(sv.ms);
+	ev_metrics_free(&sv.mx);
 	ev_fan_close(&fan);
 	ev_opts_free(&o);
-	return exit_code;
+	return sv.exit_code;
 }
