@@ -126,35 +126,31 @@ static long long full_check(struct ev_conn *c, const struct ev_mirror *m,
 	return off;
 }
 
-/* One refresh of m inside a snapshot. Returns 0, 1 when the backlog does not fit under the
- * cap (m is then empty), -1 with err. */
-static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
-                   const struct ev_mirror_opts *o, char *now, size_t now_size, long long *drift,
-                   struct ev_mirror_stats *st, struct ev_error *err)
+/* The snapshot's clock: every figure compares with this NOW(). */
+static int read_clock(struct ev_conn *c, char *now, size_t now_size, struct ev_error *err)
 {
-	static const int statuses[] = {0, 1, 3};
 	struct ev_rowset *rs = NULL;
-	size_t room = ev_mirror_room(m), got = 0;
-
-	if (ev_conn_exec(c,
-	                 "/* evtop:dash.mirror.snapshot */ START TRANSACTION WITH CONSISTENT "
-	                 "SNAPSHOT, READ ONLY",
-	                 err) < 0)
-		return -1;
-	/* The snapshot's clock: every figure compares with this NOW(). */
 	struct ev_query *q = ev_mirror_query_clock();
 	int rc = ev_conn_run(c, q, &rs, err);
 	ev_query_free(&q);
 	if (rc < 0)
-		goto fail;
+		return -1;
 	snprintf(now, now_size, "%s",
 	         rs->nrows > 0 && ev_rowset_cell(rs, 0, 0)->s ? ev_rowset_cell(rs, 0, 0)->s : "");
 	ev_rowset_free(&rs);
+	return 0;
+}
 
-	ev_mirror_clock(m, now);
-	/* The failed range, the largest, is read every fifth refresh once it is large. */
-	bool all_ranges = ev_mirror_read_failed(m);
-	ev_mirror_begin(m);
+/* The backlog's ranges by status, room rows at most in all (the failed range carried over
+ * from the last refresh unless all_ranges). Returns 0, 1 when they do not fit (the snapshot
+ * is then committed and m empty), -1 with err. */
+static int read_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                       size_t room, bool all_ranges, struct ev_error *err)
+{
+	static const int statuses[] = {0, 1, 3};
+	struct ev_rowset *rs = NULL;
+	size_t got = 0;
+
 	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
 		int status = statuses[i];
 		if (status == 3 && !all_ranges) {
@@ -164,14 +160,14 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 		/* The outbox's processing rows come with their lock_until from its lock index;
 		 * without it, from the status index (lock_until then by key). */
 		bool locks = false;
-		q = NULL;
+		struct ev_query *q = NULL;
 		if (status == 1)
 			locks = (q = ev_mirror_query_lock(req, room - got + 1)) != NULL;
 		if (q == NULL)
 			q = ev_mirror_query_range(req, status, room - got + 1, err);
 		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
 			ev_query_free(&q);
-			goto fail;
+			return -1;
 		}
 		ev_query_free(&q);
 		got += rs->nrows;
@@ -191,6 +187,13 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 		}
 		ev_rowset_free(&rs);
 	}
+	return 0;
+}
+
+/* By primary key: the rows the ranges found new or moved, and the rolling share. */
+static int read_by_key(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                       const struct ev_mirror_opts *o, struct ev_error *err)
+{
 	const uint64_t *ids;
 	size_t n = ev_mirror_ranges_done(
 	        m,
@@ -198,69 +201,115 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 	                        o->reverify_s ? o->reverify_s : EV_MIRROR_REVERIFY_S),
 	        &ids);
 	if (read_keys(c, m, req, ids, n, err) < 0)
-		goto fail;
+		return -1;
 	/* The rolling share: compared without its group columns, read whole if it changed. */
 	n = ev_mirror_share_ids(m, &ids);
 	if (read_ids(c, m, req, ids, n, true, err) < 0)
-		goto fail;
+		return -1;
 	n = ev_mirror_verify_done(m, &ids);
-	if (read_keys(c, m, req, ids, n, err) < 0)
-		goto fail;
-	/* What was created since the last refresh, for the rates by completion time. */
-	q = ev_mirror_query_created(m, req, o->settle_s ? o->settle_s : EV_MIRROR_SETTLE_S);
-	if (q != NULL) {
-		struct ev_error cerr = {0};
-		rc = ev_conn_run(c, q, &rs, &cerr);
-		ev_query_free(&q);
-		if (rc < 0 && cerr.code == EV_ERR_CONNECT) {
-			*err = cerr;
-			goto fail;
-		}
-		for (size_t r = 0; rc == 0 && r < rs->nrows; r++)
-			ev_mirror_created_row(m, rs, r);
-		ev_mirror_created_done(m, rc == 0);
-		ev_rowset_free(&rs);
+	return read_keys(c, m, req, ids, n, err);
+}
+
+/* What was created since the last refresh, for the rates by completion time. Best effort:
+ * -1 (with err) only when the connection was lost. */
+static int read_created(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                        const struct ev_mirror_opts *o, struct ev_error *err)
+{
+	struct ev_query *q =
+	        ev_mirror_query_created(m, req, o->settle_s ? o->settle_s : EV_MIRROR_SETTLE_S);
+	if (q == NULL)
+		return 0;
+
+	struct ev_rowset *rs = NULL;
+	struct ev_error cerr = {0};
+	int rc = ev_conn_run(c, q, &rs, &cerr);
+	ev_query_free(&q);
+	if (rc < 0 && cerr.code == EV_ERR_CONNECT) {
+		*err = cerr;
+		return -1;
 	}
+	for (size_t r = 0; rc == 0 && r < rs->nrows; r++)
+		ev_mirror_created_row(m, rs, r);
+	ev_mirror_created_done(m, rc == 0);
+	ev_rowset_free(&rs);
+	return 0;
+}
+
+/* The full counts against the mirror: the drift in the SQL log, and in *drift corrected at
+ * once (every row read again by key, in the same snapshot; its reads added to st). -1 with err
+ * when the connection was lost or the correction failed. */
+static int check_full(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                      long long *drift, struct ev_mirror_stats *st, struct ev_error *err)
+{
+	struct ev_error cerr = {0};
+	long long off = full_check(c, m, req, &cerr);
+	if (off < 0 && cerr.code == EV_ERR_CONNECT) {
+		*err = cerr;
+		return -1;
+	}
+	if (off >= 0) {
+		ev_mirror_checked(m);
+		char note[200];
+		snprintf(note, sizeof(note),
+		         "mirror check: %s: %zu rows mirrored, mirror drift %lld%s",
+		         req->table_name ? req->table_name
+		                         : ev_model_table(req->table)->default_name,
+		         ev_mirror_rows(m), off, off > 0 ? " (corrected)" : "");
+		ev_conn_log_note(c, note);
+	}
+	if (off > 0) {
+		*drift = off;
+		ev_mirror_drift(m, off);
+		struct ev_mirror_stats again;
+		const uint64_t *ids;
+		ev_mirror_begin(m);
+		size_t n = ev_mirror_want_all(m, &ids);
+		if (read_keys(c, m, req, ids, n, err) < 0)
+			return -1;
+		ev_mirror_end(m, &again);
+		st->pk_reads += again.pk_reads;
+		st->left += again.left;
+		st->rows = again.rows;
+	}
+	return 0;
+}
+
+/* One refresh of m inside a snapshot. Returns 0, 1 when the backlog does not fit under the
+ * cap (m is then empty), -1 with err. */
+static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                   const struct ev_mirror_opts *o, char *now, size_t now_size, long long *drift,
+                   struct ev_mirror_stats *st, struct ev_error *err)
+{
+	size_t room = ev_mirror_room(m);
+
+	if (ev_conn_exec(c,
+	                 "/* evtop:dash.mirror.snapshot */ START TRANSACTION WITH CONSISTENT "
+	                 "SNAPSHOT, READ ONLY",
+	                 err) < 0)
+		return -1;
+	if (read_clock(c, now, now_size, err) < 0)
+		goto fail;
+	ev_mirror_clock(m, now);
+	/* The failed range, the largest, is read every fifth refresh once it is large. */
+	bool all_ranges = ev_mirror_read_failed(m);
+	ev_mirror_begin(m);
+	int rc = read_ranges(c, m, req, room, all_ranges, err);
+	if (rc < 0)
+		goto fail;
+	if (rc == 1)
+		return 1;
+	if (read_by_key(c, m, req, o, err) < 0 || read_created(c, m, req, o, err) < 0)
+		goto fail;
 	ev_mirror_end(m, st);
 	*drift = 0;
 	/* The full counts compare with a mirror that read every range this time. */
-	if (all_ranges && ev_mirror_check_due(m, mono_s(), o->check_s)) {
-		struct ev_error cerr = {0};
-		long long off = full_check(c, m, req, &cerr);
-		if (off < 0 && cerr.code == EV_ERR_CONNECT) {
-			*err = cerr;
-			goto fail;
-		}
-		if (off >= 0) {
-			ev_mirror_checked(m);
-			char note[200];
-			snprintf(note, sizeof(note),
-			         "mirror check: %s: %zu rows mirrored, mirror drift %lld%s",
-			         req->table_name ? req->table_name
-			                         : ev_model_table(req->table)->default_name,
-			         ev_mirror_rows(m), off, off > 0 ? " (corrected)" : "");
-			ev_conn_log_note(c, note);
-		}
-		if (off > 0) {
-			/* Corrected at once: every row read again by key, in the same snapshot. */
-			*drift = off;
-			ev_mirror_drift(m, off);
-			struct ev_mirror_stats again;
-			ev_mirror_begin(m);
-			n = ev_mirror_want_all(m, &ids);
-			if (read_keys(c, m, req, ids, n, err) < 0)
-				goto fail;
-			ev_mirror_end(m, &again);
-			st->pk_reads += again.pk_reads;
-			st->left += again.left;
-			st->rows = again.rows;
-		}
-	}
+	if (all_ranges && ev_mirror_check_due(m, mono_s(), o->check_s) &&
+	    check_full(c, m, req, drift, st, err) < 0)
+		goto fail;
 	if (ev_conn_exec(c, "/* evtop:dash.mirror.commit */ COMMIT", err) < 0)
 		goto fail;
 	return 0;
 fail:
-	ev_rowset_free(&rs);
 	if (ev_conn_is_connected(c)) {
 		struct ev_error rerr = {0};
 		ev_conn_exec(c, "ROLLBACK", &rerr);
