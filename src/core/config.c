@@ -835,11 +835,67 @@ static const char *expected(const struct setting *set)
 	return "a value";
 }
 
+/* A duration in range into field: milliseconds (K_MS) or whole seconds (K_SEC). */
+static int set_duration(struct parser *p, const struct setting *set, void *field, long long n,
+                        const char *shown)
+{
+	char lo[32], hi[32];
+
+	if (n < set->min || n > set->max) {
+		format_duration(set->min, lo, sizeof(lo));
+		format_duration(set->max, hi, sizeof(hi));
+		return fail(p, "%s: %s is out of range (%s .. %s)", set->key, shown, lo, hi);
+	}
+	if (set->kind == K_SEC && n % MS_SEC != 0)
+		return fail(p, "%s: expected whole seconds, got '%s'", set->key, shown);
+	*(int *)field = (int)(set->kind == K_SEC ? n / MS_SEC : n);
+	return 0;
+}
+
+/* An integer in range into field: an int, or an unsigned port (K_PORT). */
+static int set_int(struct parser *p, const struct setting *set, void *field, long long n,
+                   const char *shown)
+{
+	if (n < set->min || n > set->max)
+		return fail(p, "%s: %s is out of range (%lld .. %lld)", set->key, shown, set->min,
+		            set->max);
+	if (set->kind == K_PORT)
+		*(unsigned *)field = (unsigned)n;
+	else
+		*(int *)field = (int)n;
+	return 0;
+}
+
+/* "outbox", "message" or both, comma-separated, any case: their bits (1 << ev_table_kind) in
+ * *out. False for anything else or none. */
+static bool parse_tables(const char *value, unsigned *out)
+{
+	unsigned set_ = 0;
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", value);
+	bool bad = strlen(value) >= sizeof(buf);
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t != NULL && !bad;
+	     t = strtok_r(NULL, ",", &save)) {
+		t = trim(t);
+		if (ascii_caseeq(t, "outbox"))
+			set_ |= 1u << EV_TABLE_OUTBOX;
+		else if (ascii_caseeq(t, "message"))
+			set_ |= 1u << EV_TABLE_MESSAGE;
+		else
+			bad = true;
+	}
+	if (bad || set_ == 0)
+		return false;
+	*out = set_;
+	return true;
+}
+
+/* Set one setting from its text, or fail saying what it expects. */
 static int apply(struct parser *p, const struct setting *set, const char *value)
 {
 	void *base = set->scope == S_GLOBAL ? (void *)p->cfg : (void *)&p->cfg->sources[p->source];
 	void *field = (char *)base + set->offset;
-	char shown[80], lo[32], hi[32];
+	char shown[80];
 	long long n;
 
 	show_value(value, shown, sizeof(shown));
@@ -850,16 +906,7 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 	case K_SEC:
 		if (ev_parse_duration_ms(value, &n) < 0)
 			break;
-		if (n < set->min || n > set->max) {
-			format_duration(set->min, lo, sizeof(lo));
-			format_duration(set->max, hi, sizeof(hi));
-			return fail(p, "%s: %s is out of range (%s .. %s)", set->key, shown, lo,
-			            hi);
-		}
-		if (set->kind == K_SEC && n % MS_SEC != 0)
-			return fail(p, "%s: expected whole seconds, got '%s'", set->key, shown);
-		*(int *)field = (int)(set->kind == K_SEC ? n / MS_SEC : n);
-		return 0;
+		return set_duration(p, set, field, n, shown);
 	case K_PERCENT: {
 		int permille;
 
@@ -875,14 +922,7 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 	case K_PORT:
 		if (ev_parse_int(value, 0, LLONG_MAX, &n) < 0)
 			break;
-		if (n < set->min || n > set->max)
-			return fail(p, "%s: %s is out of range (%lld .. %lld)", set->key, shown,
-			            set->min, set->max);
-		if (set->kind == K_PORT)
-			*(unsigned *)field = (unsigned)n;
-		else
-			*(int *)field = (int)n;
-		return 0;
+		return set_int(p, set, field, n, shown);
 	case K_BOOL:
 		if (ev_parse_bool(value, field) < 0)
 			return fail(p,
@@ -929,26 +969,10 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 		*(char ***)field = v;
 		return 0;
 	}
-	case K_TABLES: {
-		unsigned set_ = 0;
-		char buf[128];
-		snprintf(buf, sizeof(buf), "%s", value);
-		bool bad = strlen(value) >= sizeof(buf);
-		for (char *save = NULL, *t = strtok_r(buf, ",", &save); t != NULL && !bad;
-		     t = strtok_r(NULL, ",", &save)) {
-			t = trim(t);
-			if (ascii_caseeq(t, "outbox"))
-				set_ |= 1u << EV_TABLE_OUTBOX;
-			else if (ascii_caseeq(t, "message"))
-				set_ |= 1u << EV_TABLE_MESSAGE;
-			else
-				bad = true;
-		}
-		if (bad || set_ == 0)
+	case K_TABLES:
+		if (!parse_tables(value, field))
 			break;
-		*(unsigned *)field = set_;
 		return 0;
-	}
 	}
 	return fail(p, "%s: expected %s, got '%s'", set->key, expected(set), shown);
 }
