@@ -371,6 +371,7 @@ static int open_source(struct run *r)
 	struct ev_archive_spec *sp = &r->sp;
 
 	o->src = (struct ev_source *)r->j->src;
+	r->name = ev_opts_table_name(o, r->j->table); /* this source's own name for it */
 	if (ev_session_open(&r->s, o, &r->err) < 0 ||
 	    ev_session_check_table(&r->s, r->j->table, &r->err) < 0) {
 		ev_session_report(&r->err);
@@ -710,7 +711,6 @@ static int one(struct job *j)
 	struct run r = {
 	        .j = j,
 	        .o = j->o,
-	        .name = ev_opts_table_name(j->o, j->table),
 	        .src_name = j->src->name ? j->src->name : "default",
 	        .log = {.fd = -1},
 	        .file_fd = -1,

@@ -401,4 +401,23 @@ for s in sa sb sc; do
 	check "... $s's access log holds the events read from $s ($want)" test "$got" = "$want"
 done
 
+# archive over two sources whose outboxes are named differently: each run reads and names its
+# own source's table (the second once took the first's name).
+sql -e "DROP DATABASE IF EXISTS sd; CREATE DATABASE sd" || exit 99
+cat "$src"/sql/mariadb/schema.sql "$src"/sql/mariadb/audit.sql | sql sd || exit 99
+{ echo "SET timestamp = UNIX_TIMESTAMP('2026-06-01 12:00:00');"; cat "$src/tests/data/seed.sql"; } | sql sd || exit 99
+sql sd -e "RENAME TABLE biz_outbox_event TO stock_outbox_event" || exit 99
+sed 's/^database=sa$/database=sd/' "$dir/sa.cnf" >"$dir/sd.cnf" && chmod 600 "$dir/sd.cnf" || exit 99
+cat >"$dir/two.conf" <<EOF
+[source sa]
+defaults_file = $dir/sa.cnf
+[source sd]
+defaults_file = $dir/sd.cnf
+outbox_table = stock_outbox_event
+EOF
+XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/two.conf" archive --table outbox --older-than 30d --dry-run </dev/null >"$dir/a2.out" 2>"$dir/a2.err"
+check "archive --dry-run over two sources exits 0" [ $? -eq 0 ]
+check "... names sa's table for sa" grep -q "^archive biz_outbox_event (source sa): " "$dir/a2.out"
+check "... and sd's own table for sd" grep -q "^archive stock_outbox_event (source sd): " "$dir/a2.out"
+
 tap_done
