@@ -830,18 +830,19 @@ int main(int argc, char **argv)
 	}
 	if (ev_db_init() < 0) {
 		fputs("evtop-sim: cannot initialise the MySQL client library\n", stderr);
-		return 1;
+		rc = 1;
+	} else {
+		rc = prepare(&o, &cfg, password, total, &t0);
+		if (rc == 0 && o.history_only)
+			print_summary(&o, total, (double)(mono_ms() - t0) / 1000.0, 0);
+		else if (rc == 0)
+			run_world(&o, &cfg, password, total);
+		ev_db_end();
 	}
-	rc = prepare(&o, &cfg, password, total, &t0);
-	if (rc == 0 && o.history_only)
-		print_summary(&o, total, (double)(mono_ms() - t0) / 1000.0, 0);
-	else if (rc == 0)
-		run_world(&o, &cfg, password, total);
 	if (password) {
 		memset(password, 0, strlen(password));
 		free(password);
 	}
 	ev_config_free(&cfg);
-	ev_db_end();
 	return rc;
 }
