@@ -48,10 +48,18 @@ int ev_cursor_decode(const char *s, struct ev_cursor *c, struct ev_error *err)
 	if (strcmp(val, "~") == 0) {
 		c->value_null = true;
 	} else {
-		char norm[21];
+		/* A DATETIME(3) key (evtop_audit's audit_time) keeps its fraction of a second. */
+		char norm[21], *dot = strchr(val, '.');
+		size_t frac = dot ? strlen(dot + 1) : 0;
+		if (dot != NULL) {
+			*dot = '\0';
+			if (frac < 1 || frac > 6 || strspn(dot + 1, "0123456789") != frac)
+				goto bad;
+		}
 		if (!ev_datetime_normalize(val, norm))
 			goto bad;
-		memcpy(c->value, norm, sizeof(norm));
+		snprintf(c->value, sizeof(c->value), "%s%s%s", norm, dot ? "." : "",
+		         dot ? dot + 1 : "");
 	}
 	c->set = true;
 	return 0;
