@@ -365,6 +365,36 @@ static void select_columns(struct ev_query *q, struct ev_buf *b, const struct ev
 	q->ncols = n;
 }
 
+void ev_query_order_text(const struct ev_query *q, enum ev_table_kind t,
+                         const struct ev_table_info *info, char *buf, size_t size)
+{
+	const struct ev_query_def *d = q ? ev_query_def_find(q->name, t) : NULL;
+	if (d == NULL || q->sort_col == NULL) {
+		snprintf(buf, size, "the list's own order");
+		return;
+	}
+	const char *index = NULL;
+	for (int i = 0; info != NULL && index == NULL && i < 3 && d->index[i] != NULL; i++)
+		index = ev_index_find(info, d->index[i]);
+	/* "a,b,id" as "a, b, id". */
+	struct ev_buf cols;
+	ev_buf_init(&cols);
+	for (const char *c = d->sort; *c; c++)
+		if (*c == ',')
+			ev_buf_adds(&cols, ", ");
+		else
+			ev_buf_printf(&cols, "%c", *c);
+	const char *arrow = q->sort_desc ? "↓" : "↑";
+	if (d->sort_allowed)
+		snprintf(buf, size, "%s %s, sorted by the server among the rows %s finds",
+		         cols.data, arrow, index ? index : "its index");
+	else
+		snprintf(buf, size,
+		         "%s %s, the order of %s itself: no other order is read without sorting",
+		         cols.data, arrow, index ? index : "its index");
+	ev_buf_free(&cols);
+}
+
 /* The FORCE INDEX clause for the query's definition, or an error when the server has none of
  * the indexes it may use. */
 static int index_hint(struct ev_buf *b, const struct ev_query_def *d,

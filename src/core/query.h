@@ -246,6 +246,13 @@ struct ev_query_def {
 	int cap;           /* most rows one run may return */
 };
 
+/* How a list query q of table t orders its rows, for a person: "next_retry_time, retry_count,
+ * id ↑, idx_status_retry_time's own order (o reverses it)", or for a bounded sort "update_time
+ * ↓, sorted by the server among the rows idx_status_retry_time finds". info: the server's
+ * indexes (NULL: the index is not named). */
+void ev_query_order_text(const struct ev_query *q, enum ev_table_kind t,
+                         const struct ev_table_info *info, char *buf, size_t size);
+
 /* The query table, ended by an entry with name NULL. */
 extern const struct ev_query_def ev_query_defs[];
 /* The entry for a query name and table, or NULL. */

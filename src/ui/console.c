@@ -828,6 +828,34 @@ static bool idle(struct app *a)
 
 /* Write the screen as text: one line per row, trailing spaces trimmed; a double-width
  * character occupies two cells and is written once. */
+/* Row y of the screen as UTF-8 text, trailing blanks cut; its length. */
+static size_t screen_line(int y, char *line, size_t size)
+{
+	size_t n = 0, keep = 0;
+	for (int x = 0; x < COLS && n + 16 < size; x++) {
+		cchar_t cc;
+		wchar_t wch[CCHARW_MAX + 1];
+		attr_t at;
+		short pair;
+		if (mvin_wch(y, x, &cc) == ERR || getcchar(&cc, wch, &at, &pair, NULL) == ERR)
+			continue;
+		for (int k = 0; wch[k] != L'\0'; k++) {
+			mbstate_t st;
+			memset(&st, 0, sizeof(st));
+			size_t m = wcrtomb(line + n, wch[k], &st);
+			if (m != (size_t)-1)
+				n += m;
+		}
+		if (wch[0] != L' ')
+			keep = n;
+		int w = wcwidth(wch[0]);
+		if (w == 2)
+			x++;
+	}
+	line[keep] = '\0';
+	return keep;
+}
+
 static int dump_screen(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -835,32 +863,29 @@ static int dump_screen(const char *path)
 		return -1;
 	for (int y = 0; y < LINES; y++) {
 		char line[4096];
-		size_t n = 0, keep = 0;
-		for (int x = 0; x < COLS && n + 16 < sizeof(line); x++) {
-			cchar_t cc;
-			wchar_t wch[CCHARW_MAX + 1];
-			attr_t at;
-			short pair;
-			if (mvin_wch(y, x, &cc) == ERR ||
-			    getcchar(&cc, wch, &at, &pair, NULL) == ERR)
-				continue;
-			for (int k = 0; wch[k] != L'\0'; k++) {
-				mbstate_t st;
-				memset(&st, 0, sizeof(st));
-				size_t m = wcrtomb(line + n, wch[k], &st);
-				if (m != (size_t)-1)
-					n += m;
-			}
-			if (wch[0] != L' ')
-				keep = n;
-			int w = wcwidth(wch[0]);
-			if (w == 2)
-				x++;
-		}
-		fwrite(line, 1, keep, f);
+		size_t n = screen_line(y, line, sizeof(line));
+		fwrite(line, 1, n, f);
 		fputc('\n', f);
 	}
 	return fclose(f);
+}
+
+/* "expect TEXT": the screen shows TEXT on one of its lines; else the run fails, saying what
+ * the screen showed. */
+static int expect_text(const char *text, const char *script_path)
+{
+	char line[4096];
+	for (int y = 0; y < LINES; y++) {
+		screen_line(y, line, sizeof(line));
+		if (strstr(line, text) != NULL)
+			return 0;
+	}
+	ev_say_error("script %s: expected '%s' on the screen, which shows:", script_path, text);
+	for (int y = 0; y < LINES; y++) {
+		screen_line(y, line, sizeof(line));
+		fprintf(stderr, "| %s\n", line);
+	}
+	return -1;
 }
 
 /* One script command. Returns -1 on a bad command (the run then fails). */
@@ -898,6 +923,11 @@ static int script_step(struct app *a, char *line, const char *script_path)
 		if (a->dirty)
 			draw_all(a);
 		return rest != NULL && dump_screen(rest) == 0 ? 0 : -1;
+	}
+	if (strcmp(cmd, "expect") == 0) {
+		if (a->dirty)
+			draw_all(a);
+		return rest != NULL ? expect_text(rest, script_path) : -1;
 	}
 	if (strcmp(cmd, "resize") == 0) {
 		int c, r;

@@ -92,7 +92,12 @@ enum {
 	X(SEARCH_NEXT, "search-next", "next match", 0, EV_UA_NO_CORE)                              \
 	X(REDRAW, "redraw", "redraw the screen", 0, EV_UA_NO_CORE)                                 \
 	X(CLOCK_OK, "clock-ok", "allow writes under a suspected zone mismatch (audited)", 0,       \
-	  EV_UA_NO_CORE)
+	  EV_UA_NO_CORE)                                                                           \
+	X(SORT_NEXT, "sort-next", "sort the rows by the next column (a list: its order)", 0,       \
+	  EV_UA_NO_CORE)                                                                           \
+	X(SORT_PREV, "sort-prev", "sort the rows by the column before", 0, EV_UA_NO_CORE)          \
+	X(SORT_INVERT, "sort-invert", "invert the rows' order", 0, EV_UA_NO_CORE)                  \
+	X(FOLLOW, "follow", "the cursor follows its group, or keeps its line", 0, EV_UA_NO_CORE)
 
 enum ev_ui_action {
 #define X(id, name, help, flags, core) EV_UA_##id,

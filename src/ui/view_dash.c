@@ -37,8 +37,11 @@ struct table_state {
 	struct spark *sparks;
 	size_t nsparks;
 	struct ev_table_facts facts; /* size and history, read every FACTS_EVERY refreshes */
-	int sel_row;                 /* 0..nrows (nrows = the totals) */
+	int sel_row;                 /* 0..nrows (nrows = the totals), a position in order */
 	int scroll;
+	/* The rows in the order shown: order[i] is the index in cur->rows of the row at
+	 * position i (cur->rows is the backlog order core gives). */
+	int *order;
 };
 
 struct dash_view {
@@ -46,6 +49,13 @@ struct dash_view {
 	struct table_state t[EV_TABLE_COUNT];
 	enum ev_table_kind focus;
 	int sel_col;
+	/* The rows' order (< and > choose, I inverts): SORT_BACKLOG (core's, most backlog
+	 * first), SORT_GROUP, or a column's index; sort_asc the other way round. The cursor
+	 * follows its group through a refresh and a new order, or with nofollow (F) keeps its
+	 * line. */
+	int sort;
+	bool sort_asc;
+	bool nofollow;
 	int dim; /* index into the outbox's dimensions */
 	unsigned refreshes;
 	int window_s;
@@ -241,26 +251,166 @@ static void spark_push(struct table_state *ts, const char *group, long long valu
 	s->v[s->n++] = value;
 }
 
-/* The rows re-sort by backlog at every refresh: the cursor stays on its group (by the group's
- * value, as a list keeps its row by id), or on the totals; a group that is gone leaves it on
- * the same line. */
-static void follow_group(struct table_state *ts)
+static const struct ev_dash_row *row_at(const struct table_state *ts, int i)
 {
-	const struct ev_dash *was = ts->prev;
-	if (was == NULL || ts->sel_row < 0)
+	return &ts->cur->rows[ts->order ? ts->order[i] : i];
+}
+
+/* What the cursor is on, to find again after a refresh or a new order: a group (by its
+ * value, as a list keeps its row by id; NULL for SQL NULL), the totals, or nothing. */
+struct selection {
+	enum { SEL_NONE, SEL_GROUP, SEL_TOTAL } what;
+	char *group;
+	int line;
+};
+
+static void selection_take(const struct table_state *ts, struct selection *sel)
+{
+	*sel = (struct selection){.what = SEL_NONE, .line = ts->sel_row};
+	if (ts->cur == NULL || ts->sel_row < 0)
 		return;
-	if (ts->sel_row >= (int)was->nrows) {
-		ts->sel_row = (int)ts->cur->nrows;
+	if (ts->sel_row >= (int)ts->cur->nrows) {
+		sel->what = SEL_TOTAL;
 		return;
 	}
-	const char *group = was->rows[ts->sel_row].group;
-	for (size_t i = 0; i < ts->cur->nrows; i++) {
-		const char *g = ts->cur->rows[i].group;
-		if (g == group || (g != NULL && group != NULL && strcmp(g, group) == 0)) {
-			ts->sel_row = (int)i;
-			return;
+	const char *g = row_at(ts, ts->sel_row)->group;
+	sel->what = SEL_GROUP;
+	sel->group = g ? ev_xstrdup(g) : NULL;
+}
+
+/* The cursor on the row it was on; a group that is gone, or no follow, leaves it on the same
+ * line. */
+static void selection_restore(const struct dash_view *d, struct table_state *ts,
+                              struct selection *sel)
+{
+	int n = ts->cur ? (int)ts->cur->nrows : 0;
+	ts->sel_row = sel->line;
+	if (!d->nofollow && sel->what == SEL_TOTAL)
+		ts->sel_row = n;
+	for (int i = 0; !d->nofollow && sel->what == SEL_GROUP && i < n; i++) {
+		const char *g = row_at(ts, i)->group;
+		if (g == sel->group ||
+		    (g != NULL && sel->group != NULL && strcmp(g, sel->group) == 0)) {
+			ts->sel_row = i;
+			break;
 		}
 	}
+	if (ts->sel_row > n)
+		ts->sel_row = n;
+	free(sel->group);
+	sel->group = NULL;
+}
+
+/* --- the rows' order ------------------------------------------------------------------------ */
+
+enum { SORT_BACKLOG = -2, SORT_GROUP = -1 };
+
+static int rate_value(const struct ev_dash *d, const struct ev_dash_row *row, int which, double *v,
+                      bool *lower);
+
+/* A row's value in column c, for sorting: false when it is not known. */
+static bool sort_value(const struct ev_dash *dash, const struct ev_dash_row *row, int c, double *v)
+{
+	int fig = columns[c].fig;
+	if (fig < EV_DASH_NFIGURES) {
+		*v = (double)row->f[fig].value;
+		return !row->f[fig].unknown && row->f[fig].value >= 0;
+	}
+	bool lower = false;
+	return rate_value(dash, row, fig, v, &lower) > 0;
+}
+
+static int cmp_group(const char *x, const char *y)
+{
+	if (x == NULL || y == NULL)
+		return (x != NULL) - (y != NULL); /* NULL first */
+	return strcmp(x, y);
+}
+
+/* qsort has no context: the sort being made (one at a time, on the UI thread). */
+static struct {
+	const struct dash_view *d;
+	const struct ev_dash *dash;
+} sorting;
+
+/* Unknown values last whichever the direction; ties in core's order. */
+static int order_cmp(const void *pa, const void *pb)
+{
+	int ia = *(const int *)pa, ib = *(const int *)pb;
+	const struct ev_dash_row *a = &sorting.dash->rows[ia], *b = &sorting.dash->rows[ib];
+	int r = 0;
+	if (sorting.d->sort == SORT_GROUP) {
+		r = cmp_group(a->group, b->group);
+	} else {
+		double va = 0, vb = 0;
+		bool ka = sort_value(sorting.dash, a, sorting.d->sort, &va);
+		bool kb = sort_value(sorting.dash, b, sorting.d->sort, &vb);
+		if (ka != kb)
+			return ka ? -1 : 1;
+		r = !ka ? 0 : va < vb ? 1 : va > vb ? -1 : 0; /* most first */
+	}
+	if (sorting.d->sort_asc)
+		r = -r;
+	return r != 0 ? r : (ia > ib) - (ia < ib);
+}
+
+static void sort_rows(const struct dash_view *d, struct table_state *ts)
+{
+	free(ts->order);
+	ts->order = NULL;
+	if (ts->cur == NULL || ts->cur->nrows == 0)
+		return;
+	size_t n = ts->cur->nrows;
+	ts->order = ev_xcalloc(n, sizeof(*ts->order));
+	for (size_t i = 0; i < n; i++)
+		ts->order[i] = (int)(d->sort == SORT_BACKLOG && d->sort_asc ? n - 1 - i : i);
+	if (d->sort == SORT_BACKLOG)
+		return;
+	sorting.d = d;
+	sorting.dash = ts->cur;
+	qsort(ts->order, n, sizeof(*ts->order), order_cmp);
+}
+
+/* The order's name, for the title and the message line: "FAIL ↓". */
+static void sort_name(const struct dash_view *d, char *buf, size_t size)
+{
+	const char *what = d->sort == SORT_BACKLOG ? "backlog"
+	                   : d->sort == SORT_GROUP ? "group"
+	                                           : columns[d->sort].head;
+	bool up = d->sort == SORT_GROUP ? !d->sort_asc : d->sort_asc;
+	snprintf(buf, size, "%s %s", what, up ? "↑" : "↓");
+}
+
+/* < and > choose the order (backlog, the group, each column in turn), I inverts it, F turns
+ * following the cursor's group on and off. */
+static void sort_key(struct app *a, struct dash_view *d, enum ev_ui_action act)
+{
+	struct selection sel[EV_TABLE_COUNT];
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		selection_take(&d->t[t], &sel[t]);
+	if (act == EV_UA_SORT_NEXT)
+		d->sort = d->sort + 1 >= NCOLS ? SORT_BACKLOG : d->sort + 1;
+	else if (act == EV_UA_SORT_PREV)
+		d->sort = d->sort - 1 < SORT_BACKLOG ? NCOLS - 1 : d->sort - 1;
+	else if (act == EV_UA_SORT_INVERT)
+		d->sort_asc = !d->sort_asc;
+	else
+		d->nofollow = !d->nofollow;
+	if (act == EV_UA_SORT_NEXT || act == EV_UA_SORT_PREV)
+		d->sort_asc = false;
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
+		sort_rows(d, &d->t[t]);
+		selection_restore(d, &d->t[t], &sel[t]);
+	}
+	char name[48];
+	sort_name(d, name, sizeof(name));
+	if (act == EV_UA_FOLLOW)
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            d->nofollow
+		                    ? "follow off: the cursor keeps its line (F: follow its group)"
+		                    : "follow: the cursor stays on its group (F: keep the line)");
+	else
+		app_message(a, EV_STYLE_NORMAL, "sorted by %s (< > choose, I inverts)", name);
 }
 
 /* The sources' indexes and columns, read again with the refresh (each source's where every
@@ -307,6 +457,8 @@ static void take_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 				snprintf(ts->gone_since, sizeof(ts->gone_since), "%s", ts->as_of);
 			ev_dash_free(&ts->cur);
 			ev_dash_free(&ts->prev);
+			free(ts->order);
+			ts->order = NULL;
 			ts->stale_since[0] = '\0';
 			ts->sel_row = ts->scroll = 0;
 		} else if (ts->cur != NULL && r->note[t][0] != '\0' && ts->stale_since[0] == '\0') {
@@ -321,6 +473,8 @@ static void take_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	a->clock_suspect[t] = r->dash[t]->clock_suspect != NULL;
 	snprintf(a->clock_summary[t], sizeof(a->clock_summary[t]), "%s",
 	         r->dash[t]->clock_summary ? r->dash[t]->clock_summary : "");
+	struct selection sel;
+	selection_take(ts, &sel);
 	ev_dash_free(&ts->prev);
 	ts->prev = ts->cur;
 	ts->cur = r->dash[t];
@@ -342,7 +496,8 @@ static void take_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	if (ts->prev &&
 	    (ts->prev->dimension != ts->cur->dimension || ts->prev->window_s != ts->cur->window_s))
 		ev_dash_free(&ts->prev);
-	follow_group(ts);
+	sort_rows(d, ts);
+	selection_restore(d, ts, &sel);
 	for (size_t i = 0; i < ts->cur->nrows; i++) {
 		const struct ev_dash_row *row = &ts->cur->rows[i];
 		spark_push(ts, row->group, backlog(row));
@@ -434,28 +589,26 @@ static void cell_text(const struct ev_figure *f, enum ev_dash_figure fig, char *
 /* The derived columns. With the mirror's flows (d->flow_on) the rates are by completion time
  * over the last minute, "—" where the group's dimension has none; without, over the window
  * by creation time. */
-static void rate_text(const struct ev_dash *d, const struct ev_dash_row *row, int which, char *buf,
-                      size_t size)
+/* A derived column's value: 1 known (*v; *lower when it is a lower bound; DRAIN in seconds,
+ * INFINITY for never), 0 unknown ("?"), -1 none for this group ("—"). */
+static int rate_value(const struct ev_dash *d, const struct ev_dash_row *row, int which, double *v,
+                      bool *lower)
 {
 	const struct ev_figure *f = row->f;
+	*lower = false;
 	if (which == RATE_OPER) {
 		if (f[EV_DASH_STUCK].unknown || f[EV_DASH_EXHAUSTED].unknown)
-			snprintf(buf, size, "?");
-		else
-			snprintf(buf, size, "%s%lld",
-			         f[EV_DASH_STUCK].capped || f[EV_DASH_EXHAUSTED].capped ? "≥" : "",
-			         f[EV_DASH_STUCK].value + f[EV_DASH_EXHAUSTED].value);
-		return;
+			return 0;
+		*lower = f[EV_DASH_STUCK].capped || f[EV_DASH_EXHAUSTED].capped;
+		*v = (double)(f[EV_DASH_STUCK].value + f[EV_DASH_EXHAUSTED].value);
+		return 1;
 	}
 	double created, finished, failed = -1;
 	double drainable = (double)(f[EV_DASH_PENDING].value + f[EV_DASH_PROCESSING].value +
 	                            f[EV_DASH_FAILED].value);
-	bool lower = false;
 	if (d != NULL && d->flow_on) {
-		if (!row->flow.known) {
-			snprintf(buf, size, "—");
-			return;
-		}
+		if (!row->flow.known)
+			return -1;
 		created = row->flow.created_per_min;
 		finished = row->flow.finished_per_min;
 		failed = row->flow.failed_per_min;
@@ -465,30 +618,39 @@ static void rate_text(const struct ev_dash *d, const struct ev_dash_row *row, in
 	} else {
 		struct ev_dash_rates r;
 		ev_dash_rates(row, d ? d->window_s : 3600, &r);
-		if (!r.known) {
-			snprintf(buf, size, "?");
-			return;
-		}
+		if (!r.known)
+			return 0;
 		created = r.created_per_min;
 		finished = r.finished_per_min;
-		lower = r.lower_bound;
+		*lower = r.lower_bound;
 	}
 	if (which == RATE_DRAIN) {
-		double s = drainable <= 0 ? 0
-		           : finished > 0 ? drainable / finished * 60.0
-		                          : INFINITY;
-		if (isinf(s))
-			snprintf(buf, size, "∞");
-		else
-			ev_format_duration((long long)s, buf, size);
-		return;
+		*lower = false;
+		*v = drainable <= 0 ? 0 : finished > 0 ? drainable / finished * 60.0 : INFINITY;
+		return 1;
 	}
-	if (which == RATE_FAILED && failed < 0) {
-		snprintf(buf, size, "—");
-		return;
-	}
-	double v = which == RATE_CREATED ? created : which == RATE_FINISHED ? finished : failed;
-	snprintf(buf, size, "%s%.*f", lower ? "≥" : "", v < 10 ? 1 : 0, v);
+	if (which == RATE_FAILED && failed < 0)
+		return -1;
+	*v = which == RATE_CREATED ? created : which == RATE_FINISHED ? finished : failed;
+	return 1;
+}
+
+static void rate_text(const struct ev_dash *d, const struct ev_dash_row *row, int which, char *buf,
+                      size_t size)
+{
+	double v = 0;
+	bool lower = false;
+	int known = rate_value(d, row, which, &v, &lower);
+	if (known <= 0)
+		snprintf(buf, size, "%s", known < 0 ? "—" : "?");
+	else if (which == RATE_OPER)
+		snprintf(buf, size, "%s%lld", lower ? "≥" : "", (long long)v);
+	else if (which == RATE_DRAIN && isinf(v))
+		snprintf(buf, size, "∞");
+	else if (which == RATE_DRAIN)
+		ev_format_duration((long long)v, buf, size);
+	else
+		snprintf(buf, size, "%s%.*f", lower ? "≥" : "", v < 10 ? 1 : 0, v);
 }
 
 static const struct ev_dash_row *prev_row(const struct table_state *ts, const char *group)
@@ -691,6 +853,14 @@ static void draw_title(struct app *a, struct dash_view *d, enum ev_table_kind t,
 			snprintf(drift, sizeof(drift), ", drift %lld", ts->cur->mirror.drift_total);
 		snprintf(checked, sizeof(checked), " · checked %s ago%s", dur, drift);
 	}
+	/* An order other than the backlog's, and a cursor that keeps its line. */
+	char order[96] = "", name[48];
+	sort_name(d, name, sizeof(name));
+	if (d->sort != SORT_BACKLOG || d->sort_asc || d->nofollow)
+		snprintf(order, sizeof(order), "%s%s%s",
+		         d->sort != SORT_BACKLOG || d->sort_asc ? ", sorted " : "",
+		         d->sort != SORT_BACKLOG || d->sort_asc ? name : "",
+		         d->nofollow ? ", no follow" : "");
 	/* The table's size and history, last: the least urgent, the first a narrow screen cuts. */
 	char facts[128] = "";
 	if (ts->facts.read) {
@@ -700,15 +870,16 @@ static void draw_title(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	}
 	if (ts->cur != NULL && ts->cur->flow_on)
 		snprintf(title, sizeof(title),
-		         "%s %s (%s)%s%s · by %s · rates over 1m · CANC NEW OK in %s%s%s%s",
+		         "%s %s (%s)%s%s · by %s%s · rates over 1m · CANC NEW OK in %s%s%s%s",
 		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win, failed_age, checked,
-		         facts);
+		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), order, win, failed_age,
+		         checked, facts);
 	else
 		snprintf(title, sizeof(title),
-		         "%s %s (%s)%s%s · by %s · rates and CANC over the last %s (create_time)%s",
+		         "%s %s (%s)%s%s · by %s%s · rates and CANC over the last %s "
+		         "(create_time)%s",
 		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), win, facts);
+		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), order, win, facts);
 	draw_text_pad(top, 0, cols,
 	              stale[0]  ? EV_STYLE_STALE
 	              : suspect ? EV_STYLE_WARNING
@@ -736,13 +907,23 @@ static void draw_unread(const struct table_state *ts, int top, int height, int c
 static void draw_header(const struct dash_view *d, enum ev_table_kind t, int y, int cols, int first,
                         int ncols, int gw)
 {
+	/* The order's column carries its arrow just after its name. */
+	const char *arrow =
+	        d->sort == SORT_GROUP ? (d->sort_asc ? "↓" : "↑") : (d->sort_asc ? "↑" : "↓");
 	draw_fill(y, 0, cols, EV_STYLE_HEADER);
 	draw_text_pad(y, 0, gw, EV_STYLE_HEADER, dim_key(d, t));
+	if (d->sort == SORT_GROUP) {
+		int w = ev_text_width(dim_key(d, t));
+		if (w + 2 <= gw)
+			draw_text(y, w + 1, 1, EV_STYLE_HEADER, arrow);
+	}
 	if (first > 0)
 		draw_text(y, gw, 1, EV_STYLE_HEADER, "«");
 	int x = gw + 1;
 	for (int c = first; c < first + ncols; c++) {
 		draw_text_right(y, x + 1, columns[c].width - 1, EV_STYLE_HEADER, columns[c].head);
+		if (c == d->sort) /* in the cell after it, before the next column's name */
+			draw_text(y, x + columns[c].width, 1, EV_STYLE_HEADER, arrow);
 		x += columns[c].width;
 	}
 	if (first + ncols < NCOLS) {
@@ -776,7 +957,7 @@ static void draw_body(struct app *a, struct dash_view *d, enum ev_table_kind t, 
 		ts->scroll = n - body > 0 ? n - body : 0;
 	int y = top + 2;
 	for (int i = ts->scroll; i < n && y < top + 2 + body; i++, y++) {
-		const struct ev_dash_row *row = &ts->cur->rows[i];
+		const struct ev_dash_row *row = row_at(ts, i);
 		char label[160];
 		bool warn = false;
 		snprintf(label, sizeof(label), "%s", row->group ? row->group : "(null)");
@@ -901,11 +1082,17 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_NEXT_TABLE:
 		d->focus = d->focus == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX;
 		break;
+	case EV_UA_SORT_NEXT:
+	case EV_UA_SORT_PREV:
+	case EV_UA_SORT_INVERT:
+	case EV_UA_FOLLOW:
+		sort_key(a, d, act);
+		break;
 	case EV_UA_DIMENSION: {
 		if (d->all) {
 			/* By source: a source's own dashboard groups it by the dimensions. */
 			int i = ts->cur && ts->sel_row < n
-			                ? app_source_by_name(a, ts->cur->rows[ts->sel_row].group)
+			                ? app_source_by_name(a, row_at(ts, ts->sel_row)->group)
 			                : -1;
 			if (i >= 0)
 				a->switch_to = i + 2;
@@ -949,7 +1136,7 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 				                              NULL, ""));
 				break;
 			}
-			int i = app_source_by_name(a, ts->cur->rows[ts->sel_row].group);
+			int i = app_source_by_name(a, row_at(ts, ts->sel_row)->group);
 			if (i < 0)
 				break;
 			struct view *l =
@@ -958,7 +1145,7 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 			app_push(a, l);
 			break;
 		}
-		const char *group = ts->sel_row < n ? ts->cur->rows[ts->sel_row].group : NULL;
+		const char *group = ts->sel_row < n ? row_at(ts, ts->sel_row)->group : NULL;
 		const char *key = dim_key(d, d->focus);
 		if (ts->sel_row < n && group == NULL) {
 			app_message(a, EV_STYLE_NORMAL, "a NULL %s cannot be filtered on: all rows",
@@ -990,6 +1177,7 @@ static void dash_free(struct view *v)
 		for (size_t i = 0; i < d->t[t].nsparks; i++)
 			free(d->t[t].sparks[i].group);
 		free(d->t[t].sparks);
+		free(d->t[t].order);
 	}
 	free(d);
 }
@@ -1010,6 +1198,7 @@ struct view *view_dash_new(struct app *a)
 	struct dash_view *d = ev_xcalloc(1, sizeof(*d));
 	d->base.ops = &dash_ops;
 	d->focus = EV_TABLE_OUTBOX;
+	d->sort = SORT_BACKLOG;
 	d->window_s = a->cfg->window_s;
 	d->all = a->all_mode;
 	ev_mirror_set_cap((size_t)a->cfg->mirror_rows);

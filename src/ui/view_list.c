@@ -751,15 +751,11 @@ static int status_style(int st)
 	}
 }
 
-static void list_draw(struct app *a, struct view *v, int top, int height, int cols)
+/* The list's title: the table, the list, the sources, the filter, the order its index serves,
+ * the page, what is new or hazardous. */
+static void list_title(struct app *a, const struct list_view *l, char *title, size_t size)
 {
-	cols--; /* the last column stays empty: a cut cell there reads badly in some terminals */
-	struct list_view *l = (struct list_view *)v;
 	const struct ev_table_def *def = ev_model_table(l->table);
-	struct col cbuf[MAX_COLS];
-	const struct col *cs = list_columns(l, cbuf);
-	char title[640];
-
 	char fresh[96] = "";
 	bool any_hazard = false;
 	for (int i = 0;
@@ -777,10 +773,28 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	else if (a->nsources > 1)
 		snprintf(where, sizeof(where), " · source %.64s",
 		         app_source_name(a, app_site_index(a, &l->base)));
-	snprintf(title, sizeof(title), "%s (%s) · %s%s%s%s%s · page %d%s%s", def->key,
+	/* The order the index serves: its first key and the direction (after the filter: a
+	 * narrow screen cuts it first). */
+	char by[96] = "";
+	if (l->query != NULL && l->query->sort_col != NULL)
+		snprintf(by, sizeof(by), " · by %s %s", l->query->sort_col,
+		         l->query->sort_desc ? "↓" : "↑");
+	snprintf(title, size, "%s (%s) · %s%s%s%s%s%s · page %d%s%s", def->key,
 	         app_table_name(a, app_site_index(a, &l->base), l->table), ev_list_name(l->kind),
 	         l->reverse ? " (reversed)" : "", where, l->filter_text[0] ? " · " : "",
-	         l->filter_text, l->page + 1, l->more ? " (more: PgDn)" : "", fresh);
+	         l->filter_text, by, l->page + 1, l->more ? " (more: PgDn)" : "", fresh);
+}
+
+static void list_draw(struct app *a, struct view *v, int top, int height, int cols)
+{
+	cols--; /* the last column stays empty: a cut cell there reads badly in some terminals */
+	struct list_view *l = (struct list_view *)v;
+	const struct ev_table_def *def = ev_model_table(l->table);
+	struct col cbuf[MAX_COLS];
+	const struct col *cs = list_columns(l, cbuf);
+	char title[640];
+
+	list_title(a, l, title, sizeof(title));
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (l->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, l->error);
@@ -1336,6 +1350,18 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_FILTER:
 		app_prompt(a, "filter (key=value … reason~text): ", l->filter_text, filter_done);
 		break;
+	case EV_UA_SORT_NEXT:
+	case EV_UA_SORT_PREV: {
+		/* A list is read a page at a time in the order its index serves: no other. */
+		char order[320];
+		ev_query_order_text(l->query, l->table,
+		                    &app_site_at(a, app_site_index(a, v))->info[l->table], order,
+		                    sizeof(order));
+		app_message(a, EV_STYLE_NORMAL, "%s: %s (o or I reverses it)",
+		            ev_list_name(l->kind), order);
+		break;
+	}
+	case EV_UA_SORT_INVERT:
 	case EV_UA_REVERSE:
 		/* The index serves both directions: start again from the other end. */
 		l->reverse = !l->reverse;

@@ -545,6 +545,41 @@ START_TEST(query_table_is_complete)
 }
 END_TEST
 
+/* A list says how it is ordered: the index's own order (and the index by name), or a bounded
+ * sort among the rows it finds; reversed, the arrow turns. */
+START_TEST(order_named_for_people)
+{
+	char n1[] = "PRIMARY", c1[] = "id", n2[] = "my_status_idx",
+	     c2[] = "publish_status,next_retry_time,retry_count";
+	struct ev_index_info idx[] = {{n1, c1, true}, {n2, c2, false}};
+	struct ev_table_info ti = {.exists = true, .nindexes = 2, .indexes = idx};
+	struct ev_list_req r = req(EV_TABLE_OUTBOX, EV_LIST_FAILED);
+	r.info = &ti;
+	struct ev_query *q = build(&r);
+	char buf[320];
+	ev_query_order_text(q, EV_TABLE_OUTBOX, &ti, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "next_retry_time, retry_count, id ↑, the order of my_status_idx "
+	                      "itself: no other order is read without sorting");
+	ev_query_free(&q);
+	r.reverse = true;
+	q = build(&r);
+	ev_query_order_text(q, EV_TABLE_OUTBOX, NULL, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "next_retry_time, retry_count, id ↓, the order of its index itself: "
+	                      "no other order is read without sorting");
+	ev_query_free(&q);
+	/* high-retry: newest update first, sorted within the failed rows the index finds. */
+	r = req(EV_TABLE_OUTBOX, EV_LIST_HIGH_RETRY);
+	r.info = &ti;
+	q = build(&r);
+	ev_query_order_text(q, EV_TABLE_OUTBOX, &ti, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "update_time"));
+	ck_assert_ptr_nonnull(strstr(buf, "↓, sorted by the server among the rows"));
+	ev_query_free(&q);
+	ev_query_order_text(NULL, EV_TABLE_OUTBOX, NULL, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "the list's own order");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("query");
@@ -568,6 +603,7 @@ int main(void)
 	tcase_add_test(tc, server_versions);
 	tcase_add_test(tc, session_setup_per_flavour);
 	tcase_add_test(tc, query_table_is_complete);
+	tcase_add_test(tc, order_named_for_people);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
