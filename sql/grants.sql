@@ -6,6 +6,8 @@
 CREATE USER 'evtop_watch'@'%' IDENTIFIED BY 'change-me';
 GRANT SELECT ON events.biz_message_event TO 'evtop_watch'@'%';
 GRANT SELECT ON events.biz_outbox_event TO 'evtop_watch'@'%';
+-- Optional: who did what (the console's :audit and each event's history, evtop audit); without
+-- it those say which grant is missing and the rest works.
 GRANT SELECT ON events.evtop_audit TO 'evtop_watch'@'%';
 -- Personal data shown in the clear (--unmask, the console's U) is recorded here (doc/privacy.md).
 GRANT INSERT ON events.evtop_access_log TO 'evtop_watch'@'%';

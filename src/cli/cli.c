@@ -21,6 +21,8 @@ const struct ev_subcommand ev_subcommands[] = {
          ev_cmd_recover},
         {"archive", "archive --table T --older-than DUR",
          "move finished history out of a table (archive table, file or purge)", ev_cmd_archive},
+        {"audit", "audit", "who did what: every operator's writes (evtop_audit), newest first",
+         ev_cmd_audit},
         {"metrics", "metrics [--listen ADDR:PORT] [--textfile FILE]",
          "the backlog for Prometheus (read-only)", ev_cmd_metrics},
         {NULL, NULL, NULL, NULL},

@@ -34,6 +34,7 @@ int ev_cmd_check(int argc, char **argv);
 int ev_cmd_doctor(int argc, char **argv);  /* cmd_doctor.c */
 int ev_cmd_metrics(int argc, char **argv); /* cmd_metrics.c: Prometheus */
 int ev_cmd_archive(int argc, char **argv); /* cmd_archive.c: retention */
+int ev_cmd_audit(int argc, char **argv);   /* cmd_audit.c: who did what (evtop_audit) */
 
 /* Look up a sub-command by name; NULL if there is none. */
 const struct ev_subcommand *ev_subcommand_find(const char *name);

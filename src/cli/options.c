@@ -92,6 +92,8 @@ enum {
 	OPT_PAUSE,
 	OPT_MAX_LAG,
 	OPT_FROM_START,
+	OPT_AUDIT_ACTION,
+	OPT_AUDIT_RESULT,
 };
 
 static const struct option long_opts[] = {
@@ -181,6 +183,8 @@ static const struct option long_opts[] = {
         {"pause", required_argument, NULL, OPT_PAUSE},
         {"max-lag", required_argument, NULL, OPT_MAX_LAG},
         {"from-start", no_argument, NULL, OPT_FROM_START},
+        {"action", required_argument, NULL, OPT_AUDIT_ACTION},
+        {"result", required_argument, NULL, OPT_AUDIT_RESULT},
         {NULL, 0, NULL, 0},
 };
 
@@ -226,6 +230,8 @@ void ev_opts_usage(FILE *out)
 	      "      --filter='payload.PATH=VALUE payload~TEXT headers.\"x-k\"=V' (inside the\n"
 	      "      list's bounded rows)  --search-cap=N (candidates a page; default 100000)\n"
 	      "      --stuck-threshold=DUR (message table; default 10m)  --high-retry=N\n"
+	      "      evtop audit: --operator=ID --action=A --result=R --event-no=NO --table=T\n"
+	      "      --since=TIME --until=TIME (doc/cli.md)\n"
 	      "Dashboard and check:\n"
 	      "      --by=event_type|topic|source|biz_type|channel  --window=DUR (default 1h;\n"
 	      "      also the cancelled and recent lists')\n"
@@ -732,7 +738,20 @@ static int operator_flag(struct ev_opts *o, const char *arg, struct ev_error *er
 		return ev_error_set(err, EV_ERR_USAGE,
 		                    "--operator: expected an operator or ticket id of "
 		                    "1..128 characters, without control characters");
+	set_str(&o->audit_operator, arg); /* evtop audit: a filter, not who acts */
 	return set_str(&o->cfg.operator_id, arg);
+}
+
+/* evtop audit's filters that no other command has (--operator is the actions' too). */
+static int audit_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_error *err)
+{
+	struct ev_opts *o = fc->o;
+	(void)err;
+	if (c == OPT_AUDIT_ACTION)
+		return set_str(&o->audit_action, arg);
+	if (c == OPT_AUDIT_RESULT)
+		return set_str(&o->audit_result, arg);
+	return NOT_MINE;
 }
 
 /* The actions (retry, cancel, recover, and the bulk ones). */
@@ -854,7 +873,7 @@ typedef int flag_handler(const struct flag_ctx *fc, int c, char *arg, struct ev_
 /* The option groups, in the order of the usage text; each takes its own options only. */
 static flag_handler *const flag_groups[] = {
         connection_flag, session_flag, output_flag, filter_flag,  dashboard_flag,
-        metrics_flag,    console_flag, action_flag, archive_flag,
+        metrics_flag,    console_flag, action_flag, archive_flag, audit_flag,
 };
 
 /* getopt's '?': --help, or an option it does not know or that lacks its value. */
@@ -967,6 +986,9 @@ void ev_opts_free(struct ev_opts *o)
 	free(o->archive_file);
 	free(o->until_clock);
 	free(o->after);
+	free(o->audit_operator);
+	free(o->audit_action);
+	free(o->audit_result);
 	free(o->chosen);
 	ev_filter_free(&o->filter);
 	ev_config_free(&o->cfg);

@@ -65,6 +65,11 @@ struct ev_opts {
 	long long max_lag_ms;      /* --max-lag DUR (-1: the default) */
 	bool from_start;           /* --from-start */
 	char *until_clock;         /* archive's --until HH:MM (today or tomorrow), else NULL */
+	/* evtop audit's filters: --operator as given on the command line (the config's operator
+	 * is who acts, not a filter), --action, --result */
+	char *audit_operator;
+	char *audit_action;
+	char *audit_result;
 	bool help;
 	/* Positional arguments after the options. */
 	int nargs;
