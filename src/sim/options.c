@@ -51,6 +51,13 @@ static void usage(FILE *out)
 	        "      --recover-every=DUR   period of the lock-timeout and auto-cancel jobs "
 	        "(30s)\n"
 	        "      --poll=DUR            an idle instance's scan interval (200ms)\n"
+	        "      --kill=NAME[,NAME]    these instances (publisher-02, consumer-01, ...) "
+	        "stop\n"
+	        "                            for good: at their first claim after --kill-after\n"
+	        "                            they claim that scan's candidates and die holding\n"
+	        "                            the locks, which expire; they never claim again\n"
+	        "                            (repeatable)\n"
+	        "      --kill-after=DUR      when --kill takes effect, from the start (0)\n"
 	        "      --batch=N             candidates per scan (20)\n"
 	        "      --seed=N              seed of every random choice (default: from the "
 	        "clock)\n"
@@ -85,6 +92,8 @@ enum {
 	OPT_HISTORY_EVENTS,
 	OPT_HISTORY_ONLY,
 	OPT_FORMAT,
+	OPT_KILL,
+	OPT_KILL_AFTER,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -117,6 +126,8 @@ static const struct option long_opts[] = {
         {"history-events", required_argument, NULL, OPT_HISTORY_EVENTS},
         {"history-only", no_argument, NULL, OPT_HISTORY_ONLY},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"kill", required_argument, NULL, OPT_KILL},
+        {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
@@ -247,6 +258,9 @@ static int duration_option(int c, const char *arg, struct sim_opts *o, struct ev
 	case OPT_HISTORY:
 		slot = &o->history_ms;
 		break;
+	case OPT_KILL_AFTER:
+		slot = &o->kill_after_ms;
+		break;
 	default:
 		return NOT_MINE;
 	}
@@ -314,6 +328,56 @@ static int world_option(int c, const char *arg, struct sim_opts *o, bool *seed_s
 	}
 }
 
+bool sim_opts_killed(const struct sim_opts *o, const char *name)
+{
+	for (int i = 0; i < o->nkilled; i++)
+		if (strcmp(o->killed[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* --kill NAME[,NAME...]: each an instance --instances starts (publisher-NN, consumer-NN). */
+static int kill_option(const char *arg, struct sim_opts *o, struct ev_error *err)
+{
+	const char *p = arg;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		if (n == 0 || n >= sizeof(o->killed[0]))
+			return ev_error_set(
+			        err, EV_ERR_USAGE,
+			        "--kill: an instance name (publisher-01, consumer-02): %s", arg);
+		if (o->nkilled == MAX_KILLED)
+			return ev_error_set(err, EV_ERR_USAGE, "--kill: at most %d instances",
+			                    MAX_KILLED);
+		memcpy(o->killed[o->nkilled], p, n);
+		o->killed[o->nkilled][n] = '\0';
+		o->nkilled++;
+		if (p[n] == '\0')
+			return 0;
+		p += n + 1;
+	}
+}
+
+/* A --kill name is one of the instances the run starts. */
+static int check_killed(const struct sim_opts *o, struct ev_error *err)
+{
+	for (int i = 0; i < o->nkilled; i++) {
+		const char *name = o->killed[i];
+		const char *num = NULL;
+		if (strncmp(name, "publisher-", 10) == 0)
+			num = name + 10;
+		else if (strncmp(name, "consumer-", 9) == 0)
+			num = name + 9;
+		long long k;
+		if (num == NULL || strlen(num) != 2 || ev_parse_int(num, 1, o->instances, &k) < 0)
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    "--kill: no instance %s (publisher-01..%02d, "
+			                    "consumer-01..%02d)",
+			                    name, o->instances, o->instances);
+	}
+	return 0;
+}
+
 /* What the run does besides the world: seed the history only, the summary's format, --help,
  * --version. */
 static int run_option(int c, const char *arg, struct sim_opts *o, struct ev_error *err)
@@ -322,6 +386,8 @@ static int run_option(int c, const char *arg, struct sim_opts *o, struct ev_erro
 	case OPT_HISTORY_ONLY:
 		o->history_only = true;
 		return 0;
+	case OPT_KILL:
+		return kill_option(arg, o, err);
 	case OPT_FORMAT:
 		if (strcmp(arg, "json") == 0)
 			o->json = true;
@@ -355,7 +421,9 @@ static int check_together(const struct sim_opts *o, struct ev_error *err)
 		return ev_error_set(err, EV_ERR_USAGE, "--fail-rate + --crash-rate exceed 1");
 	if (o->history_only && o->history_ms == 0)
 		return ev_error_set(err, EV_ERR_USAGE, "--history-only needs --history=DUR");
-	return 0;
+	if (o->kill_after_ms > 0 && o->nkilled == 0)
+		return ev_error_set(err, EV_ERR_USAGE, "--kill-after needs --kill=NAME");
+	return check_killed(o, err);
 }
 
 /* Returns 0, 1 for --help/--version (done), or -1 with err set. */

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 
 #define MAX_INSTANCES 32
+/* --kill: at most every publisher and consumer. */
+#define MAX_KILLED (2 * MAX_INSTANCES)
 
 struct sim_opts {
 	double rate; /* events per second per table */
@@ -29,7 +31,15 @@ struct sim_opts {
 	unsigned long long seed;
 	bool json;
 	const char *table[EV_TABLE_COUNT];
+	/* --kill NAME,...: instances that stop for good, at their first claim after
+	 * --kill-after: they die holding that scan's locks and never claim again. */
+	char killed[MAX_KILLED][32];
+	int nkilled;
+	long long kill_after_ms;
 };
+
+/* Whether instance `name` (publisher-01, consumer-02, ...) is one --kill names. */
+bool sim_opts_killed(const struct sim_opts *o, const char *name);
 
 /* Parse argv into o and cfg's first source (the connection options), *password when given.
  * Returns 0, 1 after --help or --version (printed), or -1 with err (EV_ERR_USAGE). */

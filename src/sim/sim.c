@@ -76,6 +76,7 @@ struct actor {
 	struct ev_conn *conn;
 	struct counts c[EV_TABLE_COUNT];
 	long long last_report_ms;
+	bool doomed; /* --kill names it: it dies at its first claim after --kill-after */
 };
 
 /* --- time ----------------------------------------------------------------------------------- */
@@ -294,8 +295,40 @@ static bool process(struct actor *a, unsigned long long id, int retry_count)
 	return true;
 }
 
+#define KILLED (-2)
+
+/* The instance --kill stops for good: it claims every candidate of this scan, processes none,
+ * and is gone (its locks stay held until they expire). Returns KILLED once it claimed one. */
+static int die_holding(struct actor *a, const struct ev_rowset *rs)
+{
+	const struct sim_opts *o = a->ws->o;
+	enum ev_table_kind t = a->table;
+	int held = 0;
+
+	for (size_t i = 0; i < rs->nrows && !stopping(a->ws); i++) {
+		long long n = write_row(a, t,
+		                        ev_simsql_claim(t, o->table[t], cell_u64(rs, i, "id"),
+		                                        a->name, (int)(o->lock_ms / 1000)));
+		if (n < 0)
+			break;
+		if (n == 0) {
+			a->c[t].lost++;
+			continue;
+		}
+		a->c[t].claimed++;
+		a->c[t].crashed++;
+		held++;
+	}
+	if (held == 0)
+		return 0;
+	fprintf(stderr, "evtop-sim: %s: killed (--kill) holding %d lock%s\n", a->name, held,
+	        held == 1 ? "" : "s");
+	return KILLED;
+}
+
 /* Claim and process the candidates of one SELECT, starting at a random row so instances
- * reading the same candidates collide less. Returns how many it claimed; -1 after a crash. */
+ * reading the same candidates collide less. Returns how many it claimed; -1 after a crash,
+ * KILLED when --kill stopped it. */
 static int handle_candidates(struct actor *a, const struct ev_rowset *rs)
 {
 	const struct sim_opts *o = a->ws->o;
@@ -304,6 +337,8 @@ static int handle_candidates(struct actor *a, const struct ev_rowset *rs)
 
 	if (rs->nrows == 0)
 		return 0;
+	if (a->doomed && mono_ms() - a->ws->start_ms >= o->kill_after_ms)
+		return die_holding(a, rs);
 	size_t start = (size_t)sim_rng_below(&a->rng, (int)rs->nrows);
 	for (size_t k = 0; k < rs->nrows && !stopping(a->ws); k++) {
 		size_t i = (start + k) % rs->nrows;
@@ -334,9 +369,10 @@ static void *worker_main(void *arg)
 	struct world_state *ws = a->ws;
 	const struct sim_opts *o = ws->o;
 	enum ev_table_kind t = a->table;
+	bool killed = false;
 
 	ev_db_thread_init();
-	while (!stopping(ws)) {
+	while (!stopping(ws) && !killed) {
 		int handled = 0;
 		if (!ensure_conn(a))
 			continue;
@@ -349,13 +385,15 @@ static void *worker_main(void *arg)
 				break;
 			int n = handle_candidates(a, rs);
 			ev_rowset_free(&rs);
+			if (n == KILLED)
+				killed = true;
 			if (n < 0) {
 				handled = -1;
 				break;
 			}
 			handled += n;
 		}
-		if (handled == 0)
+		if (handled == 0 && !killed)
 			wait_or_stop(ws, o->poll_ms);
 	}
 	ev_conn_close(a->conn);
@@ -704,6 +742,7 @@ static struct actor *actors_new(struct world_state *ws, const struct ev_config *
 			a->table = pub ? EV_TABLE_OUTBOX : EV_TABLE_MESSAGE;
 			snprintf(a->name, sizeof(a->name), "%s-%02d",
 			         pub ? "publisher" : "consumer", k);
+			a->doomed = sim_opts_killed(o, a->name);
 		}
 		sim_rng_seed(&a->rng, o->seed * 1000003ULL + (unsigned long long)i);
 	}
