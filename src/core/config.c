@@ -88,6 +88,8 @@ static const struct setting settings[] = {
         G("metrics_interval", K_SEC, metrics_interval_s, MS_SEC, MS_HOUR),
         G("metrics_label_cap", K_INT, metrics_label_cap, 1, 100000),
         G("metrics_topic", K_BOOL, metrics_topic, 0, 0),
+        G("clipboard", K_BOOL, clipboard, 0, 0),
+        G("clipboard_max", K_INT, clipboard_max, 16, 1048576),
         G("retention_message", K_SEC, retention_s[0], MS_DAY, 3650 * MS_DAY),
         G("retention_outbox", K_SEC, retention_s[1], MS_DAY, 3650 * MS_DAY),
         G("read_only", K_BOOL, read_only, 0, 0),
@@ -559,6 +561,8 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->metrics_interval_s = 15;
 	cfg->metrics_label_cap = 200;
 	cfg->metrics_topic = true;
+	cfg->clipboard = true;
+	cfg->clipboard_max = 65536;
 	cfg->protected_types = ev_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		cfg->protected_types[i] = ev_xstrdup(default_protected[i]);

@@ -78,6 +78,10 @@ struct ev_config {
 	int metrics_interval_s;   /* evtop metrics: the figures refreshed this often; 15 */
 	int metrics_label_cap;    /* evtop metrics: values per label, source and table; 200 */
 	bool metrics_topic;       /* evtop metrics: the outbox by topic too; default true */
+	/* The console's copy keys (C, J) write to the terminal's clipboard with OSC 52; off:
+	 * they copy nothing and say so. At most clipboard_max bytes of text a copy. */
+	bool clipboard;    /* default true */
+	int clipboard_max; /* default 65536; 16 .. 1048576 */
 	/* evtop archive's retention per table (seconds; 0: none configured): doctor and the
 	 * console's header say how many rows are past it (doc/archive.md). */
 	int retention_s[2];      /* [EV_TABLE_MESSAGE], [EV_TABLE_OUTBOX] */

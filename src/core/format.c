@@ -345,6 +345,29 @@ static void put_json_value(struct ev_buf *b, const struct ev_cell *cell, enum ev
 	put_json_string(b, cell->s, cell->len);
 }
 
+static void put_json_row(struct ev_buf *line, const struct ev_rowset *rs, size_t r)
+{
+	ev_buf_addc(line, '{');
+	for (size_t c = 0; c < rs->ncols; c++) {
+		if (c > 0)
+			ev_buf_addc(line, ',');
+		put_json_string(line, rs->cols[c].name, strlen(rs->cols[c].name));
+		ev_buf_addc(line, ':');
+		put_json_value(line, ev_rowset_cell(rs, r, c), rs->cols[c].type);
+	}
+	ev_buf_addc(line, '}');
+}
+
+char *ev_format_row_json(const struct ev_rowset *rs, size_t row)
+{
+	struct ev_buf b;
+	if (rs == NULL || row >= rs->nrows)
+		return NULL;
+	ev_buf_init(&b);
+	put_json_row(&b, rs, row);
+	return ev_buf_steal(&b);
+}
+
 static int write_json(FILE *out, const struct ev_rowset *rs)
 {
 	struct ev_buf line;
@@ -356,15 +379,8 @@ static int write_json(FILE *out, const struct ev_rowset *rs)
 	ev_buf_init(&line);
 	ev_buf_adds(&line, "[\n");
 	for (size_t r = 0; r < rs->nrows; r++) {
-		ev_buf_addc(&line, '{');
-		for (size_t c = 0; c < rs->ncols; c++) {
-			if (c > 0)
-				ev_buf_addc(&line, ',');
-			put_json_string(&line, rs->cols[c].name, strlen(rs->cols[c].name));
-			ev_buf_addc(&line, ':');
-			put_json_value(&line, ev_rowset_cell(rs, r, c), rs->cols[c].type);
-		}
-		ev_buf_adds(&line, r + 1 < rs->nrows ? "},\n" : "}\n");
+		put_json_row(&line, rs, r);
+		ev_buf_adds(&line, r + 1 < rs->nrows ? ",\n" : "\n");
 		put_line(out, &line);
 	}
 	ev_buf_adds(&line, "]\n");

@@ -33,5 +33,8 @@ int ev_format_parse(const char *name, enum ev_format *out);
  *          written; EV_CT_JSON written as its sanitised text.
  * Returns 0, or -1 if writing failed. */
 int ev_format_write(FILE *out, const struct ev_rowset *rs, enum ev_format fmt, int max_width);
+/* One row as the json format writes it, a single object without the array or a line end
+ * (copying a row); malloc'd, NULL when there is no such row. */
+char *ev_format_row_json(const struct ev_rowset *rs, size_t row);
 
 #endif

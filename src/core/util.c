@@ -196,3 +196,33 @@ bool ev_parse_u64(const char *s, uint64_t *out)
 	*out = v;
 	return true;
 }
+
+char *ev_base64(const void *s, size_t n)
+{
+	static const char abc[] =
+	        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = s;
+	char *out = ev_xmalloc((n + 2) / 3 * 4 + 1);
+	size_t o = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		out[o++] = abc[(v >> 18) & 63];
+		out[o++] = abc[(v >> 12) & 63];
+		out[o++] = i + 1 < n ? abc[(v >> 6) & 63] : '=';
+		out[o++] = i + 2 < n ? abc[v & 63] : '=';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+char *ev_osc52(const char *text, size_t n)
+{
+	char *b64 = ev_base64(text, n);
+	char *seq = ev_xasprintf("\033]52;c;%s\a", b64);
+	free(b64);
+	return seq;
+}

@@ -62,6 +62,12 @@ void ev_buf_addc(struct ev_buf *b, char c);
 void ev_buf_printf(struct ev_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Hand the text to the caller (who frees it) and reset the buffer. */
 char *ev_buf_steal(struct ev_buf *b);
+
+/* s[0..n) in base64 (RFC 4648, padded, no line breaks); malloc'd. */
+char *ev_base64(const void *s, size_t n);
+/* The OSC 52 sequence that sets the terminal's clipboard to text[0..n): ESC ] 52 ; c ;
+ * base64 BEL. malloc'd. */
+char *ev_osc52(const char *text, size_t n);
 void ev_buf_free(struct ev_buf *b);
 
 #endif

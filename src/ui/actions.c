@@ -116,11 +116,18 @@ static void build_and_confirm(struct app *a)
 static bool single_yes(struct app *a);
 static bool single_key(struct app *a, enum ev_ui_action act);
 
+/* The guarded statement, rendered as the confirmation shows it. */
+static char *single_statement(void)
+{
+	return P.g.update ? ev_query_render(P.g.update) : NULL;
+}
+
 static const struct ui_write_ops single_ops = {
         .go = build_and_confirm,
         .yes = single_yes,
         .key = single_key,
         .clear = single_clear,
+        .statement = single_statement,
 };
 
 void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
@@ -344,6 +351,7 @@ static struct view *confirm_new(struct app *a)
 	free(sql);
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	text_view_add(c, EV_STYLE_TITLE,
-	              "Apply? y applies; e writes the statement to a file; any other key: No");
+	              "Apply? y applies; e writes the statement to a file, C copies it; any other "
+	              "key: No");
 	return &c->base;
 }

@@ -37,6 +37,33 @@ void app_message(struct app *a, int style, const char *fmt, ...)
 	a->dirty = true;
 }
 
+void app_copy(struct app *a, const char *what, const char *text, size_t n)
+{
+	if (!a->cfg->clipboard) {
+		app_message(a, EV_STYLE_WARNING,
+		            "copy: the clipboard is off (clipboard = off): "
+		            "nothing copied");
+		return;
+	}
+	if (n > (size_t)a->cfg->clipboard_max) {
+		app_message(a, EV_STYLE_WARNING,
+		            "copy: %s is %zu bytes, more than clipboard_max (%d): nothing copied "
+		            "(E writes it to a file)",
+		            what, n, a->cfg->clipboard_max);
+		return;
+	}
+	char *seq = ev_osc52(text, n);
+	int rc = ev_term_send(seq, strlen(seq));
+	free(seq);
+	if (rc < 0)
+		app_message(a, EV_STYLE_ERROR, "copy: the terminal could not be written");
+	else
+		app_message(a, EV_STYLE_NORMAL,
+		            "copied %s (%zu bytes) to the clipboard (OSC 52; tmux: set -g "
+		            "set-clipboard on)",
+		            what, n);
+}
+
 void app_push(struct app *a, struct view *v)
 {
 	if (a->nviews == MAX_VIEWS) {

@@ -267,6 +267,11 @@ struct view *view_list_new_trail(struct app *a, enum ev_table_kind t, const char
                                  const char *id);
 /* Every event of one trace_id in both tables, merged in creation order. */
 struct view *view_trace_new(struct app *a, const char *trace_id);
+/* Copy text[0..n) (what: "the event_no", "the row as JSON", "the statement") to the
+ * operator's own clipboard with OSC 52 — over SSH too; in tmux with set-clipboard on — and
+ * say so; refused, said, when the config's clipboard is off or the text is larger than
+ * clipboard_max. */
+void app_copy(struct app *a, const char *what, const char *text, size_t n);
 /* The guarded actions (ui/actions.c). */
 void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
                      enum ev_table_kind t, const struct ev_rowset *rs, size_t row);

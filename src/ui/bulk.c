@@ -190,11 +190,18 @@ static void start_count(struct app *a)
 static bool bulk_yes(struct app *a);
 static bool bulk_key(struct app *a, enum ev_ui_action act);
 
+/* The first row's statement, as the confirmation shows it (each row binds its own). */
+static char *bulk_statement(void)
+{
+	return B.snap && B.snap->example ? ev_xstrdup(B.snap->example) : NULL;
+}
+
 static const struct ui_write_ops bulk_ops = {
         .go = start_count,
         .yes = bulk_yes,
         .key = bulk_key,
         .clear = bulk_clear,
+        .statement = bulk_statement,
 };
 
 void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
@@ -618,7 +625,7 @@ static struct view *confirm_new(struct app *a)
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	text_view_add(c, EV_STYLE_TITLE,
 	              s->n_pending ? "Apply? y applies (x stops it after the current batch); m r d "
-	                             "b w change the run; any other key: No"
+	                             "b w change the run; C copies the statement; any other key: No"
 	                           : "Nothing to do: any key goes back");
 	return &c->base;
 }

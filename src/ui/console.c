@@ -509,10 +509,10 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 	}
 	struct view *v = app_top(a);
 	enum ev_ui_action act = ev_keymap_lookup(v ? v->ops->ctx : EV_CTX_GLOBAL, key);
-	/* A confirmation takes every key: anything but yes (or writing the statement, or a
-	 * setting of the run it shows) is No. */
+	/* A confirmation takes every key: anything but yes (or writing or copying the
+	 * statement, or a setting of the run it shows) is No. */
 	if (v != NULL && v->ops->ctx == EV_CTX_CONFIRM && act != EV_UA_YES && act != EV_UA_EXPORT &&
-	    !(ev_ui_action_flags(act) & EV_AF_SETTING))
+	    act != EV_UA_COPY && !(ev_ui_action_flags(act) & EV_AF_SETTING))
 		act = EV_UA_BACK;
 	if (act == EV_UA_NONE) {
 		char name[32];

@@ -97,7 +97,11 @@ enum {
 	  EV_UA_NO_CORE)                                                                           \
 	X(SORT_PREV, "sort-prev", "sort the rows by the column before", 0, EV_UA_NO_CORE)          \
 	X(SORT_INVERT, "sort-invert", "invert the rows' order", 0, EV_UA_NO_CORE)                  \
-	X(FOLLOW, "follow", "the cursor follows its group, or keeps its line", 0, EV_UA_NO_CORE)
+	X(FOLLOW, "follow", "the cursor follows its group, or keeps its line", 0, EV_UA_NO_CORE)   \
+	X(WIDE, "wide", "every column at full width (Left, Right scroll)", 0, EV_UA_NO_CORE)       \
+	X(COPY, "copy", "copy the event_no (a confirmation: its statement) to the clipboard", 0,   \
+	  EV_UA_NO_CORE)                                                                           \
+	X(COPY_JSON, "copy-json", "copy the row as JSON to the clipboard", 0, EV_UA_NO_CORE)
 
 enum ev_ui_action {
 #define X(id, name, help, flags, core) EV_UA_##id,

@@ -23,5 +23,8 @@ int ev_term_attr(enum ev_style s);
  * the next update repaints the whole screen. */
 void ev_term_resize(int cols, int rows);
 bool ev_term_is_virtual(void);
+/* Bytes for the terminal itself (an OSC 52 copy), written on standard output past curses,
+ * which moves no cursor for them. Returns -1 when they cannot be written. */
+int ev_term_send(const char *s, size_t n);
 
 #endif

@@ -692,6 +692,28 @@ static void detail_write(struct app *a, struct view *v, enum ev_ui_action act)
 	ui_action_start(a, v, app_site_index(a, v), act, d->table, d->row, 0);
 }
 
+/* C: the event_no as stored; J: the whole row as JSON, as the pane shows it (masked unless
+ * unmasked, which is audited). */
+static void copy_event(struct app *a, const struct detail_view *d, enum ev_ui_action act)
+{
+	if (d->row == NULL || d->row->nrows == 0) {
+		app_message(a, EV_STYLE_NORMAL, "copy: the event has not been read");
+		return;
+	}
+	if (act == EV_UA_COPY) {
+		int ci = ev_rowset_col(d->row, "event_no");
+		const struct ev_cell *cell = ci >= 0 ? ev_rowset_cell(d->row, 0, (size_t)ci) : NULL;
+		if (cell == NULL || cell->s == NULL)
+			app_message(a, EV_STYLE_NORMAL, "copy: this event has no event_no");
+		else
+			app_copy(a, "the event_no", cell->s, cell->len);
+		return;
+	}
+	char *json = ev_format_row_json(d->row, 0);
+	app_copy(a, "the row as JSON", json, strlen(json));
+	free(json);
+}
+
 static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct detail_view *d = (struct detail_view *)v;
@@ -791,6 +813,10 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 		app_push(a, view_trace_new(a, trace));
 		break;
 	}
+	case EV_UA_COPY:
+	case EV_UA_COPY_JSON:
+		copy_event(a, d, act);
+		break;
 	case EV_UA_EXPORT: {
 		if (d->row == NULL)
 			break;

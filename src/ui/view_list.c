@@ -5,6 +5,7 @@
  * does not answer is named and the others still show. */
 #include <config.h>
 
+#include "core/format.h"
 #include "core/text.h"
 #include "ui/app.h"
 #include "ui/term.h"
@@ -55,6 +56,9 @@ struct list_view {
 	int scroll;
 	int body; /* rows the screen showed at the last draw (0: not drawn yet) */
 	int hscroll;
+	/* Wide (Ctrl-W): every column the list reads, each as wide as its values on the page
+	 * (Left and Right scroll through them). */
+	bool wide;
 	/* What to do when the page arrives: select its first or last row. */
 	int want;
 	/* The page on screen before a page turn, put back if the turn fails: the rows stay that
@@ -579,10 +583,21 @@ static const struct col *kind_columns(const struct list_view *l)
 	}
 }
 
-/* The columns of the list: a merged list's start with the source. */
-#define MAX_COLS 12
+/* The columns of the list: a merged list's start with the source; wide, every column the
+ * page holds (width -1: as wide as its values). */
+#define MAX_COLS 48
 static const struct col *list_columns(const struct list_view *l, struct col buf[MAX_COLS])
 {
+	if (l->wide && l->rows != NULL) {
+		int n = 0;
+		for (size_t k = 0; k < l->rows->ncols && n < MAX_COLS - 1; k++) {
+			const char *name = l->rows->cols[k].name;
+			buf[n++] = (struct col){
+			        name, strcmp(name, EV_SOURCE_COL) == 0 ? "source" : name, -1};
+		}
+		buf[n] = (struct col){NULL, NULL, 0};
+		return buf;
+	}
 	const struct col *cs = kind_columns(l);
 	if (l->nsrc == 0)
 		return cs;
@@ -640,7 +655,8 @@ static int needed_width(const struct list_view *l, const struct col *c, int max)
 	return need < max ? need : max;
 }
 
-#define WIDE_MAX 64 /* the widest a fixed column grows: an event_no is at most 64 */
+#define WIDE_MAX  64   /* the widest a fixed column grows: an event_no is at most 64 */
+#define WIDE_FULL 4096 /* the widest a column of the wide mode is */
 
 /* The widths of the columns from `first` on `avail` screen columns. A fixed column has its
  * width from the table, and when the screen has room the width its header and the page's
@@ -653,6 +669,11 @@ static void col_widths(const struct list_view *l, const struct col *cs, int firs
 {
 	int n = 0, flex = -1, used = 0;
 	int need[MAX_COLS];
+	if (l->wide) {
+		for (int c = first; cs[c].name != NULL && c < MAX_COLS; c++)
+			w[c] = needed_width(l, &cs[c], WIDE_FULL);
+		return;
+	}
 	for (int c = first; cs[c].name != NULL && c < MAX_COLS; c++, n++) {
 		w[c] = cs[c].width;
 		need[c] = cs[c].width ? needed_width(l, &cs[c], WIDE_MAX) : 0;
@@ -779,10 +800,11 @@ static void list_title(struct app *a, const struct list_view *l, char *title, si
 	if (l->query != NULL && l->query->sort_col != NULL)
 		snprintf(by, sizeof(by), " · by %s %s", l->query->sort_col,
 		         l->query->sort_desc ? "↓" : "↑");
-	snprintf(title, size, "%s (%s) · %s%s%s%s%s%s · page %d%s%s", def->key,
+	snprintf(title, size, "%s (%s) · %s%s%s%s%s%s%s · page %d%s%s", def->key,
 	         app_table_name(a, app_site_index(a, &l->base), l->table), ev_list_name(l->kind),
 	         l->reverse ? " (reversed)" : "", where, l->filter_text[0] ? " · " : "",
-	         l->filter_text, by, l->page + 1, l->more ? " (more: PgDn)" : "", fresh);
+	         l->filter_text, by, l->wide ? " · wide" : "", l->page + 1,
+	         l->more ? " (more: PgDn)" : "", fresh);
 }
 
 static void list_draw(struct app *a, struct view *v, int top, int height, int cols)
@@ -1333,6 +1355,29 @@ static bool list_mark(struct app *a, struct list_view *l, enum ev_ui_action act)
 	return true;
 }
 
+/* C: the event_no under the cursor, as stored; J: its row as JSON, as the list shows it
+ * (masked where the list masks). */
+static void copy_row(struct app *a, const struct list_view *l, enum ev_ui_action act)
+{
+	if (l->rows == NULL || l->sel >= (int)l->rows->nrows) {
+		app_message(a, EV_STYLE_NORMAL, "copy: no row under the cursor");
+		return;
+	}
+	if (act == EV_UA_COPY) {
+		int ci = ev_rowset_col(l->rows, "event_no");
+		const struct ev_cell *cell =
+		        ci >= 0 ? ev_rowset_cell(l->rows, (size_t)l->sel, (size_t)ci) : NULL;
+		if (cell == NULL || cell->s == NULL)
+			app_message(a, EV_STYLE_NORMAL, "copy: this row has no event_no");
+		else
+			app_copy(a, "the event_no", cell->s, cell->len);
+		return;
+	}
+	char *json = ev_format_row_json(l->rows, (size_t)l->sel);
+	app_copy(a, "the row as JSON", json, strlen(json));
+	free(json);
+}
+
 static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct list_view *l = (struct list_view *)v;
@@ -1361,6 +1406,18 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		            ev_list_name(l->kind), order);
 		break;
 	}
+	case EV_UA_WIDE:
+		l->wide = !l->wide;
+		l->hscroll = 0;
+		app_message(
+		        a, EV_STYLE_NORMAL, "%s",
+		        l->wide ? "wide: every column at full width (Left, Right scroll; C-w: back)"
+		                : "the list's own columns");
+		break;
+	case EV_UA_COPY:
+	case EV_UA_COPY_JSON:
+		copy_row(a, l, act);
+		break;
 	case EV_UA_SORT_INVERT:
 	case EV_UA_REVERSE:
 		/* The index serves both directions: start again from the other end. */

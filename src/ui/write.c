@@ -119,6 +119,16 @@ static bool confirm_action(struct app *a, struct view *v, enum ev_ui_action act)
 	(void)v;
 	if (act == EV_UA_HELP)
 		return false;
+	if (act == EV_UA_COPY) {
+		/* The confirmation stays: copying decides nothing. */
+		char *sql = W.active && W.ops->statement ? W.ops->statement() : NULL;
+		if (sql != NULL)
+			app_copy(a, "the statement", sql, strlen(sql));
+		else
+			app_message(a, EV_STYLE_NORMAL, "copy: no statement to copy");
+		free(sql);
+		return true;
+	}
 	if (W.active && act == EV_UA_YES && W.ops->yes(a))
 		return true;
 	if (W.active && act != EV_UA_YES && W.ops->key != NULL && W.ops->key(a, act))

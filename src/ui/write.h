@@ -27,6 +27,8 @@ struct ui_write_ops {
 	bool (*key)(struct app *a, enum ev_ui_action act);
 	/* The write ends (No, refused, its result shown): the caller's own state cleared. */
 	void (*clear)(void);
+	/* The statement the confirmation shows, for C to copy (malloc'd), or NULL. */
+	char *(*statement)(void);
 };
 
 /* The write being prepared. */

@@ -415,6 +415,35 @@ START_TEST(write_error_is_reported)
 }
 END_TEST
 
+/* One row as its own JSON object, the same text the json format gives that row. */
+START_TEST(one_row_as_json)
+{
+	const char *names[] = {"id", "event_no", "event_payload", "remark"};
+	enum ev_ctype types[] = {EV_CT_ID, EV_CT_TEXT, EV_CT_JSON, EV_CT_TEXT};
+	const char *vals[] = {"18446744073709551615",
+	                      "OB-\x1b[2J",
+	                      "{\"amount\": 199.00}",
+	                      NULL,
+	                      "2",
+	                      "OB-2",
+	                      "not json",
+	                      "x"};
+	struct ev_rowset *rs = make(4, names, types, 2, vals);
+	char *one = ev_format_row_json(rs, 0);
+	ck_assert_str_eq(one, "{\"id\":\"18446744073709551615\",\"event_no\":\"OB-\\u001b[2J\","
+	                      "\"event_payload\":{\"amount\": 199.00},\"remark\":null}");
+	char *all = render(rs, EV_FMT_JSON, 0);
+	ck_assert_ptr_nonnull(strstr(all, one));
+	free(one);
+	one = ev_format_row_json(rs, 1);
+	ck_assert_ptr_nonnull(strstr(all, one));
+	ck_assert_ptr_null(ev_format_row_json(rs, 2));
+	free(one);
+	free(all);
+	ev_rowset_free(&rs);
+}
+END_TEST
+
 int main(void)
 {
 	setlocale(LC_CTYPE, "C.UTF-8");
@@ -434,6 +463,7 @@ int main(void)
 	tcase_add_test(tc, csv_quotes_and_sanitises);
 	tcase_add_test(tc, nul_byte_in_every_format);
 	tcase_add_test(tc, write_error_is_reported);
+	tcase_add_test(tc, one_row_as_json);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -107,6 +107,27 @@ START_TEST(fatal_runs_hook_and_exits_2)
 }
 END_TEST
 
+/* RFC 4648's test vectors, and the OSC 52 sequence around them. */
+START_TEST(base64_and_osc52)
+{
+	static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+	static const char *const out[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
+	                                  "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		char *b = ev_base64(in[i], strlen(in[i]));
+		ck_assert_str_eq(b, out[i]);
+		free(b);
+	}
+	/* Bytes past 127 and a NUL inside: every byte encoded. */
+	char *b = ev_base64("\xff\x00\xe4\xb8\xad", 5);
+	ck_assert_str_eq(b, "/wDkuK0=");
+	free(b);
+	char *seq = ev_osc52("OB-1", 4);
+	ck_assert_str_eq(seq, "\033]52;c;T0ItMQ==\a");
+	free(seq);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("util");
@@ -116,6 +137,7 @@ int main(void)
 	tcase_add_test(tc, buf_grows_and_steals);
 	tcase_add_test(tc, xasprintf_and_strndup);
 	tcase_add_test(tc, fatal_runs_hook_and_exits_2);
+	tcase_add_test(tc, base64_and_osc52);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
