@@ -302,6 +302,11 @@ int app_clock_ok_audit(struct app *a, const char *reason, const char *why, struc
 void ui_dash_clock_why(struct view *v, struct ev_buf *out);
 /* This session's actions, from the local audit file. */
 struct view *view_actions_new(struct app *a);
+/* Who did what: the watched source's evtop_audit, every operator's writes, newest first,
+ * filtered (filter may be NULL; filter_text as the operator wrote it). Enter opens an event. */
+struct ev_audit_filter;
+struct view *view_audit_new(struct app *a, const struct ev_audit_filter *filter,
+                            const char *filter_text);
 struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *event_no,
                              unsigned long long id);
 

@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include "ui/app.h"
+#include "core/audit.h"
 #include "core/doctor.h"
 #include "core/files.h"
 #include "core/refresh.h"
@@ -584,6 +585,39 @@ static void clock_ok_done(struct app *a, const char *reason)
 	            "suspected; the figures stay marked suspect");
 }
 
+/* :recent [FILTER]: the dashboard's table in focus, every status, the window; a filter and
+ * its payload terms as the list's / takes them. */
+static void open_recent(struct app *a, const char *arg)
+{
+	struct ev_filter f = {0};
+	struct ev_error err = {0};
+	enum ev_table_kind t = ui_dash_focus(a->views[0]);
+	const char *bad;
+	if (ev_filter_parse(&f, arg, &err) < 0) {
+		app_message(a, EV_STYLE_ERROR, "%s", err.msg);
+	} else if ((bad = ev_filter_unsupported(&f, t)) != NULL) {
+		app_message(a, EV_STYLE_ERROR, "the %s table has no %s column",
+		            ev_model_table(t)->key, bad);
+	} else {
+		app_push(a, a->views[0]->site == SITE_ALL
+		                    ? view_list_new_merged(a, t, EV_LIST_RECENT, &f, arg)
+		                    : view_list_new_filtered(a, t, EV_LIST_RECENT, &f, arg));
+	}
+	ev_filter_free(&f);
+}
+
+/* :audit [FILTER]: who did what, on the source watched. */
+static void open_audit(struct app *a, const char *filter_text)
+{
+	struct ev_audit_filter f = {0};
+	struct ev_error err = {0};
+	if (ev_audit_filter_parse(&f, filter_text, &err) < 0)
+		app_message(a, EV_STYLE_ERROR, "audit: %s", err.msg);
+	else
+		app_push(a, view_audit_new(a, &f, filter_text));
+	ev_audit_filter_free(&f);
+}
+
 /* ":" commands (keys.h's table): what has no key, and every action by name. */
 void ev_console_command(struct app *a, const char *text)
 {
@@ -654,27 +688,12 @@ void ev_console_command(struct app *a, const char *text)
 		else
 			clock_ok_done(a, arg);
 		return;
-	case EV_UC_RECENT: {
-		/* The dashboard's table in focus, every status, the window; a filter and its
-		 * payload terms as the list's / takes them. */
-		struct ev_filter f = {0};
-		struct ev_error err = {0};
-		enum ev_table_kind t = ui_dash_focus(a->views[0]);
-		const char *bad;
-		if (ev_filter_parse(&f, arg, &err) < 0) {
-			app_message(a, EV_STYLE_ERROR, "%s", err.msg);
-		} else if ((bad = ev_filter_unsupported(&f, t)) != NULL) {
-			app_message(a, EV_STYLE_ERROR, "the %s table has no %s column",
-			            ev_model_table(t)->key, bad);
-		} else {
-			app_push(a,
-			         a->views[0]->site == SITE_ALL
-			                 ? view_list_new_merged(a, t, EV_LIST_RECENT, &f, arg)
-			                 : view_list_new_filtered(a, t, EV_LIST_RECENT, &f, arg));
-		}
-		ev_filter_free(&f);
+	case EV_UC_RECENT:
+		open_recent(a, arg);
 		return;
-	}
+	case EV_UC_AUDIT:
+		open_audit(a, arg);
+		return;
 	case EV_UC_TRACE:
 		if (*arg == '\0') {
 			app_message(a, EV_STYLE_ERROR, "trace: give a trace_id");

@@ -116,6 +116,8 @@ enum ev_ui_action {
 #define EV_UI_COMMAND_LIST(X)                                                                      \
 	X(SHOW, "show", "EVENT_NO", "an event by event_no, in both tables (deleted ones too)")     \
 	X(TRACE, "trace", "TRACE_ID", "every event of a trace_id, in both tables")                 \
+	X(AUDIT, "audit", "[FILTER]",                                                              \
+	  "who did what: every operator's writes (evtop_audit), newest first; / filters")          \
 	X(RECENT, "recent", "[FILTER]",                                                            \
 	  "the table's events created in the window, any status (payload terms search them)")      \
 	X(ALL, "all", "ACTION", "retry, schedule, cancel or recover the whole list on screen")     \

@@ -10,6 +10,7 @@
 
 #include "core/dashboard.h"
 #include "core/format.h"
+#include "db/audit.h"
 
 #include <curses.h>
 #include <fcntl.h>
@@ -46,6 +47,12 @@ struct detail_view {
 	char (*why)[160];             /* per source: why it did not answer */
 	bool unmasked;                /* U: read again in the clear (audited) */
 	bool mask_flipped;            /* the next read is the first in the clear: no "changed" */
+	/* Who touched this event: its newest evtop_audit rows (none where the table is not),
+	 * the table's indexes learnt at the first read. */
+	struct ev_rowset *audit;
+	char audit_err[200];
+	struct ev_table_info audit_info;
+	bool audit_known;
 };
 
 static int payload_start(const struct detail_view *d)
@@ -66,29 +73,62 @@ static int total_lines(const struct detail_view *d)
 struct detail_result {
 	struct ev_rowset *rows;
 	enum ev_table_kind table;
-	bool in_both; /* an event_no is unique per table only */
-	char now[32]; /* the server's NOW() just after the row was read */
+	bool in_both;            /* an event_no is unique per table only */
+	char now[32];            /* the server's NOW() just after the row was read */
+	struct ev_rowset *audit; /* the event's audit history, or NULL */
+	char audit_err[200];
+	struct ev_table_info audit_info;
+	bool audit_known;
 };
 
 struct detail_arg {
 	struct ev_query *q[EV_TABLE_COUNT]; /* by id: one; by event_no: both tables */
 	int src;                            /* the source asked */
 	const struct ev_mask *mask;         /* what the row gets masked by (NULL: none) */
+	char *table_name[EV_TABLE_COUNT];   /* the source's names of the tables */
+	struct ev_table_info audit_info;    /* evtop_audit's indexes, when known */
+	bool audit_known;
 };
 
 static void free_result(void *p)
 {
 	struct detail_result *r = p;
 	ev_rowset_free(&r->rows);
+	ev_rowset_free(&r->audit);
+	ev_table_info_clear(&r->audit_info);
 	free(r);
 }
 
 static void free_arg(void *p)
 {
 	struct detail_arg *g = p;
-	for (int t = 0; t < EV_TABLE_COUNT; t++)
+	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		ev_query_free(&g->q[t]);
+		free(g->table_name[t]);
+	}
+	ev_table_info_clear(&g->audit_info);
 	free(g);
+}
+
+/* The event's own audit history (its newest evtop_audit rows, through idx_table_event):
+ * nothing where the table is not; a failure said on its line, the event shown still. */
+static void read_history(struct ev_conn *c, const struct detail_arg *g, struct detail_result *r)
+{
+	struct ev_error err = {0};
+	const char *id = ev_rowset_get(r->rows, 0, "id");
+	if (g->audit_known)
+		ev_table_info_copy(&r->audit_info, &g->audit_info);
+	else if (ev_audit_table_info(c, &r->audit_info, &err) < 0)
+		return;
+	r->audit_known = true;
+	if (!r->audit_info.exists || id == NULL)
+		return;
+	struct ev_query *q =
+	        ev_query_audit_event(&r->audit_info, g->table_name[r->table],
+	                             strtoull(id, NULL, 10), EV_AUDIT_EVENT_ROWS, &err);
+	if (q == NULL || ev_audit_run(c, q, &r->audit, &err) < 0)
+		snprintf(r->audit_err, sizeof(r->audit_err), "%.190s", err.msg);
+	ev_query_free(&q);
 }
 
 static int detail_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
@@ -124,6 +164,7 @@ static int detail_job(struct ev_conn *c, struct ev_job *job, struct ev_error *er
 			snprintf(r->now, sizeof(r->now), "%s", ev_rowset_cell(rs, 0, 0)->s);
 		ev_rowset_free(&rs);
 		ev_query_free(&q);
+		read_history(c, g, r);
 	}
 	return 0;
 }
@@ -135,6 +176,11 @@ static struct detail_arg *new_arg(struct app *a, const struct detail_view *d, in
 	const struct site *st = &a->sites[site];
 	g->src = site;
 	g->mask = d->unmasked ? NULL : ui_mask_for(a, site);
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		g->table_name[t] = ev_xstrdup(app_table_name(a, site, (enum ev_table_kind)t));
+	g->audit_known = d->audit_known && d->base.site != SITE_ALL;
+	if (g->audit_known)
+		ev_table_info_copy(&g->audit_info, &d->audit_info);
 	if (d->id != 0 || !d->by_no) {
 		g->q[d->table] =
 		        ev_query_show_by_id(d->table, app_table_name(a, site, d->table), d->id);
@@ -367,6 +413,42 @@ static void build_head(struct app *a, struct detail_view *d)
 	}
 }
 
+/* The event's audit history under a heading of its own: when, who, what, the result, why. */
+static void history_lines(struct detail_view *d)
+{
+	const struct ev_rowset *h = d->audit;
+	if (d->audit_err[0]) {
+		char *line = ev_xasprintf("who touched this event: %s", d->audit_err);
+		add_head(d, EV_STYLE_WARNING, line);
+		free(line);
+	}
+	if (h == NULL || h->nrows == 0)
+		return;
+	char *head = ev_xasprintf("who touched this event — %s, newest first%s", EV_AUDIT_TABLE,
+	                          h->nrows >= EV_AUDIT_EVENT_ROWS ? " (the newest 20)" : "");
+	add_head(d, EV_STYLE_HEADER, head);
+	free(head);
+	for (size_t r = 0; r < h->nrows; r++) {
+		char *who = ev_audit_who_text(ev_rowset_get(h, r, "operator"),
+		                              ev_rowset_get(h, r, "os_user"),
+		                              ev_rowset_get(h, r, "sudo_user"));
+		char *change = ev_audit_change_text(ev_rowset_get(h, r, "before_status"),
+		                                    ev_rowset_get(h, r, "after_status"));
+		const char *t = ev_rowset_get(h, r, "audit_time"),
+		           *act = ev_rowset_get(h, r, "action"),
+		           *res = ev_rowset_get(h, r, "result"),
+		           *why = ev_rowset_get(h, r, "reason");
+		char *raw = ev_xasprintf("%s  %s  %s  %s  %s  %s", t ? t : "-", act ? act : "-",
+		                         change, res ? res : "-", who, why ? why : "-");
+		char *safe = ev_text_sanitize(raw, strlen(raw));
+		add_head(d, EV_STYLE_NORMAL, safe);
+		free(safe);
+		free(raw);
+		free(who);
+		free(change);
+	}
+}
+
 /* "no event X in biz_outbox_event or biz_message_event": the tables looked in, by name. */
 static void not_found(struct app *a, struct detail_view *d, int site)
 {
@@ -437,8 +519,17 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 		note_changes(d, old);
 	d->mask_flipped = false;
 	snprintf(d->read_at, sizeof(d->read_at), "%s", r->now);
+	ev_rowset_free(&d->audit);
+	d->audit = r->audit;
+	r->audit = NULL;
+	snprintf(d->audit_err, sizeof(d->audit_err), "%s", r->audit_err);
+	if (r->audit_known && !d->audit_known) {
+		ev_table_info_copy(&d->audit_info, &r->audit_info);
+		d->audit_known = true;
+	}
 	int old_nhead = d->nhead;
 	build_head(a, d);
+	history_lines(d);
 	/* A payload that did not change keeps its folding; one that did is shown anew. */
 	const char *json[] = {"event_payload", "event_headers"};
 	struct ev_jsonview **jv[] = {&d->payload, &d->headers};
@@ -837,6 +928,8 @@ static void detail_free(struct view *v)
 	struct detail_view *d = (struct detail_view *)v;
 	detail_clear(d);
 	found_clear(d);
+	ev_rowset_free(&d->audit);
+	ev_table_info_clear(&d->audit_info);
 	free(d->changed);
 	free(d->found);
 	free(d->why);
