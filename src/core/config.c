@@ -71,6 +71,7 @@ static const struct setting settings[] = {
         G("refresh", K_MS, refresh_ms, 100, MS_HOUR),
         G("budget", K_PERCENT, budget_permille, 1, 1000),
         G("stuck_threshold", K_SEC, stuck_threshold_s, MS_SEC, 7 * MS_DAY),
+        G("lease", K_SEC, lease_s, MS_SEC, MS_DAY),
         G("window", K_SEC, window_s, MS_MIN, 30 * MS_DAY),
         G("statement_timeout", K_MS, statement_timeout_ms, 100, 10 * MS_MIN),
         G("connect_timeout", K_SEC, connect_timeout_s, MS_SEC, 60 * MS_SEC),
@@ -544,6 +545,7 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->refresh_ms = 2000;
 	cfg->budget_permille = 10;
 	cfg->stuck_threshold_s = 600;
+	cfg->lease_s = 120;
 	cfg->window_s = 3600;
 	cfg->statement_timeout_ms = 5000;
 	cfg->connect_timeout_s = 3;

@@ -61,6 +61,7 @@ struct ev_config {
 	int refresh_ms;           /* default 2000; 100 .. 3600000 */
 	int budget_permille;      /* server time budget in 1/1000 of one core; default 10 (1%) */
 	int stuck_threshold_s;    /* message table: processing longer than this is stuck; 600 */
+	int lease_s;              /* outbox: the publishers' lock duration (a claim); 120 */
 	int window_s;             /* time window for success/cancelled counts; 3600 */
 	int statement_timeout_ms; /* server-side statement time limit; default 5000 */
 	int connect_timeout_s;    /* default 3 */

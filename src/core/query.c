@@ -1142,6 +1142,83 @@ struct ev_query *ev_query_group(const struct ev_list_req *req, const char *colum
 	return q;
 }
 
+/* Copy the parameters of q into out, but its last one (the list's LIMIT). */
+static void copy_params_but_limit(struct ev_query *out, const struct ev_query *q)
+{
+	for (size_t i = 0; i + 1 < q->nparams; i++) {
+		const struct ev_param *p = &q->params[i];
+		if (p->type == EV_P_TEXT)
+			ev_query_add_text(out, p->s);
+		else if (p->type == EV_P_UINT)
+			ev_query_add_uint(out, p->u);
+		else
+			ev_query_add_int(out, p->i);
+	}
+}
+
+struct ev_query *ev_query_instances(const struct ev_list_req *req, struct ev_error *err)
+{
+	bool outbox = req->table == EV_TABLE_OUTBOX;
+	if (req->filter != NULL && req->filter->njson > 0) {
+		ev_error_set(err, EV_ERR_USAGE,
+		             "the instances count the processing rows whole; payload terms search "
+		             "a list's pages: open the list with them");
+		return NULL;
+	}
+	/* The processing list's own query (its index, deleted = 0 and the filters) reads the
+	 * rows, the cap as its limit; the grouping happens over what it read. */
+	struct ev_list_req r = *req;
+	memset(&r.after, 0, sizeof(r.after));
+	r.kind = EV_LIST_PROCESSING;
+	r.limit = EV_PAGE_MAX;
+	struct ev_query *inner = ev_query_list(&r, err);
+	if (inner == NULL)
+		return NULL;
+	const char *from = strstr(inner->sql, " FROM `");
+	const char *order = strstr(inner->sql, " ORDER BY ");
+	struct ev_query *q = query_new("list.instances");
+	struct ev_buf b;
+	ev_buf_init(&b);
+	if (outbox)
+		ev_buf_printf(
+		        &b,
+		        "/* evtop:list.instances */ SELECT grp, COUNT(*), SUM(lock_until <= "
+		        "NOW()), UNIX_TIMESTAMP(MIN(lock_until)), "
+		        "UNIX_TIMESTAMP(MAX(lock_until)), UNIX_TIMESTAMP(MAX(last_publish_time)), "
+		        "UNIX_TIMESTAMP() FROM (SELECT locked_by AS grp, lock_until, "
+		        "last_publish_time%.*s LIMIT ?) AS capped GROUP BY grp ORDER BY grp "
+		        "LIMIT 200",
+		        (int)(order - from), from);
+	else
+		ev_buf_printf(
+		        &b,
+		        "/* evtop:list.instances */ SELECT grp, COUNT(*), SUM(last_handle_time "
+		        "<= NOW() - INTERVAL ? SECOND), UNIX_TIMESTAMP(MIN(last_handle_time)), "
+		        "UNIX_TIMESTAMP(MAX(last_handle_time)), NULL, UNIX_TIMESTAMP() FROM "
+		        "(SELECT event_source AS grp, last_handle_time%.*s LIMIT ?) AS capped "
+		        "GROUP BY grp ORDER BY grp LIMIT 200",
+		        (int)(order - from), from);
+	if (!outbox)
+		ev_query_add_int(q, req->stuck_threshold_s);
+	copy_params_but_limit(q, inner);
+	ev_query_add_int(q, EV_INSTANCES_CAP);
+	q->sql = ev_buf_steal(&b);
+	static const char *const names[] = {"grp",    "locks",      "expired", "oldest",
+	                                    "newest", "last_claim", "now"};
+	static const enum ev_ctype types[] = {EV_CT_TEXT, EV_CT_INT, EV_CT_INT, EV_CT_INT,
+	                                      EV_CT_INT,  EV_CT_INT, EV_CT_INT};
+	q->ncols = 7;
+	q->col_names = ev_xcalloc(q->ncols, sizeof(*q->col_names));
+	q->col_types = ev_xcalloc(q->ncols, sizeof(*q->col_types));
+	for (size_t i = 0; i < q->ncols; i++) {
+		q->col_names[i] = names[i];
+		q->col_types[i] = types[i];
+	}
+	q->limit = 200;
+	ev_query_free(&inner);
+	return q;
+}
+
 struct ev_query *ev_query_current_user(void)
 {
 	struct ev_query *q = query_new("server.user");

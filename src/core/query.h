@@ -176,6 +176,17 @@ char *ev_list_search_note(const struct ev_list_page *pg, size_t matches);
 struct ev_query *ev_query_group(const struct ev_list_req *req, const char *column,
                                 struct ev_error *err);
 
+/* The processing rows by owner, for the instances view (core/instances.h): on the outbox by
+ * locked_by — locks, expired (lock_until <= NOW()), the earliest and the latest lock_until,
+ * the latest last_publish_time — on the message table, which has no owner, by event_source —
+ * rows, stuck (req->stuck_threshold_s), the earliest and the latest last_handle_time — times
+ * as Unix seconds, and the server's NOW(), by name, at most 200. Reads the processing list's
+ * rows through its index (outbox: idx_status_lock_until) with req->filter, at most
+ * EV_INSTANCES_CAP of them, and groups what it read. req->kind, after and limit are ignored.
+ * Columns: grp, locks, expired, oldest, newest, last_claim (NULL on the message table), now. */
+#define EV_INSTANCES_CAP 100001
+struct ev_query *ev_query_instances(const struct ev_list_req *req, struct ev_error *err);
+
 /* A trail (type, id: biz_type/biz_id or aggregate_type/aggregate_id) or a trace (trace_id; id
  * NULL) in an archive table (evtop archive; its look-up indexes serve both), in creation
  * order, at most limit rows (+1: more): the lists' columns. */
