@@ -257,6 +257,9 @@ void ui_export(struct app *a, const char *name, ui_export_fn write, void *ctx,
 struct view *view_group_new(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                             const struct ev_filter *filter, const char *filter_text,
                             const char *column);
+/* The outbox's publisher instances by locked_by (the message table's processing rows by
+ * event_source): Enter opens one's locks, R recovers its stuck ones (ui/view_instances.c). */
+struct view *view_instances_new(struct app *a, enum ev_table_kind t);
 /* A list with a whole filter (from the group view). */
 struct view *view_list_new_filtered(struct app *a, enum ev_table_kind t, enum ev_list_kind kind,
                                     const struct ev_filter *filter, const char *filter_text);

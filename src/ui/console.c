@@ -356,6 +356,17 @@ static void refresh_reset(struct app *a)
 static void clock_ok_done(struct app *a, const char *reason);
 static void clock_ok_ask(struct app *a);
 
+/* i, :instances: the publisher instances of the dashboard's table in focus (once). */
+static void open_instances(struct app *a)
+{
+	struct view *top = app_top(a);
+	if (top != NULL && strcmp(top->ops->name, "instances") == 0)
+		return;
+	if (a->nviews == 0)
+		return;
+	app_push(a, view_instances_new(a, ui_dash_focus(a->views[0])));
+}
+
 static void global_action(struct app *a, enum ev_ui_action act)
 {
 	struct view *v = app_top(a);
@@ -435,6 +446,9 @@ static void global_action(struct app *a, enum ev_ui_action act)
 		break;
 	case EV_UA_ACTIONS_LOG:
 		app_push(a, view_actions_new(a));
+		break;
+	case EV_UA_INSTANCES:
+		open_instances(a);
 		break;
 	case EV_UA_BULK_STOP:
 		ui_bulk_stop(a);
@@ -632,6 +646,9 @@ void ev_console_command(struct app *a, const char *text)
 		if (*arg != '\0')
 			break; /* not a command of its own: said below */
 		a->quit = true;
+		return;
+	case EV_UC_INSTANCES:
+		open_instances(a);
 		return;
 	case EV_UC_SHOW:
 		if (*arg == '\0' || strlen(arg) > 64) {

@@ -135,6 +135,8 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_CONFIRM, "b", EV_UA_BULK_BATCH},
         {EV_CTX_CONFIRM, "w", EV_UA_BULK_PAUSE},
         {EV_CTX_LIST, "b", EV_UA_GROUP},
+        {EV_CTX_DASHBOARD, "i", EV_UA_INSTANCES},
+        {EV_CTX_LIST, "i", EV_UA_INSTANCES},
         {EV_CTX_LIST, "Left", EV_UA_LEFT},
         {EV_CTX_LIST, "Right", EV_UA_RIGHT},
         {EV_CTX_DETAIL, "t", EV_UA_TRAIL},

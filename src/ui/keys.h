@@ -72,6 +72,8 @@ enum {
 	X(REVERSE, "reverse", "reverse the list's order", 0, EV_UA_NO_CORE)                        \
 	X(GROUP, "group", "group failures by fail_reason, locks by locked_by", EV_AF_HINT,         \
 	  EV_UA_NO_CORE)                                                                           \
+	X(INSTANCES, "instances", "publisher instances by locked_by: their locks, alive or dead",  \
+	  0, EV_UA_NO_CORE)                                                                        \
 	X(MARK, "mark", "mark or unmark the row", EV_AF_NEEDS_ROW, EV_UA_NO_CORE)                  \
 	X(MARK_PAGE, "mark-page", "mark every row on the screen", 0, EV_UA_NO_CORE)                \
 	X(UNMARK_ALL, "unmark-all", "clear the marks", 0, EV_UA_NO_CORE)                           \
@@ -125,6 +127,8 @@ enum ev_ui_action {
 	X(REFRESH, "refresh", "DUR", "the refresh interval, e.g. 5s or 500ms")                     \
 	X(CLOCK_OK, "clock-ok", "REASON",                                                          \
 	  "allow writes while a zone mismatch is suspected (audited)")                             \
+	X(INSTANCES, "instances", "",                                                              \
+	  "publisher instances (locked_by): locks held, expired, alive or dead")                   \
 	X(QUIT, "quit", "", "quit (also :q)")
 
 enum ev_ui_command {

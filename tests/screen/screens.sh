@@ -62,6 +62,30 @@ n=0
   INSERT INTO sort_outbox_event SELECT * FROM biz_outbox_event;
   INSERT INTO sort_message_event SELECT * FROM biz_message_event" ||
 	{ echo "cannot make the sort_ tables"; exit 99; }
+# Publisher instances in tables of their own (tests/screen/scripts/instances.keys), at the
+# pinned clock and the default lease (2m): publisher-01 claimed 30 s ago (3 locks) and holds a
+# stuck one of an hour ago; publisher-02 died 15 minutes ago holding 4; publisher-03 claimed 5 s
+# ago; publisher-04 only finished its events (no lock left: not seen). The message table's
+# processing rows by event_source.
+"$client" --defaults-file="$cnf" -e "CREATE TABLE inst_outbox_event LIKE biz_outbox_event;
+  CREATE TABLE inst_message_event LIKE biz_message_event; INSERT INTO inst_outbox_event (id,
+  event_no, aggregate_type, aggregate_id, event_type, event_source, publish_channel, event_payload,
+  publish_status, locked_by, lock_until, last_publish_time, published_time, create_time,
+  update_time) SELECT seq, CONCAT('OB-INST-', seq), 'ORDER', seq, 'ORDER_CREATED', 'order-service',
+  'MQ', '{}', IF(seq > 9, 2, 1), ELT(LEAST(seq, 10), 'publisher-01', 'publisher-01',
+  'publisher-01', 'publisher-01', 'publisher-02', 'publisher-02', 'publisher-02', 'publisher-02',
+  'publisher-03', NULL), IF(seq > 9, NULL, '$now' - INTERVAL ELT(seq, 30, 30, 30, 3600, 900, 900,
+  900, 900, 5) SECOND + INTERVAL 2 MINUTE), '$now' - INTERVAL ELT(LEAST(seq, 10), 30, 30, 30,
+  3600, 900, 900, 900, 900, 5, 60) SECOND, IF(seq > 9, '$now' - INTERVAL 59 SECOND, NULL), '$now'
+  - INTERVAL IF(seq > 9, 2, 120) MINUTE, '$now' - INTERVAL 1 MINUTE FROM seq_1_to_12;
+  INSERT INTO inst_message_event (id, event_no, event_type, biz_type, biz_id, event_source,
+  event_payload, event_status, last_handle_time, create_time, update_time) VALUES
+  (1, 'MSG-INST-1', 'ORDER_CREATED', 'ORDER', 'O1', 'order-service', '{}', 1, '$now' - INTERVAL
+  20 MINUTE, '$now' - INTERVAL 1 HOUR, '$now' - INTERVAL 20 MINUTE), (2, 'MSG-INST-2',
+  'ORDER_CREATED', 'ORDER', 'O2', 'order-service', '{}', 1, '$now' - INTERVAL 1 MINUTE, '$now' -
+  INTERVAL 1 HOUR, '$now' - INTERVAL 1 MINUTE), (3, 'MSG-INST-3', 'PAY_SUCCESS', 'PAYMENT', 'P1',
+  'pay-service', '{}', 1, '$now' - INTERVAL 30 SECOND, '$now' - INTERVAL 2 MINUTE, '$now' -
+  INTERVAL 30 SECOND)" || { echo "cannot make the inst_ tables"; exit 99; }
 # evtop's sessions read [evtop]: pin NOW() there, re-applied on every reconnect.
 sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
 
