@@ -24,6 +24,7 @@ enum view_open {
 	OPEN_GROUP,  /* the breakdown of a list (kind, filter, filter_text) by column */
 	OPEN_TRAIL,  /* every event of one business object (type, id) */
 	OPEN_DETAIL, /* one event (event_no; row_id, 0 when not known) */
+	OPEN_CHART,  /* throughput over time of the table (total) or of one group */
 };
 struct view_request {
 	enum view_open what;
@@ -34,6 +35,8 @@ struct view_request {
 	const char *type, *id;
 	const char *event_no;
 	unsigned long long row_id;
+	bool total; /* OPEN_CHART: the table's, else group's (NULL: SQL NULL) */
+	const char *group;
 };
 
 struct view_ops {
@@ -303,6 +306,15 @@ int app_clock_ok_audit(struct app *a, const char *reason, const char *why, struc
 /* The dashboard's reasons for a suspected time zone mismatch, appended to out ("; "
  * between); nothing when v is not the dashboard or nothing is suspected. */
 void ui_dash_clock_why(struct view *v, struct ev_buf *out);
+/* The dashboard's throughput over the session (core/chart.h) of table t: the table's
+ * (total) or a group's of dimension *dim; NULL when v is not the dashboard or nothing was
+ * sampled. */
+struct ev_chart_series;
+const struct ev_chart_series *ui_dash_chart(const struct view *v, enum ev_table_kind t, bool total,
+                                            const char *group, const char **dim);
+/* The chart view: created, finished and failed per minute and the backlog of table t over
+ * the session, the table's or (total false) one group's of the dashboard's dimension. */
+struct view *view_chart_new(struct app *a, enum ev_table_kind t, bool total, const char *group);
 /* This session's actions, from the local audit file. */
 struct view *view_actions_new(struct app *a);
 /* Who did what: the watched source's evtop_audit, every operator's writes, newest first,

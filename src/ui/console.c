@@ -1110,6 +1110,8 @@ static struct view *console_open(struct app *a, const struct view_request *r)
 		return view_list_new_trail(a, r->table, r->type, r->id);
 	case OPEN_DETAIL:
 		return view_detail_new(a, r->table, r->event_no, r->row_id);
+	case OPEN_CHART:
+		return view_chart_new(a, r->table, r->total, r->group);
 	}
 	return NULL;
 }

@@ -110,6 +110,8 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_DETAIL, "C", EV_UA_COPY},
         {EV_CTX_DETAIL, "J", EV_UA_COPY_JSON},
         {EV_CTX_CONFIRM, "C", EV_UA_COPY},
+        {EV_CTX_DASHBOARD, "v", EV_UA_CHART},
+        {EV_CTX_LIST, "v", EV_UA_CHART},
         {EV_CTX_LIST, "/", EV_UA_FILTER},
         {EV_CTX_LIST, "Space", EV_UA_MARK},
         {EV_CTX_LIST, "o", EV_UA_REVERSE},

@@ -103,7 +103,9 @@ enum {
 	X(WIDE, "wide", "every column at full width (Left, Right scroll)", 0, EV_UA_NO_CORE)       \
 	X(COPY, "copy", "copy the event_no (a confirmation: its statement) to the clipboard", 0,   \
 	  EV_UA_NO_CORE)                                                                           \
-	X(COPY_JSON, "copy-json", "copy the row as JSON to the clipboard", 0, EV_UA_NO_CORE)
+	X(COPY_JSON, "copy-json", "copy the row as JSON to the clipboard", 0, EV_UA_NO_CORE)       \
+	X(CHART, "chart", "throughput over time: created, finished, failed per minute, backlog",   \
+	  0, EV_UA_NO_CORE)
 
 enum ev_ui_action {
 #define X(id, name, help, flags, core) EV_UA_##id,

@@ -3,7 +3,9 @@
  * group's backlog over the session. Enter on a cell opens the list behind it. */
 #include <config.h>
 
+#include "core/chart.h"
 #include "core/doctor.h"
+#include "core/mirror.h"
 #include "core/text.h"
 #include "db/dashjob.h"
 #include "ui/app.h"
@@ -65,6 +67,9 @@ struct dash_view {
 	 * started then reads the backlog anew). mirror_source: whose rows they are. */
 	struct ev_mirror *mirror[EV_TABLE_COUNT];
 	int mirror_source;
+	/* Throughput over the session (core/chart.h), per table and group of chart_dim[t]. */
+	struct ev_chart_set charts[EV_TABLE_COUNT];
+	const char *chart_dim[EV_TABLE_COUNT];
 };
 
 /* Columns derived from the figures: the rates over the window and the time to drain. */
@@ -441,6 +446,52 @@ static void take_infos(struct app *a, struct ev_dashjob_result *r)
 	}
 }
 
+/* One refresh's figures of a row for the charts: the rates per minute and the backlog. */
+static void chart_sample(const struct ev_dash *dash, const struct ev_dash_row *row, int64_t t,
+                         struct ev_chart_sample *x)
+{
+	static const int rates[] = {RATE_CREATED, RATE_FINISHED, RATE_FAILED};
+	x->t = t;
+	for (int k = 0; k < 3; k++) {
+		double v = 0;
+		bool lower = false;
+		x->v[k] = rate_value(dash, row, rates[k], &v, &lower) > 0 ? v : NAN;
+	}
+	long long b = backlog(row);
+	x->v[EV_CF_BACKLOG] = b >= 0 ? (double)b : NAN;
+}
+
+/* The charts grow by this refresh (at the server's time now): the table and every group. */
+static void chart_push(struct dash_view *d, enum ev_table_kind t, const char *now)
+{
+	const struct ev_dash *dash = d->t[t].cur;
+	int64_t at;
+	if (dash == NULL || !ev_mirror_parse_time(now, &at))
+		return;
+	if (d->chart_dim[t] != dash->dimension) {
+		ev_chart_set_clear_groups(&d->charts[t]);
+		d->chart_dim[t] = dash->dimension;
+	}
+	struct ev_chart_sample x;
+	chart_sample(dash, &dash->total, at, &x);
+	ev_chart_set_push(&d->charts[t], true, NULL, &x);
+	for (size_t i = 0; i < dash->nrows; i++) {
+		chart_sample(dash, &dash->rows[i], at, &x);
+		ev_chart_set_push(&d->charts[t], false, dash->rows[i].group, &x);
+	}
+}
+
+const struct ev_chart_series *ui_dash_chart(const struct view *v, enum ev_table_kind t, bool total,
+                                            const char *group, const char **dim)
+{
+	if (v == NULL || v->ops->ctx != EV_CTX_DASHBOARD)
+		return NULL;
+	const struct dash_view *d = (const struct dash_view *)v;
+	if (dim != NULL)
+		*dim = d->chart_dim[t];
+	return ev_chart_set_find(&d->charts[t], total, group);
+}
+
 /* One table's figures come back: the current ones become the previous, a part not read this
  * time carried from them (or unknown), the selection follows its group, the trends grow; a
  * table that is gone shows its note instead of old figures. */
@@ -503,6 +554,7 @@ static void take_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 		spark_push(ts, row->group, backlog(row));
 	}
 	spark_push(ts, "\001TOTAL", backlog(&ts->cur->total));
+	chart_push(d, t, r->now);
 	if (ts->sel_row > (int)ts->cur->nrows)
 		ts->sel_row = (int)ts->cur->nrows;
 }
@@ -1044,11 +1096,70 @@ static void dash_draw(struct app *a, struct view *v, int top, int height, int co
 /* --- actions -----------------------------------------------------------------------------------
  */
 
+/* Enter: the list behind the cell under the cursor, for its group (every source's merged on
+ * TOTAL when every source is shown; a source's own on its row). */
+static void open_list(struct app *a, struct dash_view *d)
+{
+	struct table_state *ts = &d->t[d->focus];
+	int n = ts->cur ? (int)ts->cur->nrows : 0;
+	int list = columns[d->sel_col].list;
+	if (ts->cur == NULL || list < 0) {
+		app_message(a, EV_STYLE_NORMAL, "no list behind this column");
+		return;
+	}
+	if (d->all) {
+		/* A source's row: its list; the totals: every source's, merged. */
+		if (ts->sel_row >= n) {
+			app_push(a, view_list_new_merged(a, d->focus, (enum ev_list_kind)list, NULL,
+			                                 ""));
+			return;
+		}
+		int i = app_source_by_name(a, row_at(ts, ts->sel_row)->group);
+		if (i < 0)
+			return;
+		struct view *l = view_list_new(a, d->focus, (enum ev_list_kind)list, NULL, NULL);
+		l->site = i + 1;
+		app_push(a, l);
+		return;
+	}
+	const char *group = ts->sel_row < n ? row_at(ts, ts->sel_row)->group : NULL;
+	const char *key = dim_key(d, d->focus);
+	if (ts->sel_row < n && group == NULL) {
+		app_message(a, EV_STYLE_NORMAL, "a NULL %s cannot be filtered on: all rows", key);
+		key = NULL;
+	}
+	app_push(a, view_list_new(a, d->focus, (enum ev_list_kind)list, group ? key : NULL, group));
+}
+
+/* v: the throughput over time of the group under the cursor, or the table's on TOTAL. */
+static void open_chart(struct app *a, struct dash_view *d)
+{
+	struct table_state *ts = &d->t[d->focus];
+	bool group = ts->cur != NULL && ts->sel_row < (int)ts->cur->nrows && !d->all;
+	app_push(a, app_open(a, &(struct view_request){
+	                                .what = OPEN_CHART,
+	                                .table = d->focus,
+	                                .total = !group,
+	                                .group = group ? row_at(ts, ts->sel_row)->group : NULL,
+	                        }));
+}
+
 static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct dash_view *d = (struct dash_view *)v;
 	struct table_state *ts = &d->t[d->focus];
 	int n = ts->cur ? (int)ts->cur->nrows : 0;
+
+	/* The rows' order and the cursor's following (< > I F), the chart (v). */
+	if (act == EV_UA_SORT_NEXT || act == EV_UA_SORT_PREV || act == EV_UA_SORT_INVERT ||
+	    act == EV_UA_FOLLOW || act == EV_UA_CHART) {
+		if (act == EV_UA_CHART)
+			open_chart(a, d);
+		else
+			sort_key(a, d, act);
+		a->dirty = true;
+		return true;
+	}
 
 	switch (act) {
 	case EV_UA_UP:
@@ -1081,12 +1192,6 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 		break;
 	case EV_UA_NEXT_TABLE:
 		d->focus = d->focus == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX;
-		break;
-	case EV_UA_SORT_NEXT:
-	case EV_UA_SORT_PREV:
-	case EV_UA_SORT_INVERT:
-	case EV_UA_FOLLOW:
-		sort_key(a, d, act);
 		break;
 	case EV_UA_DIMENSION: {
 		if (d->all) {
@@ -1122,40 +1227,9 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 		dash_refresh(a, v);
 		break;
 	}
-	case EV_UA_OPEN: {
-		int list = columns[d->sel_col].list;
-		if (ts->cur == NULL || list < 0) {
-			app_message(a, EV_STYLE_NORMAL, "no list behind this column");
-			break;
-		}
-		if (d->all) {
-			/* A source's row: its list; the totals: every source's, merged. */
-			if (ts->sel_row >= n) {
-				app_push(a,
-				         view_list_new_merged(a, d->focus, (enum ev_list_kind)list,
-				                              NULL, ""));
-				break;
-			}
-			int i = app_source_by_name(a, row_at(ts, ts->sel_row)->group);
-			if (i < 0)
-				break;
-			struct view *l =
-			        view_list_new(a, d->focus, (enum ev_list_kind)list, NULL, NULL);
-			l->site = i + 1;
-			app_push(a, l);
-			break;
-		}
-		const char *group = ts->sel_row < n ? row_at(ts, ts->sel_row)->group : NULL;
-		const char *key = dim_key(d, d->focus);
-		if (ts->sel_row < n && group == NULL) {
-			app_message(a, EV_STYLE_NORMAL, "a NULL %s cannot be filtered on: all rows",
-			            key);
-			key = NULL;
-		}
-		app_push(a, view_list_new(a, d->focus, (enum ev_list_kind)list, group ? key : NULL,
-		                          group));
+	case EV_UA_OPEN:
+		open_list(a, d);
 		break;
-	}
 	case EV_UA_REFRESH:
 		app_cancel(a, v);
 		dash_refresh(a, v);
@@ -1178,6 +1252,7 @@ static void dash_free(struct view *v)
 			free(d->t[t].sparks[i].group);
 		free(d->t[t].sparks);
 		free(d->t[t].order);
+		ev_chart_set_clear(&d->charts[t]);
 	}
 	free(d);
 }

@@ -1418,6 +1418,11 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_COPY_JSON:
 		copy_row(a, l, act);
 		break;
+	case EV_UA_CHART:
+		app_push(a, app_open(a, &(struct view_request){.what = OPEN_CHART,
+		                                               .table = l->table,
+		                                               .total = true}));
+		break;
 	case EV_UA_SORT_INVERT:
 	case EV_UA_REVERSE:
 		/* The index serves both directions: start again from the other end. */

@@ -86,6 +86,12 @@ n=0
   INTERVAL 1 HOUR, '$now' - INTERVAL 1 MINUTE), (3, 'MSG-INST-3', 'PAY_SUCCESS', 'PAYMENT', 'P1',
   'pay-service', '{}', 1, '$now' - INTERVAL 30 SECOND, '$now' - INTERVAL 2 MINUTE, '$now' -
   INTERVAL 30 SECOND)" || { echo "cannot make the inst_ tables"; exit 99; }
+# Another copy (tests/screen/scripts/chart.keys): its backlog grows between refreshes.
+"$client" --defaults-file="$cnf" -e "CREATE TABLE chart_outbox_event LIKE biz_outbox_event;
+  CREATE TABLE chart_message_event LIKE biz_message_event;
+  INSERT INTO chart_outbox_event SELECT * FROM biz_outbox_event;
+  INSERT INTO chart_message_event SELECT * FROM biz_message_event" ||
+	{ echo "cannot make the chart_ tables"; exit 99; }
 # evtop's sessions read [evtop]: pin NOW() there, re-applied on every reconnect.
 sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
 
