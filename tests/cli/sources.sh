@@ -347,7 +347,7 @@ grep -q "⚠ sd: no answer" "$dir/down-merged.txt" && grep -q "^  sa  *OB-" "$di
 	not_ok "a source down: the merged list names it and shows the others' rows: $(head -5 "$dir/down-merged.txt")"
 # The others' rows fit one page: no next page offered for the one that did not answer.
 check "... and offers no next page for it" sh -c "! grep -q 'more: PgDn' '$dir/down-merged.txt'"
-grep -q "outbox (biz_outbox_event) · failed · source s[abc] · page 1" "$dir/down-one.txt" && ! grep -q "SOURCE" "$dir/down-one.txt" &&
+grep -q "outbox (biz_outbox_event) · failed · source s[abc] · by next_retry_time ↑ · page 1" "$dir/down-one.txt" && ! grep -q "SOURCE" "$dir/down-one.txt" &&
 	ok "Enter on a source's row opens that source's list" ||
 	not_ok "Enter on a source's row opens that source's list: $(head -3 "$dir/down-one.txt")"
 grep -q "outbox event OB-0135 on source sa" "$dir/show-both.txt" && grep -q "OB-0135 is on source sa and also on sc" "$dir/show-both.txt" &&
