@@ -117,6 +117,12 @@ struct ev_job *app_job(int tag, ev_job_fn fn, void *arg, void (*free_arg)(void *
 	return j;
 }
 
+void app_free_rowset(void *rowset)
+{
+	struct ev_rowset *r = rowset;
+	ev_rowset_free(&r);
+}
+
 struct view *app_open(struct app *a, const struct view_request *r)
 {
 	return a->open != NULL ? a->open(a, r) : NULL;

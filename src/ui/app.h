@@ -206,6 +206,8 @@ const char *app_source_name(const struct app *a, int index);
 int app_source_by_name(const struct app *a, const char *name);
 /* The view r asks for (not pushed), or NULL when the console cannot build it. */
 struct view *app_open(struct app *a, const struct view_request *r);
+/* A job's result that is a rowset, freed (a job's free_result). */
+void app_free_rowset(void *rowset);
 /* Drop and cancel a view's jobs in flight (Esc, leaving the view). */
 void app_cancel(struct app *a, struct view *v);
 /* Cancel the jobs of every worker, the writes' too when asked. */

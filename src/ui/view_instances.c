@@ -39,17 +39,11 @@ static void free_arg(void *p)
 	free(g);
 }
 
-static void free_rows(void *p)
-{
-	struct ev_rowset *r = p;
-	ev_rowset_free(&r);
-}
-
 static int inst_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 {
 	struct inst_arg *g = job->arg;
 	struct ev_rowset *rs = NULL;
-	job->free_result = free_rows;
+	job->free_result = app_free_rowset;
 	if (ev_conn_run(c, g->query, &rs, err) < 0)
 		return -1;
 	job->result = rs;
