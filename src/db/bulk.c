@@ -31,20 +31,21 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool stop_set(atomic_bool *stop)
+static bool flag_set(atomic_bool *flag)
 {
-	return stop != NULL && atomic_load(stop);
+	return flag != NULL && atomic_load(flag);
 }
 
-/* Sleep ms, waking every 50 ms to look at the stop flag. Returns true when it is set. */
-static bool sleep_unless_stopped(long long ms, atomic_bool *stop)
+/* Sleep ms, waking every 50 ms to look at the stop flag, and at the hold flag (may be NULL):
+ * its being set ends the sleep early. Returns true when the stop flag is set. */
+static bool sleep_unless_stopped(long long ms, atomic_bool *stop, atomic_bool *hold)
 {
 	long long end = mono_ms() + ms;
 	for (;;) {
-		if (stop_set(stop))
+		if (flag_set(stop))
 			return true;
 		long long left = end - mono_ms();
-		if (left <= 0)
+		if (left <= 0 || flag_set(hold))
 			return false;
 		if (left > 50)
 			left = 50;
@@ -74,7 +75,7 @@ static int count_list(struct ev_conn *c, struct ev_bulk_snapshot *s,
 	size_t read = 0;
 
 	for (;;) {
-		if (stop_set(tg->stop))
+		if (flag_set(tg->stop))
 			return ev_error_set(err, EV_ERR_GENERIC, "stopped while counting");
 		size_t want = max_rows - read;
 		struct ev_list_req req = {
@@ -177,7 +178,7 @@ int ev_bulk_count(struct ev_conn *c, const struct ev_bulk_spec *spec,
 		size_t n = tg->n_ids < max_rows ? tg->n_ids : max_rows;
 		s->truncated = tg->n_ids > n;
 		for (size_t off = 0; off < n && rc == 0; off += EV_PAGE_MAX) {
-			if (stop_set(tg->stop)) {
+			if (flag_set(tg->stop)) {
 				rc = ev_error_set(err, EV_ERR_GENERIC, "stopped while counting");
 				break;
 			}
@@ -241,8 +242,11 @@ struct run {
 	struct ev_audit_who who;
 	size_t total, applied, skipped, failed;
 	long long t0;
-	bool in_doubt;  /* the last batch */
-	bool rereading; /* it cannot be re-read yet */
+	long long paused_ms; /* the time paused, the current pause not yet in */
+	long long pause_t0;  /* when the current pause began */
+	bool paused;         /* held between batches (ctx->hold) */
+	bool in_doubt;       /* the last batch */
+	bool rereading;      /* it cannot be re-read yet */
 };
 
 static void report(struct run *r, bool finished);
@@ -343,13 +347,13 @@ static int resolve_in_doubt(struct run *r, struct brow *rows, size_t n, unsigned
 	bool read_back;
 	while (!(read_back = reread(r, rows, n, want, now, have, &err) == 0)) {
 		/* Only an unreachable server is worth waiting for. */
-		if (!lost(&err) || mono_ms() >= give_up || stop_set(r->ctx->stop))
+		if (!lost(&err) || mono_ms() >= give_up || flag_set(r->ctx->stop))
 			break;
 		if (!r->rereading) {
 			r->rereading = true;
 			report(r, false);
 		}
-		if (sleep_unless_stopped(pause, r->ctx->stop))
+		if (sleep_unless_stopped(pause, r->ctx->stop, NULL))
 			break;
 		pause = pause * 2 > 2000 ? 2000 : pause * 2;
 		tries++;
@@ -359,7 +363,7 @@ static int resolve_in_doubt(struct run *r, struct brow *rows, size_t n, unsigned
 		report(r, false);
 	}
 	if (!read_back) {
-		const char *given_up = stop_set(r->ctx->stop) ? "; waiting for it was stopped" : "";
+		const char *given_up = flag_set(r->ctx->stop) ? "; waiting for it was stopped" : "";
 		for (size_t i = 0; i < n; i++)
 			if (want[i])
 				item_set(rows[i].it, EV_BULK_FAILED, batch,
@@ -742,11 +746,26 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 	return stop_after ? -1 : 0;
 }
 
+/* The time paused so far, the current pause's too. */
+static long long paused_ms(const struct run *r, long long now)
+{
+	return r->paused_ms + (r->paused ? now - r->pause_t0 : 0);
+}
+
+/* The run's time: since it started, the time paused left out (for the pace and the figures,
+ * so a run resumed does not rush to catch up). */
+static long long run_ms(const struct run *r)
+{
+	long long now = mono_ms();
+	return now - r->t0 - paused_ms(r, now);
+}
+
 static void report(struct run *r, bool finished)
 {
 	const struct ev_bulk_ctx *ctx = r->ctx;
 	if (ctx->progress == NULL)
 		return;
+	long long now = mono_ms();
 	struct ev_bulk_progress p = {
 	        .total = r->total,
 	        .done = r->applied + r->skipped + r->failed,
@@ -754,14 +773,68 @@ static void report(struct run *r, bool finished)
 	        .skipped = r->skipped,
 	        .failed = r->failed,
 	        .batches = r->s->tally.batches,
-	        .elapsed_s = (double)(mono_ms() - r->t0) / 1000.0,
+	        .elapsed_s = (double)(now - r->t0 - paused_ms(r, now)) / 1000.0,
 	        .in_doubt = r->in_doubt,
 	        .rereading = r->rereading,
+	        .paused = r->paused,
+	        .paused_s = (double)paused_ms(r, now) / 1000.0,
 	        .finished = finished,
 	};
 	p.rate = p.elapsed_s > 0 ? (double)p.done / p.elapsed_s : 0;
 	p.eta_s = ev_bulk_eta_s(p.done, p.total, p.elapsed_s);
 	ctx->progress(&p, ctx->progress_arg);
+}
+
+/* Between batches, while ctx->hold is set: pause, reporting `paused` when it begins and about
+ * once a second after, until hold is cleared or stop is set. No transaction is open and
+ * nothing is sent to the server meanwhile. A long pause may outlast the server's wait_timeout,
+ * which drops the connection: the next batch's ev_conn_begin finds it lost (a closed
+ * connection, or SET autocommit failing as lost) and reconnects, nothing written yet. Returns
+ * true when the stop flag is set. */
+static bool wait_while_held(struct run *r)
+{
+	const struct ev_bulk_ctx *ctx = r->ctx;
+	if (!flag_set(ctx->hold) || flag_set(ctx->stop))
+		return flag_set(ctx->stop);
+	r->paused = true;
+	r->pause_t0 = mono_ms();
+	long long next_report = r->pause_t0;
+	bool stopped = false;
+	while (flag_set(ctx->hold)) {
+		if (mono_ms() >= next_report) {
+			report(r, false);
+			next_report += 1000;
+		}
+		if (sleep_unless_stopped(50, ctx->stop, NULL)) {
+			stopped = true;
+			break;
+		}
+	}
+	r->paused_ms += mono_ms() - r->pause_t0;
+	r->paused = false;
+	return stopped;
+}
+
+/* Before a batch: the wait after the previous one (pause_ms, or longer to keep to the pace;
+ * none before the first), counted on the run's time, and a pause while held. A hold set
+ * during the wait pauses at once; the rest of the wait follows the resume. Returns true when
+ * the stop flag is set. */
+static bool wait_before_batch(struct run *r)
+{
+	const struct ev_bulk_ctx *ctx = r->ctx;
+	long long end = run_ms(r);
+
+	if (r->s->tally.batches > 0)
+		end += ev_bulk_wait_ms(&r->s->set, r->applied + r->skipped + r->failed, end);
+	for (;;) {
+		if (wait_while_held(r))
+			return true;
+		long long left = end - run_ms(r);
+		if (left <= 0)
+			return false;
+		if (sleep_unless_stopped(left, ctx->stop, ctx->hold))
+			return true;
+	}
 }
 
 int ev_bulk_apply(const struct ev_bulk_ctx *ctx, struct ev_bulk_snapshot *s, struct ev_error *err)
@@ -808,17 +881,13 @@ int ev_bulk_apply(const struct ev_bulk_ctx *ctx, struct ev_bulk_snapshot *s, str
 			}
 		if (n == 0)
 			break;
-		if (stop_set(ctx->stop)) {
+		if (flag_set(ctx->stop)) {
 			s->tally.stopped = true;
 			break;
 		}
-		if (s->tally.batches > 0) {
-			long long wait = ev_bulk_wait_ms(&s->set, r.applied + r.skipped + r.failed,
-			                                 mono_ms() - r.t0);
-			if (sleep_unless_stopped(wait, ctx->stop)) {
-				s->tally.stopped = true;
-				break;
-			}
+		if (wait_before_batch(&r)) {
+			s->tally.stopped = true;
+			break;
 		}
 		int rc = run_batch(&r, rows, n);
 		report(&r, false);

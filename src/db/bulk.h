@@ -4,9 +4,10 @@
  * batches: one transaction per batch, of at most batch_size rows and of bounded time, holding
  * each row's single-row guarded UPDATE (core/guard's statement, with the version counted) and
  * its evtop_audit row, a pause between batches, progress through a callback, a stop flag
- * read between batches, and a batch whose COMMIT's answer was lost re-read and reported as it
- * really ended. The local audit file gets an intent line before each batch and a result line
- * per row after it, flushed to disk per batch.
+ * and a hold flag (pause until it is cleared) read between batches, and a batch whose
+ * COMMIT's answer was lost re-read and reported as it really ended. The local audit file gets
+ * an intent line before each batch and a result line per row after it, flushed to disk per
+ * batch.
  *
  * Both calls block: run them on a thread that owns the connection (a worker; ev_db_thread_init
  * first), never on the UI thread. Count on the write endpoint, as apply writes there: a
@@ -50,7 +51,8 @@ int ev_bulk_count(struct ev_conn *c, const struct ev_bulk_spec *spec,
                   const struct ev_bulk_target *tg, bool include_protected,
                   struct ev_bulk_snapshot **out, struct ev_error *err);
 
-/* Progress, reported after each batch (and once before the first and once at the end). */
+/* Progress, reported after each batch (and once before the first, once at the end, and while
+ * the run is held). */
 struct ev_bulk_progress {
 	size_t total;   /* rows to act on (the plan's pending rows) */
 	size_t done;    /* decided so far: applied + skipped + failed */
@@ -58,22 +60,27 @@ struct ev_bulk_progress {
 	size_t skipped; /* changed meanwhile */
 	size_t failed;
 	unsigned batches; /* transactions run */
-	double elapsed_s;
-	double rate;   /* rows decided per second so far */
-	double eta_s;  /* seconds left at that rate; -1 not known yet */
-	bool in_doubt; /* the last batch's COMMIT had lost its answer (it was re-read) */
+	double elapsed_s; /* the run's time, the time paused left out */
+	double rate;      /* rows decided per second so far (of elapsed_s) */
+	double eta_s;     /* seconds left at that rate; -1 not known yet */
+	bool in_doubt;    /* the last batch's COMMIT had lost its answer (it was re-read) */
 	/* That batch cannot be re-read yet (the server is unreachable, perhaps restarting): the
 	 * run keeps trying for up to EV_BULK_DOUBT_WAIT_MS, or until the stop flag is set. */
 	bool rereading;
-	bool finished; /* the last report: the run is over */
+	/* The run is paused between batches (ctx->hold): the report sent when it pauses, and
+	 * again about once a second while it stays paused, so a UI can show for how long. */
+	bool paused;
+	double paused_s; /* seconds spent paused so far (the whole run's in the last report) */
+	bool finished;   /* the last report: the run is over */
 };
 
 /* How long a batch whose COMMIT lost its answer is re-read before it is left in doubt: long
  * enough for a crashed server to restart or a failover to finish. */
 #define EV_BULK_DOUBT_WAIT_MS 60000
 
-/* Called on the thread running ev_bulk_apply; it may set ctx->stop. It must not block long:
- * the batch's transaction is already committed when it runs, but the next waits for it. */
+/* Called on the thread running ev_bulk_apply; it may set ctx->stop or ctx->hold. It must not
+ * block long: the batch's transaction is already committed when it runs, but the next waits
+ * for it. */
 typedef void (*ev_bulk_progress_fn)(const struct ev_bulk_progress *p, void *arg);
 
 struct ev_bulk_ctx {
@@ -86,6 +93,9 @@ struct ev_bulk_ctx {
 	atomic_bool *stop; /* set by the callback or another thread: stop after the current
 	                      batch (its rows are decided; the rest stay not attempted), or stop
 	                      waiting to re-read a batch in doubt; may be NULL */
+	atomic_bool *hold; /* set by the callback or another thread: pause after the current
+	                      batch (no transaction is open while paused) until it is cleared;
+	                      the stop flag still stops a paused run; may be NULL */
 	/* How long to keep trying to re-read a batch in doubt; 0 = EV_BULK_DOUBT_WAIT_MS. */
 	int doubt_wait_ms;
 };
@@ -98,7 +108,10 @@ struct ev_bulk_ctx {
  * or the audit table could not be written, a batch stayed in doubt) s->error says why; the
  * rows it did not reach stay pending (not attempted). A batch in doubt is re-read until the
  * server answers (a restarted server too), for up to ctx->doubt_wait_ms or until the stop flag
- * is set, reporting progress with `rereading` set meanwhile. A snapshot is applied once. */
+ * is set, reporting progress with `rereading` set meanwhile. While ctx->hold is set the run
+ * waits between batches, sending nothing to the server, and reports with `paused` set; the
+ * time paused counts neither for the pace nor for elapsed_s, rate and eta_s (s->tally.seconds
+ * is the wall time). A snapshot is applied once. */
 int ev_bulk_apply(const struct ev_bulk_ctx *ctx, struct ev_bulk_snapshot *s, struct ev_error *err);
 
 /* Fault injection for the tests, at a known point of a batch (1-based): just before its

@@ -14,7 +14,8 @@
  * connection killed between batches (the next batch reconnects). The tally and the audit say
  * exactly which rows changed, and running the same bulk action again changes only the rest.
  * Also: marked rows by id (missing, refused, changed behind evtop's back), a lock wait inside a
- * batch, and the stop flag between batches. */
+ * batch, the stop flag between batches, and the hold flag (a pause between batches, resumed,
+ * or stopped while paused). */
 #include <config.h>
 
 #include "core/auditlog.h"
@@ -1076,6 +1077,153 @@ START_TEST(stop_flag_stops_between_batches)
 }
 END_TEST
 
+/* --- hold ------------------------------------------------------------------------------------ */
+
+/* The progress callback sets hold in the report of batch `at`, and starts a thread that, after
+ * after_ms, kills evtop's connection (when `kill` is its id) and then clears hold, or sets stop
+ * instead. The reports say what happened meanwhile. */
+struct hold_plan {
+	unsigned at;
+	unsigned after_ms;
+	unsigned long kill;
+	bool then_stop;
+	atomic_bool hold, stop;
+	pthread_t thread;
+	bool started;
+	unsigned paused_reports;
+	bool paused_elsewhere; /* a paused report with batches != at */
+	bool ran_while_held;   /* a batch after `at` reported while hold was still set */
+	unsigned resumed_at;   /* batches in the first report not paused after a paused one */
+	double paused_s;       /* the last report's */
+	bool finished;
+};
+
+static void *hold_thread(void *arg)
+{
+	struct hold_plan *h = arg;
+	ev_db_thread_init();
+	usleep(h->after_ms * 1000);
+	if (h->kill != 0) {
+		MYSQL *root = tdb_connect();
+		tdb_exec(root, "KILL CONNECTION %lu", h->kill);
+		wait_gone(root, h->kill);
+		mysql_close(root);
+	}
+	if (h->then_stop)
+		atomic_store(&h->stop, true);
+	else
+		atomic_store(&h->hold, false);
+	ev_db_thread_end();
+	return NULL;
+}
+
+static void hold_progress(const struct ev_bulk_progress *p, void *arg)
+{
+	struct hold_plan *h = arg;
+	if (p->paused) {
+		h->paused_reports++;
+		if (p->batches != h->at)
+			h->paused_elsewhere = true;
+	} else if (h->paused_reports > 0 && h->resumed_at == 0 && !p->finished) {
+		h->resumed_at = p->batches;
+	}
+	if (!p->paused && p->batches > h->at && atomic_load(&h->hold))
+		h->ran_while_held = true;
+	h->paused_s = p->paused_s;
+	h->finished = p->finished;
+	if (!h->started && !p->paused && p->batches == h->at) {
+		atomic_store(&h->hold, true);
+		ck_assert_int_eq(pthread_create(&h->thread, NULL, hold_thread, h), 0);
+		h->started = true;
+	}
+}
+
+/* Count 30 failed outbox rows and cancel them in batches of 5, held as h says. */
+static void hold_run(struct ev_conn *c, struct bulk_run *r, struct hold_plan *h)
+{
+	struct ev_error err = {0};
+	add_failed_outbox(1, 30, 0);
+	r->sp = spec(EV_TABLE_OUTBOX, EV_ACTION_CANCEL, "held");
+	r->sp.set.batch_size = 5;
+	r->tg.list = EV_LIST_FAILED;
+	ck_assert_int_eq(ev_bulk_count(c, &r->sp, &r->tg, false, &r->s, &err), 0);
+	ck_assert_uint_eq(r->s->batches_planned, 6);
+	struct ev_access acc;
+	ck_assert_int_eq(ev_action_check_access(c, EV_TABLE_OUTBOX, NULL, &acc, &err), 0);
+	struct ev_audit_log log;
+	ck_assert_int_eq(ev_audit_log_open(&log, audit_path, &err), 0);
+	struct ev_bulk_ctx ctx = {.conn = c,
+	                          .access = &acc,
+	                          .log = &log,
+	                          .who = &who,
+	                          .progress = hold_progress,
+	                          .progress_arg = h,
+	                          .stop = &h->stop,
+	                          .hold = &h->hold};
+	ck_assert_int_eq(ev_bulk_apply(&ctx, r->s, &err), 0);
+	ev_audit_log_close(&log);
+	ck_assert(h->started);
+	ck_assert_int_eq(pthread_join(h->thread, NULL), 0);
+	ck_assert(h->finished);
+}
+
+START_TEST(hold_pauses_between_batches_and_resumes)
+{
+	struct ev_conn *c = evconn();
+	struct bulk_run r = {0};
+	/* While paused the server drops the idle connection (as its wait_timeout would): the
+	 * next batch reconnects. */
+	unsigned long first_id = ev_conn_thread_id(c);
+	struct hold_plan h = {.at = 2, .after_ms = 400, .kill = first_id};
+	hold_run(c, &r, &h);
+	ck_assert_uint_ge(h.paused_reports, 1);
+	ck_assert(!h.paused_elsewhere);
+	ck_assert(!h.ran_while_held);
+	ck_assert_uint_eq(h.resumed_at, 3);
+	ck_assert_msg(h.paused_s >= 0.3, "paused %.3f s", h.paused_s);
+	ck_assert_uint_ne(ev_conn_thread_id(c), first_id);
+	ck_assert(!r.s->tally.stopped);
+	ck_assert_str_eq(r.s->error, "");
+	ck_assert_uint_eq(r.s->tally.batches, 6);
+	ck_assert_uint_eq(r.s->tally.applied, 30);
+	ck_assert_uint_eq(r.s->tally.not_attempted, 0);
+	/* The wall time holds the pause. */
+	ck_assert(r.s->tally.seconds >= h.paused_s);
+	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event WHERE publish_status = "
+	                             "4 AND version = 2"),
+	                 30);
+	assert_tally_is_audit_is_db(r.s, "new_status = 4", (struct marks){0, 0});
+	bulk_free(&r);
+	ev_conn_free(&c);
+}
+END_TEST
+
+START_TEST(stop_while_held_stops)
+{
+	struct ev_conn *c = evconn();
+	struct bulk_run r = {0};
+	struct hold_plan h = {.at = 1, .after_ms = 200, .then_stop = true};
+	hold_run(c, &r, &h);
+	ck_assert_uint_ge(h.paused_reports, 1);
+	ck_assert(!h.paused_elsewhere);
+	ck_assert(!h.ran_while_held);
+	ck_assert_uint_eq(h.resumed_at, 0);
+	ck_assert(r.s->tally.stopped);
+	ck_assert_str_eq(r.s->error, "");
+	ck_assert_uint_eq(r.s->tally.batches, 1);
+	ck_assert_uint_eq(r.s->tally.applied, 5);
+	ck_assert_uint_eq(r.s->tally.not_attempted, 25);
+	/* Nothing written after batch 1. */
+	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event WHERE version = 2"), 5);
+	ck_assert_int_eq(tdb_int(db, "SELECT COUNT(*) FROM biz_outbox_event WHERE version = 1 AND "
+	                             "publish_status = 3"),
+	                 25);
+	assert_tally_is_audit_is_db(r.s, "new_status = 4", (struct marks){0, 0});
+	bulk_free(&r);
+	ev_conn_free(&c);
+}
+END_TEST
+
 START_TEST(count_reads_bounded_pages)
 {
 	/* 2500 rows through pages of at most 1000; --max-rows cuts the snapshot and says so. */
@@ -1137,6 +1285,8 @@ int main(void)
 	tcase_add_test(tc, marked_rows_by_id);
 	tcase_add_test(tc, lock_wait_fails_one_row_and_the_batch_is_redone);
 	tcase_add_test(tc, stop_flag_stops_between_batches);
+	tcase_add_test(tc, hold_pauses_between_batches_and_resumes);
+	tcase_add_test(tc, stop_while_held_stops);
 	tcase_add_test(tc, count_reads_bounded_pages);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
