@@ -1079,6 +1079,20 @@ struct ev_query *ev_query_server_clock(void)
 	return q;
 }
 
+/* Copy the parameters of q into out, but its last one (the list's LIMIT). */
+static void copy_params_but_limit(struct ev_query *out, const struct ev_query *q)
+{
+	for (size_t i = 0; i + 1 < q->nparams; i++) {
+		const struct ev_param *p = &q->params[i];
+		if (p->type == EV_P_TEXT)
+			ev_query_add_text(out, p->s);
+		else if (p->type == EV_P_UINT)
+			ev_query_add_uint(out, p->u);
+		else
+			ev_query_add_int(out, p->i);
+	}
+}
+
 struct ev_query *ev_query_group(const struct ev_list_req *req, const char *column,
                                 struct ev_error *err)
 {
@@ -1117,15 +1131,7 @@ struct ev_query *ev_query_group(const struct ev_list_req *req, const char *colum
 	        "DESC, grp LIMIT 200",
 	        column, (int)(order - from), from);
 	/* The inner parameters, but the list's LIMIT becomes the cap. */
-	for (size_t i = 0; i + 1 < inner->nparams; i++) {
-		const struct ev_param *p = &inner->params[i];
-		if (p->type == EV_P_TEXT)
-			ev_query_add_text(q, p->s);
-		else if (p->type == EV_P_UINT)
-			ev_query_add_uint(q, p->u);
-		else
-			ev_query_add_int(q, p->i);
-	}
+	copy_params_but_limit(q, inner);
 	ev_query_add_int(q, 100001);
 	q->sql = ev_buf_steal(&b);
 	q->ncols = 3;
@@ -1142,18 +1148,44 @@ struct ev_query *ev_query_group(const struct ev_list_req *req, const char *colum
 	return q;
 }
 
-/* Copy the parameters of q into out, but its last one (the list's LIMIT). */
-static void copy_params_but_limit(struct ev_query *out, const struct ev_query *q)
+struct ev_query *ev_query_count(const struct ev_list_req *req, long long cap, struct ev_error *err)
 {
-	for (size_t i = 0; i + 1 < q->nparams; i++) {
-		const struct ev_param *p = &q->params[i];
-		if (p->type == EV_P_TEXT)
-			ev_query_add_text(out, p->s);
-		else if (p->type == EV_P_UINT)
-			ev_query_add_uint(out, p->u);
-		else
-			ev_query_add_int(out, p->i);
+	if (req->filter != NULL && req->filter->njson > 0) {
+		ev_error_set(err, EV_ERR_USAGE,
+		             "a count reads the list's rows whole; payload terms search its pages");
+		return NULL;
 	}
+	if (cap < 1) {
+		ev_error_set(err, EV_ERR_USAGE, "a count needs a cap of at least one row");
+		return NULL;
+	}
+	struct ev_list_req r = *req;
+	memset(&r.after, 0, sizeof(r.after));
+	r.limit = 1;
+	r.reverse = false;
+	struct ev_query *inner = ev_query_list(&r, err);
+	if (inner == NULL)
+		return NULL;
+	const char *from = strstr(inner->sql, " FROM `");
+	const char *order = strstr(inner->sql, " ORDER BY ");
+	struct ev_query *q = query_new("list.count");
+	struct ev_buf b;
+	ev_buf_init(&b);
+	ev_buf_printf(&b,
+	              "/* evtop:list.count */ SELECT COUNT(*) FROM (SELECT 1 AS one%.*s LIMIT ?) "
+	              "AS capped",
+	              (int)(order - from), from);
+	copy_params_but_limit(q, inner);
+	ev_query_add_int(q, cap);
+	q->sql = ev_buf_steal(&b);
+	q->ncols = 1;
+	q->col_names = ev_xcalloc(1, sizeof(*q->col_names));
+	q->col_types = ev_xcalloc(1, sizeof(*q->col_types));
+	q->col_names[0] = "count";
+	q->col_types[0] = EV_CT_INT;
+	q->limit = 1;
+	ev_query_free(&inner);
+	return q;
 }
 
 struct ev_query *ev_query_instances(const struct ev_list_req *req, struct ev_error *err)

@@ -176,6 +176,13 @@ char *ev_list_search_note(const struct ev_list_page *pg, size_t matches);
 struct ev_query *ev_query_group(const struct ev_list_req *req, const char *column,
                                 struct ev_error *err);
 
+/* How many rows a list has (its kind and filter), for its title: the list's own query (its
+ * index, guard conditions and filters) reads at most `cap` rows and counts them — a count equal
+ * to the cap is a lower bound. One column, "count". Payload terms are refused (a search counts
+ * its pages as it reads them). req->after, limit and reverse are ignored. */
+#define EV_LIST_COUNT_CAP 100000
+struct ev_query *ev_query_count(const struct ev_list_req *req, long long cap, struct ev_error *err);
+
 /* The processing rows by owner, for the instances view (core/instances.h): on the outbox by
  * locked_by — locks, expired (lock_until <= NOW()), the earliest and the latest lock_until,
  * the latest last_publish_time — on the message table, which has no owner, by event_source —

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void (*fatal_hook)(void);
 static atomic_flag fatal_once = ATOMIC_FLAG_INIT;
@@ -225,4 +226,11 @@ char *ev_osc52(const char *text, size_t n)
 	char *seq = ev_xasprintf("\033]52;c;%s\a", b64);
 	free(b64);
 	return seq;
+}
+
+long long ev_mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

@@ -70,4 +70,7 @@ char *ev_base64(const void *s, size_t n);
 char *ev_osc52(const char *text, size_t n);
 void ev_buf_free(struct ev_buf *b);
 
+/* The monotonic clock in milliseconds (durations, never the time of day). */
+long long ev_mono_ms(void);
+
 #endif

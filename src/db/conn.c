@@ -419,9 +419,13 @@ int ev_conn_exec(struct ev_conn *c, const char *sql, struct ev_error *err)
 	return 0;
 }
 
+/* MySQL 8.0.24 and later: the server closed an idle connection (wait_timeout) and says so. */
+#define ER_CLIENT_INTERACTION_TIMEOUT_ 4031
+
 static bool is_lost(unsigned int no)
 {
-	return no == CR_SERVER_GONE_ERROR || no == CR_SERVER_LOST
+	return no == CR_SERVER_GONE_ERROR || no == CR_SERVER_LOST ||
+	       no == ER_CLIENT_INTERACTION_TIMEOUT_
 #ifdef CR_SERVER_LOST_EXTENDED
 	       || no == CR_SERVER_LOST_EXTENDED
 #endif

@@ -15,16 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-static long long mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 long long app_now(const struct app *a)
 {
-	return a->scripted ? a->vclock : mono_ms();
+	return a->scripted ? a->vclock : ev_mono_ms();
 }
 
 void app_message(struct app *a, int style, const char *fmt, ...)

@@ -23,6 +23,16 @@ struct mark {
 	char event_no[72];
 };
 
+/* How many rows match the list (its kind and filter), as its title says: read with a page
+ * when due (count_due), capped at EV_LIST_COUNT_CAP. */
+struct count {
+	bool known;  /* n is the count */
+	bool capped; /* a lower bound: the cap was reached (in a source, for a merged list) */
+	bool failed; /* the last count failed (a time limit, say): shown as "?" */
+	long long n;
+	double ms; /* what reading it took */
+};
+
 /* One source's part of a merged page while it is being read. */
 struct part {
 	struct ev_rowset *rows;
@@ -30,6 +40,7 @@ struct part {
 	bool asked;
 	bool missing; /* the source has no such table: nothing to read there */
 	char error[200];
+	struct count count; /* the source's count, when this load counted */
 };
 
 struct list_view {
@@ -81,6 +92,8 @@ struct list_view {
 	struct part *parts;
 	int awaiting;
 	char src_note[400]; /* the sources that did not answer */
+	struct count count;
+	long long count_next_at; /* app_now() from which a load counts again */
 };
 
 enum { WANT_KEEP, WANT_FIRST, WANT_LAST };
@@ -91,6 +104,7 @@ struct list_arg {
 	char *table_name;
 	struct ev_filter filter;
 	struct ev_query *query;     /* built on the UI thread; the job runs it */
+	bool want_count;            /* count the list's rows too (after the page) */
 	const struct ev_mask *mask; /* what the rows read get masked by (NULL: none) */
 	/* A part of a merged page: its source, and whether the job reads what the source has
 	 * first (both tables, named in names) and builds the query from it. */
@@ -104,6 +118,8 @@ struct list_result {
 	struct ev_query *query;
 	bool got_info; /* info: what the source has, read by the job */
 	struct ev_table_info info[EV_TABLE_COUNT];
+	bool counted; /* want_count: count holds what it found */
+	struct count count;
 };
 
 static void free_arg(void *p)
@@ -126,6 +142,27 @@ static void free_result(void *p)
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		ev_table_info_clear(&r->info[t]);
 	free(r);
+}
+
+/* The list's count, after its page: a count that fails leaves the page as read. */
+static void count_rows(struct ev_conn *c, const struct ev_list_req *req, struct list_result *r)
+{
+	struct ev_error err = {0};
+	struct ev_rowset *rs = NULL;
+	long long t0 = ev_mono_ms();
+	struct ev_query *q = ev_query_count(req, EV_LIST_COUNT_CAP, &err);
+	r->counted = true;
+	r->count.failed = true;
+	if (q != NULL && ev_conn_run(c, q, &rs, &err) == 0 && rs->nrows == 1) {
+		const char *v = ev_rowset_get(rs, 0, "count");
+		r->count.n = v != NULL ? atoll(v) : 0;
+		r->count.known = true;
+		r->count.capped = r->count.n >= EV_LIST_COUNT_CAP;
+		r->count.failed = false;
+	}
+	r->count.ms = (double)(ev_mono_ms() - t0);
+	ev_rowset_free(&rs);
+	ev_query_free(&q);
 }
 
 static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
@@ -153,6 +190,8 @@ static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	ev_mask_rowset(arg->mask, r->rows);
 	r->query = arg->query;
 	arg->query = NULL;
+	if (arg->want_count)
+		count_rows(c, &arg->req, r);
 	return 0;
 }
 
@@ -188,6 +227,31 @@ static struct list_arg *new_arg(struct app *a, const struct list_view *l, int si
 	return arg;
 }
 
+/* Whether the next load counts the list's rows too: when its count is not known, else once
+ * its last count's cost fits the refresh budget again (a 30 ms count under a 1% budget: every
+ * 3 s at most), and never with payload terms (their search says what it examined). */
+static bool count_due(const struct app *a, const struct list_view *l)
+{
+	if (l->filter.njson > 0)
+		return false;
+	if (!l->count.known && !l->count.failed)
+		return true;
+	return a->scripted || app_now(a) >= l->count_next_at;
+}
+
+/* A count came back: shown, and the next one scheduled by its cost. */
+static void count_take(struct app *a, struct list_view *l, const struct count *c)
+{
+	l->count = *c;
+	long long wait = a->refresh_ms;
+	if (a->cfg->budget_permille > 0) {
+		long long need = (long long)(c->ms * 1000.0 / a->cfg->budget_permille);
+		if (need > wait)
+			wait = need;
+	}
+	l->count_next_at = app_now(a) + wait;
+}
+
 static void merge(struct app *a, struct list_view *l);
 
 /* Every source's page from the starts in l->mstart, each on its source's list connection. */
@@ -196,11 +260,13 @@ static void mload(struct app *a, struct list_view *l, int want)
 	app_cancel(a, &l->base);
 	l->want = want;
 	l->awaiting = 0;
+	bool count = count_due(a, l);
 	for (int i = 0; i < l->nsrc; i++) {
 		struct part *p = &l->parts[i];
 		ev_rowset_free(&p->rows);
 		ev_query_free(&p->query);
 		p->asked = p->missing = false;
+		p->count = (struct count){0};
 		p->error[0] = '\0';
 		if (!(a->sources[i]->tables & (1u << l->table)))
 			l->mstart[i].state = EV_MC_DONE; /* not one of its tables (the config's) */
@@ -227,6 +293,7 @@ static void mload(struct app *a, struct list_view *l, int want)
 			continue;
 		}
 		p->asked = true;
+		arg->want_count = count;
 		l->awaiting++;
 		app_submit(a, st->wlist, &l->base, ev_job_new(0, 0, list_job, arg, free_arg));
 	}
@@ -259,6 +326,7 @@ static bool load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 		return false;
 	}
 	l->want = want;
+	arg->want_count = count_due(a, l);
 	/* A newer request supersedes any page still coming. */
 	app_cancel(a, &l->base);
 	app_submit(a, app_site(a, &l->base)->wlist, &l->base,
@@ -359,6 +427,28 @@ static void set_search_note(struct list_view *l, const struct ev_list_page *pg, 
 	free(said);
 }
 
+/* A merged list's count: the sum of every source's, when each source was read and counted
+ * (a page after the first reads only the sources with rows left: the count stays); a source
+ * without the table adds nothing, one whose count failed makes it unknown. */
+static void merge_count(struct app *a, struct list_view *l)
+{
+	struct count sum = {.known = true};
+	for (int i = 0; i < l->nsrc; i++) {
+		const struct part *p = &l->parts[i];
+		if (p->missing || !(a->sources[i]->tables & (1u << l->table)))
+			continue;
+		if (!p->asked || (!p->count.known && !p->count.failed))
+			return;
+		sum.failed |= p->count.failed;
+		sum.capped |= p->count.capped;
+		sum.n += p->count.n;
+		sum.ms += p->count.ms;
+	}
+	if (sum.failed)
+		sum.known = false;
+	count_take(a, l, &sum);
+}
+
 /* Every part of a merged page is in: merge them, name the sources that did not answer. */
 static void merge(struct app *a, struct list_view *l)
 {
@@ -423,6 +513,7 @@ static void merge(struct app *a, struct list_view *l)
 	pg.more = more;
 	set_search_note(l, &pg, m->nrows);
 	install(l, m);
+	merge_count(a, l);
 }
 
 static void list_result(struct app *a, struct view *v, struct ev_job *job)
@@ -450,6 +541,7 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 			p->query = r->query;
 			r->rows = NULL;
 			r->query = NULL;
+			p->count = r->counted ? r->count : (struct count){0};
 		}
 		if (r != NULL && r->got_info) {
 			struct site *st = &a->sites[src];
@@ -482,6 +574,8 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 	set_search_note(l, &pg, r->rows->nrows);
 	install(l, r->rows);
 	r->rows = NULL;
+	if (r->counted)
+		count_take(a, l, &r->count);
 }
 
 /* --- drawing ------------------------------------------------------------------------------------
@@ -796,14 +890,23 @@ static void list_title(struct app *a, const struct list_view *l, char *title, si
 		         app_source_name(a, app_site_index(a, &l->base)));
 	/* The order the index serves: its first key and the direction (after the filter: a
 	 * narrow screen cuts it first). */
+	/* How many rows match: a lower bound at the cap, "?" when the count failed. */
+	char count[48] = "";
+	if (l->count.known && l->count.capped)
+		snprintf(count, sizeof(count), " · ≥%lld rows", l->count.n);
+	else if (l->count.known)
+		snprintf(count, sizeof(count), " · %lld row%s", l->count.n,
+		         l->count.n == 1 ? "" : "s");
+	else if (l->count.failed)
+		snprintf(count, sizeof(count), " · ? rows");
 	char by[96] = "";
 	if (l->query != NULL && l->query->sort_col != NULL)
 		snprintf(by, sizeof(by), " · by %s %s", l->query->sort_col,
 		         l->query->sort_desc ? "↓" : "↑");
-	snprintf(title, size, "%s (%s) · %s%s%s%s%s%s%s · page %d%s%s", def->key,
+	snprintf(title, size, "%s (%s) · %s%s%s%s%s%s%s%s · page %d%s%s", def->key,
 	         app_table_name(a, app_site_index(a, &l->base), l->table), ev_list_name(l->kind),
 	         l->reverse ? " (reversed)" : "", where, l->filter_text[0] ? " · " : "",
-	         l->filter_text, by, l->wide ? " · wide" : "", l->page + 1,
+	         l->filter_text, count, by, l->wide ? " · wide" : "", l->page + 1,
 	         l->more ? " (more: PgDn)" : "", fresh);
 }
 
@@ -969,6 +1072,7 @@ static void prev_page(struct app *a, struct list_view *l, int want)
 /* Read the list again from its first page. */
 static void restart(struct app *a, struct list_view *l)
 {
+	l->count = (struct count){0}; /* a new filter: counted with its first page */
 	free(l->back);
 	l->back = NULL;
 	l->nback = 0;

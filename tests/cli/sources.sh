@@ -251,7 +251,7 @@ rm -f "$dir"/mpage-*.txt
 XDG_STATE_HOME="$dir/state" "$evtop" --config "$dir/paged.conf" --script "$dir/merged.keys" --screen 140x24 >"$dir/console.out" 2>&1
 rc=$?
 check "the scripted walk through the merged list ends normally (exit $rc)" [ $rc -eq 0 ]
-grep -q "outbox (biz_outbox_event) · failed · every source (3) · page 1" "$dir/mpage-0.txt" &&
+grep -q "outbox (biz_outbox_event) · failed · every source (3) · [0-9][0-9]* rows · page 1" "$dir/mpage-0.txt" &&
 	grep -q "^  SOURCE  *EVENT_NO" "$dir/mpage-0.txt" &&
 	ok "Enter on the TOTAL row's FAIL cell opens the merged list, a SOURCE column first" ||
 	not_ok "Enter on the TOTAL row's FAIL cell opens the merged list, a SOURCE column first: $(head -4 "$dir/mpage-0.txt")"
@@ -274,6 +274,9 @@ nrows=$(wc -l <"$dir/mgot")
 [ "$nrows" -gt 14 ] && cmp -s "$dir/mwant" "$dir/mgot" &&
 	ok "the console's merged list pages through every source's failed rows once ($nrows rows on pages$seen)" ||
 	not_ok "the console's merged list pages through every source's failed rows once ($nrows rows on pages$seen): $(diff "$dir/mwant" "$dir/mgot" | head -5)"
+# Its title counts them: the sum of every source's count.
+titled=$(sed -n '2s/.* · every source (3) · \([0-9]*\) rows · .*/\1/p' "$dir/mpage-0.txt")
+check "the merged list's title counts every source's rows ($titled, $(wc -l <"$dir/mwant") in the sources)" [ "$titled" = "$(wc -l <"$dir/mwant" | tr -d ' ')" ]
 # In the list's order across the sources and the pages: no retry time first, then by time.
 python3 - "$dir/mrows" <<'PY' && ok "its rows are in the list's order (NEXT_RETRY, NULL first)" || not_ok "its rows are in the list's order (NEXT_RETRY, NULL first)"
 import sys
@@ -347,7 +350,7 @@ grep -q "⚠ sd: no answer" "$dir/down-merged.txt" && grep -q "^  sa  *OB-" "$di
 	not_ok "a source down: the merged list names it and shows the others' rows: $(head -5 "$dir/down-merged.txt")"
 # The others' rows fit one page: no next page offered for the one that did not answer.
 check "... and offers no next page for it" sh -c "! grep -q 'more: PgDn' '$dir/down-merged.txt'"
-grep -q "outbox (biz_outbox_event) · failed · source s[abc] · by next_retry_time ↑ · page 1" "$dir/down-one.txt" && ! grep -q "SOURCE" "$dir/down-one.txt" &&
+grep -q "outbox (biz_outbox_event) · failed · source s[abc] · [0-9][0-9]* rows · by next_retry_time ↑ · page 1" "$dir/down-one.txt" && ! grep -q "SOURCE" "$dir/down-one.txt" &&
 	ok "Enter on a source's row opens that source's list" ||
 	not_ok "Enter on a source's row opens that source's list: $(head -3 "$dir/down-one.txt")"
 grep -q "outbox event OB-0135 on source sa" "$dir/show-both.txt" && grep -q "OB-0135 is on source sa and also on sc" "$dir/show-both.txt" &&

@@ -713,6 +713,119 @@ START_TEST(filters_match_reference)
 }
 END_TEST
 
+/* --- counts (a list's title) ------------------------------------------------------------------ */
+
+/* evtop's count of the list under req, with this cap. */
+static long long evtop_count(const struct ev_list_req *req, long long cap, const char *what)
+{
+	struct ev_error err = {0};
+	struct ev_rowset *rs = NULL;
+	struct ev_query *q = ev_query_count(req, cap, &err);
+	ck_assert_msg(q != NULL, "%s: %s", what, err.msg);
+	if (ev_conn_run(g_conn, q, &rs, &err) != 0)
+		ck_abort_msg("%s: %s\n  %s", what, err.msg, q->sql);
+	ck_assert_uint_eq(rs->nrows, 1);
+	const char *v = ev_rowset_get(rs, 0, "count");
+	ck_assert_ptr_nonnull(v);
+	long long n = atoll(v);
+	ev_rowset_free(&rs);
+	ev_query_free(&q);
+	return n;
+}
+
+/* The count's plan: the table's row (under the derived table that caps it) reads one of the
+ * list's indexes, never a scan. */
+static void explain_count(const struct ev_list_req *req, const char *what)
+{
+	struct ev_error err = {0};
+	struct ev_query *q = ev_query_count(req, EV_LIST_COUNT_CAP, &err);
+	ck_assert_ptr_nonnull(q);
+	char *sql = ev_query_render(q);
+	char *ex = ev_xasprintf("EXPLAIN %s", sql);
+	if (mysql_query(g_db, ex) != 0)
+		ck_abort_msg("%s: %s\n  %s", what, mysql_error(g_db), ex);
+	MYSQL_RES *r = mysql_store_result(g_db);
+	ck_assert_ptr_nonnull(r);
+	unsigned nf = mysql_num_fields(r);
+	MYSQL_FIELD *f = mysql_fetch_fields(r);
+	int ci_table = -1, ci_type = -1, ci_key = -1;
+	for (unsigned i = 0; i < nf; i++) {
+		if (strcmp(f[i].name, "table") == 0)
+			ci_table = (int)i;
+		else if (strcmp(f[i].name, "type") == 0)
+			ci_type = (int)i;
+		else if (strcmp(f[i].name, "key") == 0)
+			ci_key = (int)i;
+	}
+	ck_assert(ci_table >= 0 && ci_type >= 0 && ci_key >= 0);
+	bool seen = false;
+	MYSQL_ROW row;
+	while ((row = mysql_fetch_row(r)) != NULL) {
+		if (row[ci_table] == NULL || strcmp(row[ci_table], table_names[req->table]) != 0)
+			continue;
+		seen = true;
+		const char *type = row[ci_type] ? row[ci_type] : "NULL";
+		ck_assert_msg(row[ci_key] != NULL && strcmp(type, "ALL") != 0 &&
+		                      strcmp(type, "index") != 0,
+		              "%s: the count scans (type %s, key %s)\n  %s", what, type,
+		              row[ci_key] ? row[ci_key] : "NULL", sql);
+		/* The index the list itself forces: the count reads the same one. */
+		ck_assert_msg(strstr(sql, row[ci_key]) != NULL,
+		              "%s: the count reads %s, not the list's index\n  %s", what,
+		              row[ci_key], sql);
+	}
+	ck_assert_msg(seen, "%s: no plan row on %s", what, table_names[req->table]);
+	mysql_free_result(r);
+	free(ex);
+	free(sql);
+	ev_query_free(&q);
+}
+
+/* A list's count is the number of its rows — every list, bare and under every filter of its
+ * table — capped (a cap below it gives the cap), through the list's index. */
+START_TEST(counts_match_the_lists)
+{
+	size_t nonzero = 0;
+	for (size_t i = 0; i < NLCASES; i++) {
+		const struct lcase *c = &lcases[i];
+		for (int fi = -1; fi < (int)(sizeof(fcases) / sizeof(fcases[0])); fi++) {
+			const struct fcase *fc = fi >= 0 ? &fcases[fi] : NULL;
+			if (fc != NULL && fc->table != c->table)
+				continue;
+			struct ev_filter filter = {0};
+			struct ev_error err = {0};
+			for (int j = 0; fc != NULL && j < 3 && fc->kv[j][0] != NULL; j++)
+				ck_assert_int_eq(
+				        ev_filter_set(&filter, fc->kv[j][0], fc->kv[j][1], &err),
+				        0);
+			struct ids want = {0};
+			char *sql = ref_sql(c, fc ? fc->cond : NULL);
+			ref_ids(sql, &want);
+			char *name = case_name(c);
+			char *what =
+			        ev_xasprintf("count of %s where %s", name, fc ? fc->cond : "-");
+			struct ev_list_req req;
+			req_for(c, &req);
+			req.filter = &filter;
+			long long n = evtop_count(&req, EV_LIST_COUNT_CAP, what);
+			ck_assert_msg(n == (long long)want.n, "%s: %lld, the list has %zu", what, n,
+			              want.n);
+			nonzero += n > 0;
+			if (want.n > 2)
+				ck_assert_int_eq(evtop_count(&req, 2, what), 2);
+			if (fc == NULL)
+				explain_count(&req, what);
+			ev_filter_free(&filter);
+			ids_free(&want);
+			free(what);
+			free(name);
+			free(sql);
+		}
+	}
+	ck_assert_uint_ge(nonzero, NLCASES);
+}
+END_TEST
+
 /* The SQL as rendered for --log-sql, --dry-run and the confirmation dialog (parameters as
  * literals: CJK, ESC, quotes, backslashes, '%' and '_') selects what the prepared statement
  * selects. */
@@ -1275,6 +1388,7 @@ int main(void)
 	tcase_add_test(tc, lists_match_reference);
 	tcase_add_test(tc, failed_buckets_add_up);
 	tcase_add_test(tc, filters_match_reference);
+	tcase_add_test(tc, counts_match_the_lists);
 	tcase_add_test(tc, rendered_sql_selects_the_same);
 	tcase_add_test(tc, filter_unsupported_column);
 	tcase_add_test(tc, show_by_no_finds_the_right_table);

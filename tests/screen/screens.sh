@@ -62,6 +62,16 @@ n=0
   INSERT INTO sort_outbox_event SELECT * FROM biz_outbox_event;
   INSERT INTO sort_message_event SELECT * FROM biz_message_event" ||
 	{ echo "cannot make the sort_ tables"; exit 99; }
+# Two sources in tables of their own (tests/screen/scripts/count.keys): small has 11 failed
+# outbox rows (5 ORDER_PAID; a twelfth is deleted) and 3 pending; big 7 failed and 100,001
+# pending, more than a list's count reads.
+"$client" --defaults-file="$cnf" -e "CREATE TABLE count_a_outbox_event LIKE biz_outbox_event;
+  CREATE TABLE count_a_message_event LIKE biz_message_event;
+  CREATE TABLE count_b_outbox_event LIKE biz_outbox_event;
+  CREATE TABLE count_b_message_event LIKE biz_message_event;
+  INSERT INTO count_a_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type, event_source, publish_channel, event_payload, publish_status, retry_count, deleted, next_retry_time, create_time, update_time) SELECT seq, CONCAT('CA-', seq), 'ORDER', seq, IF(seq <= 5, 'ORDER_PAID', 'ORDER_CREATED'), 'test', 'MQ', '{}', IF(seq <= 12, 3, 0), 1, seq = 12, '2026-06-01 11:00:00', '2026-06-01 11:59:00' - INTERVAL seq SECOND, '2026-06-01 11:59:00' FROM seq_1_to_15;
+  INSERT INTO count_b_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type, event_source, publish_channel, event_payload, publish_status, retry_count, next_retry_time, create_time, update_time) SELECT seq, CONCAT('CB-', seq), 'ORDER', seq, IF(seq <= 4, 'ORDER_PAID', 'ORDER_CREATED'), 'test', 'MQ', '{}', IF(seq <= 7, 3, 0), 1, '2026-06-01 11:00:00', '2026-06-01 11:59:00' - INTERVAL seq SECOND, '2026-06-01 11:59:00' FROM seq_1_to_100008" ||
+	{ echo "cannot make the count_ tables"; exit 99; }
 # Publisher instances in tables of their own (tests/screen/scripts/instances.keys), at the
 # pinned clock and the default lease (2m): publisher-01 claimed 30 s ago (3 locks) and holds a
 # stuck one of an hour ago; publisher-02 died 15 minutes ago holding 4; publisher-03 claimed 5 s

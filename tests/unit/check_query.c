@@ -373,6 +373,43 @@ START_TEST(reverse_flips_the_order_and_the_seek)
 }
 END_TEST
 
+/* A list's count: its own query's rows (index, conditions, filters), the cap as the limit,
+ * whatever page or order the list is on; payload terms and a cap below one refused. */
+START_TEST(count_of_a_list)
+{
+	struct ev_filter f = {0};
+	struct ev_error err = {0};
+	ck_assert_int_eq(ev_filter_set(&f, "event_type", "PAY_SUCCESS", &err), 0);
+	struct ev_list_req r = req(EV_TABLE_OUTBOX, EV_LIST_FAILED_DUE);
+	r.filter = &f;
+	r.reverse = true;
+	r.after.set = true;
+	r.after.id = 7;
+	struct ev_query *q = ev_query_count(&r, 100000, &err);
+	ck_assert_msg(q != NULL, "%s", err.msg);
+	ck_assert_str_eq(q->sql,
+	                 "/* evtop:list.count */ SELECT COUNT(*) FROM (SELECT 1 AS one FROM "
+	                 "`biz_outbox_event` WHERE deleted = 0 AND publish_status = 3 AND "
+	                 "retry_count < max_retry_count AND next_retry_time <= NOW() AND "
+	                 "event_type = ? LIMIT ?) AS capped");
+	ck_assert_str_eq(q->name, "list.count");
+	ck_assert_uint_eq(q->nparams, 2);
+	ck_assert_str_eq(q->params[0].s, "PAY_SUCCESS");
+	ck_assert_int_eq(q->params[1].i, 100000);
+	ck_assert_uint_eq(q->ncols, 1);
+	ck_assert_str_eq(q->col_names[0], "count");
+	ev_query_free(&q);
+	ck_assert_ptr_null(ev_query_count(&r, 0, &err));
+	ev_filter_free(&f);
+	ck_assert_int_eq(ev_filter_parse(&f, "payload.orderId=7", &err), 0);
+	ck_assert_uint_gt(f.njson, 0);
+	r.filter = &f;
+	ck_assert_ptr_null(ev_query_count(&r, 100000, &err));
+	ck_assert_ptr_nonnull(strstr(err.msg, "payload terms"));
+	ev_filter_free(&f);
+}
+END_TEST
+
 START_TEST(group_by_reason_and_owner)
 {
 	struct ev_filter f = {0};
@@ -598,6 +635,7 @@ int main(void)
 	tcase_add_test(tc, custom_table_name);
 	tcase_add_test(tc, reverse_flips_the_order_and_the_seek);
 	tcase_add_test(tc, group_by_reason_and_owner);
+	tcase_add_test(tc, count_of_a_list);
 	tcase_add_test(tc, cursor_round_trip);
 	tcase_add_test(tc, render_for_humans);
 	tcase_add_test(tc, server_versions);
