@@ -285,13 +285,28 @@ void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_ac
                      enum ev_table_kind t, const struct ev_rowset *rs, size_t row);
 /* Whether an action applies to a row of this status (for the hint bar). */
 bool ui_action_allowed(enum ev_ui_action act, enum ev_table_kind t, int status);
-/* Bulk actions (ui/bulk.c): on ids (the marked rows) or on a list (its kind and filter). */
+/* The rows of a bulk action (ui/bulk.c): ids (the marked rows), or none: every row of the list
+ * (its kind and filter). With ids, all_what offers the list's rows instead (a in the
+ * confirmation; NULL: not offered), and match is the list's count as its title says it ("1234",
+ * "≥100000"; NULL: not known). */
+struct ui_bulk_rows {
+	const unsigned long long *ids;
+	size_t n_ids;
+	enum ev_list_kind kind;
+	const struct ev_filter *filter;
+	const char *what; /* "3 marked rows", "list failed, event_type=X" */
+	const char *all_what;
+	const char *match;
+};
 void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
-                   enum ev_table_kind t, const unsigned long long *ids, size_t n_ids,
-                   enum ev_list_kind kind, const struct ev_filter *filter, const char *what);
+                   enum ev_table_kind t, const struct ui_bulk_rows *rows);
 /* The progress line while a bulk action runs (false when none runs). */
 bool ui_bulk_progress_line(char *buf, size_t size, int width);
 void ui_bulk_stop(struct app *a);
+/* Pause the bulk action running after its current batch, or resume it (X). */
+void ui_bulk_hold(struct app *a);
+/* The console ends: a bulk action running stops (a paused one at once). */
+void ui_bulk_quit(void);
 /* A write on table t of source site while the dashboard suspects a time zone mismatch and
  * the operator has not said the zone is right: said on the message line, true (refused).
  * The write endpoint checks again when it applies (ev_action_check_access_clock). */

@@ -1,11 +1,12 @@
 /* evtop — bulk actions from the keyboard: on the marked rows, or on every row of the list
- * (its kind and filter). Counted first into a snapshot of (id, version) on the write
- * connection (db/bulk), shown with its counts, protected rows and statement, default No;
- * the confirmation offers the CLI's choices (a retry scheduled and spread at a rate — the
- * default — or now, paced at a rate; the delay, the batch size, the pause), each a key that
- * re-plans the run shown; then applied in batches with a progress bar, x stopping it after
- * the current batch, the console answering keys meanwhile; at the end the tally and the rows
- * that did not apply, as they are now, and the marks of the rows it applied cleared. */
+ * (its kind and filter; a switches a run on marked rows to all that match, and back). Counted first
+ * into a snapshot of (id, version) on the write connection (db/bulk), shown with its counts,
+ * protected rows and statement, default No; the confirmation offers the CLI's choices (a retry
+ * scheduled and spread at a rate — the default — or now, paced at a rate; the delay, the batch
+ * size, the pause), each a key that re-plans the run shown; then applied in batches with a progress
+ * bar, x stopping it after the current batch and X pausing it there (and resuming it), the console
+ * answering keys meanwhile; at the end the tally and the rows that did not apply, as they are now,
+ * and the marks of the rows it applied cleared. */
 #include <config.h>
 
 #include "core/bulk.h"
@@ -27,14 +28,21 @@ static struct {
 	pthread_mutex_t lock;
 	struct ev_bulk_progress p;
 	atomic_bool stop;
+	atomic_bool hold; /* X: pause after the current batch (until X again) */
 	bool running;
 } shared = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The run being prepared (UI thread). */
 static struct {
 	char target[600];
-	unsigned long long *ids;
+	unsigned long long *ids; /* the rows the run counts (none: the list's) */
 	size_t n_ids;
+	/* A run on marked rows that may take the list's rows instead (a): the marks and their
+	 * text kept while it does, the list's text and count. */
+	bool can_all, all;
+	unsigned long long *marked;
+	size_t n_marked;
+	char marked_what[600], all_what[600], match[32];
 	enum ev_list_kind kind;
 	struct ev_filter filter;
 	struct ev_bulk_snapshot *snap;
@@ -48,6 +56,7 @@ static struct {
 static void bulk_clear(void)
 {
 	free(B.ids);
+	free(B.marked);
 	ev_filter_free(&B.filter);
 	ev_bulk_snapshot_free(&B.snap);
 	memset(&B, 0, sizeof(B));
@@ -204,9 +213,15 @@ static const struct ui_write_ops bulk_ops = {
         .statement = bulk_statement,
 };
 
+static unsigned long long *ids_copy(const unsigned long long *ids, size_t n)
+{
+	unsigned long long *c = ev_xcalloc(n + 1, sizeof(*c));
+	memcpy(c, ids, n * sizeof(*ids));
+	return c;
+}
+
 void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
-                   enum ev_table_kind t, const unsigned long long *ids, size_t n_ids,
-                   enum ev_list_kind kind, const struct ev_filter *filter, const char *what)
+                   enum ev_table_kind t, const struct ui_bulk_rows *rows)
 {
 	if (!ui_write_open(a, &bulk_ops, origin, site, act, t))
 		return;
@@ -218,20 +233,24 @@ void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_acti
 		w->action = EV_ACTION_RETRY_SCHEDULE;
 	B.batch_size = EV_BULK_BATCH_DEFAULT;
 	B.pause_ms = EV_BULK_PAUSE_MS_DEFAULT;
-	B.kind = kind;
-	if (filter != NULL)
-		ev_filter_copy(&B.filter, filter);
-	if (n_ids > 0) {
-		B.ids = ev_xcalloc(n_ids, sizeof(*B.ids));
-		memcpy(B.ids, ids, n_ids * sizeof(*ids));
-		B.n_ids = n_ids;
-	} else if (!ev_bulk_list_fits(w->action, kind)) {
+	B.kind = rows->kind;
+	if (rows->filter != NULL)
+		ev_filter_copy(&B.filter, rows->filter);
+	if (rows->n_ids > 0) {
+		B.ids = ids_copy(rows->ids, rows->n_ids);
+		B.n_ids = rows->n_ids;
+		B.can_all = rows->all_what != NULL;
+		snprintf(B.marked_what, sizeof(B.marked_what), "%s", rows->what);
+		snprintf(B.all_what, sizeof(B.all_what), "%s",
+		         rows->all_what ? rows->all_what : "");
+		snprintf(B.match, sizeof(B.match), "%s", rows->match ? rows->match : "");
+	} else if (!ev_bulk_list_fits(w->action, rows->kind)) {
 		app_message(a, EV_STYLE_WARNING, "%s does not apply to the rows of a %s list",
-		            ev_action_name(w->action), ev_list_name(kind));
+		            ev_action_name(w->action), ev_list_name(rows->kind));
 		ui_write_end();
 		return;
 	}
-	snprintf(B.target, sizeof(B.target), "%s", what);
+	snprintf(B.target, sizeof(B.target), "%s", rows->what);
 	ui_write_ask(a);
 }
 
@@ -301,6 +320,7 @@ static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	        .who = &who,
 	        .progress = on_progress,
 	        .stop = &shared.stop,
+	        .hold = &shared.hold,
 	};
 	rc = ev_bulk_apply(&ctx, x->snap, err);
 	ev_audit_log_close(&log);
@@ -322,6 +342,7 @@ static bool bulk_yes(struct app *a)
 	shared.running = true;
 	pthread_mutex_unlock(&shared.lock);
 	atomic_store(&shared.stop, false);
+	atomic_store(&shared.hold, false);
 	app_pop(a); /* the confirmation */
 	ui_write_submit(a, apply_tag, apply_job, x, free_apply_arg, apply_done);
 	return true;
@@ -529,9 +550,50 @@ static void setting_key(struct app *a, enum ev_ui_action act)
 	}
 }
 
-/* A key of the confirmation that changes the run (m r d b w). */
+/* a: a run on marked rows takes every row that matches the list instead, or the marked rows
+ * again; counted anew (the protected rows' question again too), the settings kept. */
+static void scope_switch(struct app *a)
+{
+	struct ui_write *w = ui_write_current();
+	if (!B.can_all) {
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            B.n_marked == 0 && B.n_ids == 0
+		                    ? "a: this run is on every row that matches already"
+		                    : "a: the marked rows are of a list of every source: a run on "
+		                      "the whole list runs on one source (open its list)");
+		return;
+	}
+	if (!B.all && !ev_bulk_list_fits(w->action, B.kind)) {
+		app_message(a, EV_STYLE_WARNING, "%s does not apply to the rows of a %s list",
+		            ev_action_name(w->action), ev_list_name(B.kind));
+		return;
+	}
+	B.all = !B.all;
+	if (B.all) {
+		B.marked = B.ids;
+		B.n_marked = B.n_ids;
+		B.ids = NULL;
+		B.n_ids = 0;
+	} else {
+		B.ids = B.marked;
+		B.n_ids = B.n_marked;
+		B.marked = NULL;
+		B.n_marked = 0;
+	}
+	snprintf(B.target, sizeof(B.target), "%s", B.all ? B.all_what : B.marked_what);
+	ev_bulk_snapshot_free(&B.snap);
+	if (ui_write_is_confirm(app_top(a)))
+		app_pop(a);
+	start_count(a);
+}
+
+/* A key of the confirmation that changes the run (a m r d b w). */
 static bool bulk_key(struct app *a, enum ev_ui_action act)
 {
+	if (act == EV_UA_BULK_SCOPE && B.snap != NULL) {
+		scope_switch(a);
+		return true;
+	}
 	if (!(ev_ui_action_flags(act) & EV_AF_SETTING) || B.snap == NULL || B.snap->n_pending == 0)
 		return false;
 	setting_key(a, act);
@@ -603,6 +665,13 @@ static struct view *confirm_new(struct app *a)
 	         s->truncated ? " — more matched than one run reads; run it again for the rest"
 	                      : "");
 	text_view_add(c, EV_STYLE_NORMAL, line);
+	if (B.can_all && B.all)
+		snprintf(line, sizeof(line), "a: only the %s instead", B.marked_what);
+	else if (B.can_all)
+		snprintf(line, sizeof(line), "a: all %s%sthat match instead (%s)", B.match,
+		         B.match[0] ? " " : "", B.all_what);
+	if (B.can_all)
+		text_view_add(c, EV_STYLE_NORMAL, line);
 	char *prot = ev_bulk_protected_text(s);
 	snprintf(line, sizeof(line), "to act on: %zu · protected: %s · refused by the guard: %zu",
 	         s->n_pending, prot, s->n_refused);
@@ -623,9 +692,13 @@ static struct view *confirm_new(struct app *a)
 	              "each row's statement (the first shown; each binds its own id and version):");
 	text_view_add(c, EV_STYLE_NORMAL, s->example ? s->example : "(nothing to do)");
 	text_view_add(c, EV_STYLE_NORMAL, "");
+	snprintf(line, sizeof(line),
+	         "Apply? y applies (then x stops, X pauses); %sm r d b w change the run; C copies "
+	         "the statement; any other key: No",
+	         B.can_all ? "a " : "");
 	text_view_add(c, EV_STYLE_TITLE,
-	              s->n_pending ? "Apply? y applies (x stops it after the current batch); m r d "
-	                             "b w change the run; C copies the statement; any other key: No"
+	              s->n_pending ? line
+	              : B.can_all  ? "Nothing to do: a changes the rows; any other key goes back"
 	                           : "Nothing to do: any key goes back");
 	return &c->base;
 }
@@ -703,7 +776,7 @@ static bool unmark_applied(struct app *a, const struct ev_bulk_snapshot *s, size
                            int *left)
 {
 	struct ui_write *w = ui_write_current();
-	if (B.n_ids == 0)
+	if (B.n_ids == 0 && B.n_marked == 0)
 		return false;
 	struct view *origin = ui_write_origin(a);
 	if (origin == NULL || origin->ops->unmark == NULL || origin->ops->nmarked == NULL)
@@ -778,9 +851,16 @@ static void apply_done(void *ctx, struct ev_job *job)
 		/* The rows that did not apply, as they are now. */
 		struct text_view *c = text_view_new(&results_ops);
 		char line[1200];
-		snprintf(line, sizeof(line), "%s on %s: %s; %u batch%s",
+		char paused[64] = "";
+		pthread_mutex_lock(&shared.lock);
+		double paused_s = shared.p.paused_s;
+		pthread_mutex_unlock(&shared.lock);
+		if (paused_s >= 0.5)
+			snprintf(paused, sizeof(paused), "; paused %.0f s", paused_s);
+		snprintf(line, sizeof(line), "%s on %s: %s; %u batch%s%s",
 		         ev_action_name(x->snap->action), x->snap->target ? x->snap->target : "",
-		         tally, x->snap->tally.batches, x->snap->tally.batches == 1 ? "" : "es");
+		         tally, x->snap->tally.batches, x->snap->tally.batches == 1 ? "" : "es",
+		         paused);
 		text_view_add(c, EV_STYLE_TITLE, line);
 		if (left > 0) {
 			snprintf(line, sizeof(line),
@@ -837,13 +917,27 @@ bool ui_bulk_progress_line(char *buf, size_t size, int width)
 		         p.batches, p.applied, p.skipped, p.failed);
 		return true;
 	}
+	bool hold = atomic_load(&shared.hold);
+	if (hold || p.paused) {
+		/* Between batches: no transaction open; a row changed meanwhile will be skipped. */
+		snprintf(buf, size,
+		         "%s %zu/%zu %s · applied %zu skipped %zu failed %zu · paused %.0fs · %s",
+		         !hold      ? "resuming:"
+		         : p.paused ? "PAUSED after a batch (nothing open):"
+		                    : "pausing after this batch:",
+		         p.done, p.total, bar, p.applied, p.skipped, p.failed, p.paused_s,
+		         hold ? "X resumes · x stops" : "X pauses · x stops");
+		return true;
+	}
 	char eta[32] = "?";
 	if (p.eta_s >= 0)
 		snprintf(eta, sizeof(eta), "%.0fs", p.eta_s);
-	snprintf(buf, size,
-	         "%s %zu/%zu %s · %.0f/s · %s left · applied %zu skipped %zu failed %zu · x stops",
-	         atomic_load(&shared.stop) ? "stopping after this batch:" : "applying", p.done,
-	         p.total, bar, p.rate, eta, p.applied, p.skipped, p.failed);
+	snprintf(
+	        buf, size,
+	        "%s %zu/%zu %s · %.0f/s · %s left · applied %zu skipped %zu failed %zu · x stops · "
+	        "X pauses",
+	        atomic_load(&shared.stop) ? "stopping after this batch:" : "applying", p.done,
+	        p.total, bar, p.rate, eta, p.applied, p.skipped, p.failed);
 	return true;
 }
 
@@ -855,4 +949,24 @@ void ui_bulk_stop(struct app *a)
 	}
 	atomic_store(&shared.stop, true);
 	app_message(a, EV_STYLE_WARNING, "stopping after the current batch…");
+}
+
+void ui_bulk_hold(struct app *a)
+{
+	if (!shared.running) {
+		app_message(a, EV_STYLE_NORMAL, "nothing to pause: X pauses a bulk action running");
+		return;
+	}
+	bool hold = !atomic_load(&shared.hold);
+	atomic_store(&shared.hold, hold);
+	app_message(a, hold ? EV_STYLE_WARNING : EV_STYLE_NORMAL, "%s",
+	            hold ? "pausing after the current batch… (X resumes; rows that change "
+	                   "meanwhile are skipped)"
+	                 : "resuming…");
+}
+
+void ui_bulk_quit(void)
+{
+	atomic_store(&shared.stop, true);
+	atomic_store(&shared.hold, false);
 }

@@ -453,6 +453,9 @@ static void global_action(struct app *a, enum ev_ui_action act)
 	case EV_UA_BULK_STOP:
 		ui_bulk_stop(a);
 		break;
+	case EV_UA_BULK_HOLD:
+		ui_bulk_hold(a);
+		break;
 	case EV_UA_REDRAW:
 		clearok(curscr, TRUE);
 		a->dirty = true;
@@ -961,7 +964,7 @@ static int script_step(struct app *a, char *line, const char *script_path)
 		return rest != NULL && dump_screen(rest) == 0 ? 0 : -1;
 	}
 	if (strcmp(cmd, "expect") == 0) {
-		if (a->dirty)
+		if (a->dirty || a->applying) /* a write's progress moves on its own */
 			draw_all(a);
 		return rest != NULL ? expect_text(rest, script_path) : -1;
 	}
@@ -1305,7 +1308,9 @@ int ev_console_run(const struct ev_console_args *args)
 
 		rc = run_loop(a, script, pfds);
 
-		/* Cancel whatever still runs, on the server too, before leaving. */
+		/* Cancel whatever still runs, on the server too, before leaving (a bulk action
+		 * paused between batches ends there). */
+		ui_bulk_quit();
 		app_cancel_all(a, false);
 		while (a->nviews > 0) {
 			struct view *v = a->views[--a->nviews];

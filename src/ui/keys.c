@@ -120,6 +120,8 @@ const struct ev_binding ev_bindings[] = {
         {EV_CTX_LIST, "E", EV_UA_EXPORT},
         {EV_CTX_GLOBAL, "a", EV_UA_ACTIONS_LOG},
         {EV_CTX_GLOBAL, "x", EV_UA_BULK_STOP},
+        {EV_CTX_GLOBAL, "X", EV_UA_BULK_HOLD},
+        {EV_CTX_CONFIRM, "a", EV_UA_BULK_SCOPE},
         {EV_CTX_CONFIRM, "e", EV_UA_EXPORT},
         {EV_CTX_LIST, "r", EV_UA_RETRY_NOW},
         {EV_CTX_LIST, "s", EV_UA_RETRY_SCHEDULE},

@@ -59,6 +59,11 @@ enum {
 	  EV_AF_NEEDS_ROW | EV_AF_WRITES | EV_AF_HINT, EV_ACTION_RECOVER)                          \
 	X(YES, "yes", "apply the change shown", 0, EV_UA_NO_CORE)                                  \
 	X(BULK_STOP, "stop", "stop a bulk action after its current batch", 0, EV_UA_NO_CORE)       \
+	X(BULK_HOLD, "hold", "pause a bulk action after its current batch, or resume it", 0,       \
+	  EV_UA_NO_CORE)                                                                           \
+	X(BULK_SCOPE, "bulk-scope",                                                                \
+	  "a bulk action on marked rows: all the rows that match the list instead, or back",       \
+	  EV_AF_SETTING, EV_UA_NO_CORE)                                                            \
 	X(BULK_MODE, "bulk-mode", "a bulk retry: scheduled, spread (the default) or now, paced",   \
 	  EV_AF_SETTING, EV_UA_NO_CORE)                                                            \
 	X(BULK_RATE, "bulk-rate", "a bulk run's rate: events per second", EV_AF_SETTING,           \

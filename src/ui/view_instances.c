@@ -290,8 +290,8 @@ static void recover_instance(struct app *a, struct inst_view *g)
 	if (!instance_filter(a, g, x, &f, text, sizeof(text)))
 		return;
 	snprintf(what, sizeof(what), "list stuck, %s", text);
-	ui_bulk_start(a, &g->base, app_site_index(a, &g->base), EV_UA_RECOVER, g->table, NULL, 0,
-	              EV_LIST_STUCK, &f, what);
+	struct ui_bulk_rows rows = {.kind = EV_LIST_STUCK, .filter = &f, .what = what};
+	ui_bulk_start(a, &g->base, app_site_index(a, &g->base), EV_UA_RECOVER, g->table, &rows);
 	ev_filter_free(&f);
 }
 

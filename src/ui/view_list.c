@@ -1270,6 +1270,13 @@ static void export_list_done(struct app *a, const char *name)
 	ui_export(a, name, write_list, x, free_export_arg);
 }
 
+/* What a bulk action on the whole list acts on: "list failed, event_type=X". */
+static void list_all_what(const struct list_view *l, char *what, size_t size)
+{
+	snprintf(what, size, "list %s%s%s", ev_list_name(l->kind), l->filter_text[0] ? ", " : "",
+	         l->filter_text);
+}
+
 static bool list_allows(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct list_view *l = (struct list_view *)v;
@@ -1326,7 +1333,23 @@ static void list_write(struct app *a, struct view *v, enum ev_ui_action act)
 			         app_source_name(a, site));
 		else
 			snprintf(what, sizeof(what), "%zu marked rows", l->nmarks);
-		ui_bulk_start(a, v, site, act, l->table, ids, l->nmarks, l->kind, NULL, what);
+		/* The list's rows as a whole offered instead (a in the confirmation), where one
+		 * run can take them: a list of one source. */
+		char all_what[700], match[32] = "";
+		list_all_what(l, all_what, sizeof(all_what));
+		if (l->count.known)
+			snprintf(match, sizeof(match), "%s%lld", l->count.capped ? "≥" : "",
+			         l->count.n);
+		struct ui_bulk_rows rows = {
+		        .ids = ids,
+		        .n_ids = l->nmarks,
+		        .kind = l->kind,
+		        .filter = &l->filter,
+		        .what = what,
+		        .all_what = l->nsrc == 0 ? all_what : NULL,
+		        .match = match[0] ? match : NULL,
+		};
+		ui_bulk_start(a, v, site, act, l->table, &rows);
 		free(ids);
 		return;
 	}
@@ -1586,10 +1609,9 @@ static void list_bulk_all(struct app *a, struct view *v, enum ev_ui_action act)
 		        "on its row of the every-source dashboard)");
 		return;
 	}
-	snprintf(what, sizeof(what), "list %s%s%s", ev_list_name(l->kind),
-	         l->filter_text[0] ? ", " : "", l->filter_text);
-	ui_bulk_start(a, v, app_site_index(a, v), act, l->table, NULL, 0, l->kind, &l->filter,
-	              what);
+	list_all_what(l, what, sizeof(what));
+	struct ui_bulk_rows rows = {.kind = l->kind, .filter = &l->filter, .what = what};
+	ui_bulk_start(a, v, app_site_index(a, v), act, l->table, &rows);
 }
 
 static void list_unmark(struct app *a, struct view *v, int site, const unsigned long long *ids,
