@@ -539,3 +539,25 @@ void app_wrote(struct app *a, int site, enum ev_table_kind t, const unsigned lon
 	memcpy(a->wrote[t] + a->nwrote[t], ids, n * sizeof(*ids));
 	a->nwrote[t] += n;
 }
+
+bool app_move_sel(enum ev_ui_action act, int *sel, int n)
+{
+	switch (act) {
+	case EV_UA_UP:
+		if (*sel > 0)
+			(*sel)--;
+		return true;
+	case EV_UA_DOWN:
+		if (*sel < n - 1)
+			(*sel)++;
+		return true;
+	case EV_UA_TOP:
+		*sel = 0;
+		return true;
+	case EV_UA_BOTTOM:
+		*sel = n > 0 ? n - 1 : 0;
+		return true;
+	default:
+		return false;
+	}
+}

@@ -280,6 +280,9 @@ struct view *view_trace_new(struct app *a, const char *trace_id);
  * say so; refused, said, when the config's clipboard is off or the text is larger than
  * clipboard_max. */
 void app_copy(struct app *a, const char *what, const char *text, size_t n);
+/* Up, Down, Top, Bottom on a view's cursor over n rows (stopping at the first and the last
+ * row); false for any other action. */
+bool app_move_sel(enum ev_ui_action act, int *sel, int n);
 /* The guarded actions (ui/actions.c). */
 void ui_action_start(struct app *a, struct view *origin, int site, enum ev_ui_action act,
                      enum ev_table_kind t, const struct ev_rowset *rs, size_t row);

@@ -253,18 +253,10 @@ static bool group_action(struct app *a, struct view *v, enum ev_ui_action act)
 	int n = g->rows ? (int)g->rows->nrows : 0;
 	switch (act) {
 	case EV_UA_UP:
-		if (g->sel > 0)
-			g->sel--;
-		break;
 	case EV_UA_DOWN:
-		if (g->sel < n - 1)
-			g->sel++;
-		break;
 	case EV_UA_TOP:
-		g->sel = 0;
-		break;
 	case EV_UA_BOTTOM:
-		g->sel = n > 0 ? n - 1 : 0;
+		app_move_sel(act, &g->sel, n);
 		break;
 	case EV_UA_OPEN: {
 		if (n == 0)

@@ -301,18 +301,10 @@ static bool inst_action(struct app *a, struct view *v, enum ev_ui_action act)
 	int n = g->in ? (int)g->in->n : 0;
 	switch (act) {
 	case EV_UA_UP:
-		if (g->sel > 0)
-			g->sel--;
-		break;
 	case EV_UA_DOWN:
-		if (g->sel < n - 1)
-			g->sel++;
-		break;
 	case EV_UA_TOP:
-		g->sel = 0;
-		break;
 	case EV_UA_BOTTOM:
-		g->sel = n > 0 ? n - 1 : 0;
+		app_move_sel(act, &g->sel, n);
 		break;
 	case EV_UA_INSTANCES:
 		break; /* open already */

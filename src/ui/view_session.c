@@ -92,18 +92,10 @@ static bool actions_action(struct app *a, struct view *v, enum ev_ui_action act)
 	struct actions_view *av = (struct actions_view *)v;
 	switch (act) {
 	case EV_UA_UP:
-		if (av->sel > 0)
-			av->sel--;
-		break;
 	case EV_UA_DOWN:
-		if (av->sel < av->n - 1)
-			av->sel++;
-		break;
 	case EV_UA_TOP:
-		av->sel = 0;
-		break;
 	case EV_UA_BOTTOM:
-		av->sel = av->n > 0 ? (int)av->n - 1 : 0;
+		app_move_sel(act, &av->sel, (int)av->n);
 		break;
 	case EV_UA_REFRESH:
 		actions_load(a, v);

@@ -258,18 +258,10 @@ static bool trace_action(struct app *a, struct view *v, enum ev_ui_action act)
 	int n = (int)tv->nrows;
 	switch (act) {
 	case EV_UA_UP:
-		if (tv->sel > 0)
-			tv->sel--;
-		break;
 	case EV_UA_DOWN:
-		if (tv->sel < n - 1)
-			tv->sel++;
-		break;
 	case EV_UA_TOP:
-		tv->sel = 0;
-		break;
 	case EV_UA_BOTTOM:
-		tv->sel = n > 0 ? n - 1 : 0;
+		app_move_sel(act, &tv->sel, n);
 		break;
 	case EV_UA_OPEN:
 		if (n > 0) {
