@@ -3,14 +3,13 @@
 
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/conn.h"
 #include "db/dbinfo.h"
 #include "ui/console.h"
 #include "ui/uiinfo.h"
 
-#include <langinfo.h>
-#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,15 +41,6 @@ static void version(void)
 	printf("evtop %s\n", PACKAGE_VERSION);
 	printf("client library: %s\n", ev_db_client_info());
 	printf("curses: %s\n", ev_ui_curses_info());
-}
-
-/* Widths come from wcwidth(), which needs a UTF-8 LC_CTYPE: take the user's, or C.UTF-8. */
-static void set_locale(void)
-{
-	setlocale(LC_ALL, "");
-	const char *cs = nl_langinfo(CODESET);
-	if (cs == NULL || strcmp(cs, "UTF-8") != 0)
-		setlocale(LC_CTYPE, "C.UTF-8");
 }
 
 /* The console: the shared options, then the UI. */
@@ -95,7 +85,7 @@ static int run_console(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	set_locale();
+	ev_i18n_init(LOCALEDIR);
 	if (ev_db_init() < 0) {
 		fputs("evtop: cannot initialise the MySQL client library\n", stderr);
 		return EV_EXIT_UNKNOWN;

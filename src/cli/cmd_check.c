@@ -8,6 +8,7 @@
 #include "cli/session.h"
 #include "core/checkexpr.h"
 #include "core/dashboard.h"
+#include "core/i18n.h"
 #include "core/text.h"
 
 #include <math.h>
@@ -313,6 +314,8 @@ int ev_cmd_check(int argc, char **argv)
 		/* The plugin convention: a usage error is UNKNOWN. */
 		return rc == EV_EXIT_OK ? EV_EXIT_OK : EV_CHECK_UNKNOWN;
 	}
+	/* Monitoring systems parse the whole plugin line: it stays English. */
+	ev_i18n_off();
 	if ((rc = parse_exprs(&o, &lk, &warn, &crit, &err)) != GO_ON) {
 		ev_opts_free(&o);
 		return rc;

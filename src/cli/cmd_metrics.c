@@ -11,6 +11,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/dashboard.h"
+#include "core/i18n.h"
 #include "core/metrics.h"
 #include "core/mirror.h"
 #include "core/refresh.h"
@@ -481,6 +482,8 @@ int ev_cmd_metrics(int argc, char **argv)
 		return rc;
 	}
 	o.cfg.read_only = true; /* it never writes */
+	/* The exposition (names, labels, HELP) and the service's log stay English. */
+	ev_i18n_off();
 	if (o.once && o.listen != NULL) {
 		fputs("evtop: --once writes the figures once (to --textfile or standard output); "
 		      "it does not go with --listen\n",

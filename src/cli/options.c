@@ -2,7 +2,9 @@
 #include <config.h>
 
 #include "cli/options.h"
+
 #include "core/guard.h"
+#include "core/i18n.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -401,6 +403,9 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 		for (int i = 0; i < o->nchosen; i++)
 			apply_overrides(o->chosen[i], &ov);
 	overrides_free(&ov);
+	/* json and csv are parsed by programs: never translated, not even their error texts. */
+	if (o->format != EV_FMT_TABLE)
+		ev_i18n_off();
 	return rc;
 }
 

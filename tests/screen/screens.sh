@@ -113,7 +113,13 @@ run() { # run SCRIPT SIZE [ARGS]
 	mkdir -p "$dir/out/$name"
 	# The script's `screen X` lines write into the run's own folder.
 	sed "s|^\(!\{0,1\}\)screen \(.*\)|\1screen $dir/out/$name/\2|" "$script" >"$dir/$name.keys"
-	(cd "$dir" && LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color XDG_STATE_HOME="$dir/state" \
+	# "# lang: zh_CN.UTF-8" runs the script in the Chinese interface; "# ambiguous: 2" says
+	# its config draws East Asian Ambiguous characters two cells wide (ambiguous_width = 2).
+	lang=$(sed -n 's/^# lang: *//p' "$script" | head -n 1)
+	lang=${lang:-C.UTF-8}
+	amb=$(sed -n 's/^# ambiguous: *//p' "$script" | head -n 1)
+	[ "$lang" = C.UTF-8 ] || zh_ready
+	(cd "$dir" && LANG=$lang LC_ALL=$lang TERM=xterm-256color XDG_STATE_HOME="$dir/state" \
 		"$evtop" --defaults-file="$dir/pinned.cnf" --script "$dir/$name.keys" --screen "$size" $extra \
 		</dev/null >"$dir/$name.stdout" 2>"$dir/$name.stderr")
 	rc=$?
@@ -152,7 +158,47 @@ run() { # run SCRIPT SIZE [ARGS]
 			echo "not ok $n - $name/$(basename "$shot") differs:"
 			diff -u "$want" "$shot"
 		fi
+		[ "$lang" = C.UTF-8 ] || zh_judge "$name/$(basename "$shot")" "$shot" "${size%%x*}" "${amb:-1}"
 	done
+}
+
+# The Chinese interface: the catalogue and the locale once (tests/lib/zh.sh), and every screen
+# of a zh_CN script judged twice more: it fits the width in cells (Ambiguous characters as
+# wide as the script's terminal draws them, and no character cut), and it has no English word
+# left outside identifiers, SQL, values from the database and key names (tests/lib/english.pl;
+# the words allowed are the schema's, the seed's, the key and action names, and
+# tests/screen/zh-allow).
+zh_done=
+zh_ready() {
+	[ -n "$zh_done" ] && return 0
+	. "$src/tests/lib/zh.sh"
+	zh_setup "$dir/zh"
+	{
+		cat "$src/sql/mariadb/schema.sql" "$src/sql/mariadb/audit.sql" "$src/tests/data/seed.sql" |
+			grep -o '[A-Za-z][A-Za-z]*'
+		sed -n 's/^[[:space:]]*X([A-Z_]*, "\([^"]*\)".*/\1/p' "$src/src/ui/keys.h" | tr -- '-' '\n'
+		sed -n 's/.*{\(EV_CTX_[A-Z_]*, \)\{0,1\}"\([^"]*\)",.*/\2/p' "$src/src/ui/keys.c"
+		sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$src/tests/screen/zh-allow"
+	} | sort -u >"$dir/zh/allow"
+	zh_done=1
+}
+zh_judge() { # zh_judge NAME SHOT COLUMNS AMBIGUOUS
+	n=$((n + 1))
+	if out=$(perl "$src/tests/lib/cells.pl" "$3" "$4" "$2"); then
+		echo "ok $n - $1 fits $3 cells (ambiguous as $4)"
+	else
+		fails=$((fails + 1))
+		echo "not ok $n - $1 does not fit $3 cells (ambiguous as $4):"
+		echo "$out"
+	fi
+	n=$((n + 1))
+	if out=$(perl "$src/tests/lib/english.pl" "$dir/zh/allow" "$2"); then
+		echo "ok $n - $1 has no English words"
+	else
+		fails=$((fails + 1))
+		echo "not ok $n - $1 has English words left:"
+		echo "$out"
+	fi
 }
 
 # Configs a script names with "# args: --config NAME.conf", beside the runs (a run of some
