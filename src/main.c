@@ -15,32 +15,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* s, then spaces to `cols` cells (a longer s is printed whole). */
+static void put_padded(FILE *out, const char *s, int cols)
+{
+	fputs(s, out);
+	for (int w = ev_text_width(s); w < cols; w++)
+		fputc(' ', out);
+}
+
 static void usage(FILE *out)
 {
-	fprintf(out,
-	        "Usage: evtop [OPTION]... [COMMAND [ARG]...]\n"
+	fputs(_("Usage: evtop [OPTION]... [COMMAND [ARG]...]\n"
 	        "A terminal console for the backlog of MySQL event tables (biz_message_event,\n"
-	        "biz_outbox_event): watch it, and retry, cancel or recover events by hand.\n"
-	        "\n"
-	        "Options:\n"
+	        "biz_outbox_event): watch it, and retry, cancel or recover events by hand.\n"),
+	      out);
+	fputs("\n", out);
+	fputs(_("Options:\n"
 	        "      --help      show this help and exit (COMMAND --help: the command's)\n"
 	        "  -V, --version   show version information and exit\n"
 	        "Connection options (-h HOST, -P PORT, -S SOCKET, -u USER, -p, -D DATABASE,\n"
 	        "--defaults-file, ...) follow the mysql client's conventions and may come before\n"
-	        "or after the command; `evtop list --help` lists them all.\n");
+	        "or after the command; `evtop list --help` lists them all.\n"),
+	      out);
 	if (ev_subcommands[0].name != NULL) {
-		fprintf(out, "\nCommands:\n");
-		for (const struct ev_subcommand *s = ev_subcommands; s->name != NULL; s++)
-			fprintf(out, "  %-28s %s\n", s->synopsis, s->summary);
+		/* TRANSLATORS: the heading of the sub-commands in evtop --help. */
+		fprintf(out, "\n%s\n", _("Commands:"));
+		/* The synopses are command syntax (English); a summary may be wider per byte. */
+		for (const struct ev_subcommand *s = ev_subcommands; s->name != NULL; s++) {
+			fputs("  ", out);
+			put_padded(out, s->synopsis, 28);
+			fprintf(out, " %s\n", _(s->summary));
+		}
 	}
-	fprintf(out, "\nSee evtop(1) for the full manual.\n");
+	fprintf(out, "\n%s\n", _("See evtop(1) for the full manual."));
 }
 
 static void version(void)
 {
 	printf("evtop %s\n", PACKAGE_VERSION);
-	printf("client library: %s\n", ev_db_client_info());
-	printf("curses: %s\n", ev_ui_curses_info());
+	/* TRANSLATORS: --version's lines; the value follows. */
+	printf(_("client library: %s\n"), ev_db_client_info());
+	printf(_("curses: %s\n"), ev_ui_curses_info());
 }
 
 /* The console: the shared options, then the UI. */
@@ -59,7 +74,7 @@ static int run_console(int argc, char **argv)
 		return EV_EXIT_OK;
 	}
 	if (o.nargs > 0) {
-		ev_say_error("unknown command '%s'", o.args[0]);
+		ev_say_error(_("unknown command '%s'"), o.args[0]);
 		usage(stderr);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
@@ -87,7 +102,7 @@ int main(int argc, char **argv)
 {
 	ev_i18n_init(LOCALEDIR);
 	if (ev_db_init() < 0) {
-		fputs("evtop: cannot initialise the MySQL client library\n", stderr);
+		fprintf(stderr, "evtop: %s\n", _("cannot initialise the MySQL client library"));
 		return EV_EXIT_UNKNOWN;
 	}
 	atexit(ev_db_end);
@@ -112,7 +127,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && argv[1][0] != '-') {
 		const struct ev_subcommand *sub = ev_subcommand_find(argv[1]);
 		if (sub == NULL) {
-			ev_say_error("unknown command '%s'", argv[1]);
+			ev_say_error(_("unknown command '%s'"), argv[1]);
 			usage(stderr);
 			return EV_EXIT_USAGE;
 		}

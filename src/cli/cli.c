@@ -1,30 +1,37 @@
 #include <config.h>
 
 #include "cli/cli.h"
+#include "core/i18n.h"
 
 #include <string.h>
 
+/* TRANSLATORS: the summaries of evtop --help's commands, after their synopses (from column
+ * 32): at most 48 cells where the synopsis is short. */
 const struct ev_subcommand ev_subcommands[] = {
-        {"check", "check --warning E --critical E", "a monitoring plugin (exit 0/1/2/3)",
+        {"check", "check --warning E --critical E", N_("a monitoring plugin (exit 0/1/2/3)"),
          ev_cmd_check},
-        {"doctor", "doctor", "check the schema, account and server (exit 0/1/2)", ev_cmd_doctor},
-        {"dashboard", "dashboard", "the backlog per group, per table", ev_cmd_dashboard},
-        {"list", "list KIND", "a list of events: failed, stuck, pending, high-retry, ...",
+        {"doctor", "doctor", N_("check the schema, account and server (exit 0/1/2)"),
+         ev_cmd_doctor},
+        {"dashboard", "dashboard", N_("the backlog per group, per table"), ev_cmd_dashboard},
+        {"list", "list KIND", N_("a list of events: failed, stuck, pending, high-retry, ..."),
          ev_cmd_list},
-        {"show", "show EVENT_NO...", "every column of events, found in both tables", ev_cmd_show},
-        {"trail", "trail TYPE ID", "every event of one business object, in order", ev_cmd_trail},
-        {"trace", "trace TRACE_ID", "every event of one trace, in both tables", ev_cmd_trace},
-        {"retry", "retry EVENT_NO...", "retry failed events (scheduled, or --now)", ev_cmd_retry},
-        {"cancel", "cancel EVENT_NO... --reason T", "cancel pending or failed events",
+        {"show", "show EVENT_NO...", N_("every column of events, found in both tables"),
+         ev_cmd_show},
+        {"trail", "trail TYPE ID", N_("every event of one business object, in order"),
+         ev_cmd_trail},
+        {"trace", "trace TRACE_ID", N_("every event of one trace, in both tables"), ev_cmd_trace},
+        {"retry", "retry EVENT_NO...", N_("retry failed events (scheduled, or --now)"),
+         ev_cmd_retry},
+        {"cancel", "cancel EVENT_NO... --reason T", N_("cancel pending or failed events"),
          ev_cmd_cancel},
-        {"recover", "recover EVENT_NO...", "recover stuck events (processing -> failed)",
+        {"recover", "recover EVENT_NO...", N_("recover stuck events (processing -> failed)"),
          ev_cmd_recover},
         {"archive", "archive --table T --older-than DUR",
-         "move finished history out of a table (archive table, file or purge)", ev_cmd_archive},
-        {"audit", "audit", "who did what: every operator's writes (evtop_audit), newest first",
+         N_("move finished history out of a table (archive table, file or purge)"), ev_cmd_archive},
+        {"audit", "audit", N_("who did what: every operator's writes (evtop_audit), newest first"),
          ev_cmd_audit},
         {"metrics", "metrics [--listen ADDR:PORT] [--textfile FILE]",
-         "the backlog for Prometheus (read-only)", ev_cmd_metrics},
+         N_("the backlog for Prometheus (read-only)"), ev_cmd_metrics},
         {NULL, NULL, NULL, NULL},
 };
 

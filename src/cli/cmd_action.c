@@ -13,6 +13,7 @@
 #include "cli/session.h"
 #include "core/auditlog.h"
 #include "core/guard.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/action.h"
 #include "db/conn.h"
@@ -35,24 +36,25 @@ static const char *const verb_name[] = {"retry", "cancel", "recover"};
 
 static void usage_common(FILE *out)
 {
-	fputs("\nAction options:\n"
-	      "      --table=outbox|message  the table (an event_no is unique per table only;\n"
-	      "                             one found in both tables needs --table)\n"
-	      "      --reason=TEXT          the operator's reason: after the model's text in\n"
-	      "                             fail_reason (cancel, recover), and in the audit\n"
-	      "      --dry-run              print the exact statement and what would change\n"
-	      "      --yes                  apply without asking (needed without a terminal)\n"
-	      "      --include-protected    act on protected types too (PAY, REFUND, ...)\n"
-	      "      --operator=ID          operator or ticket id for the audit\n"
-	      "      --read-only            refuse every write\n"
-	      "      --enable-message-recover  allow recover on the message table\n"
-	      "      --clock-ok             write although a time zone mismatch is suspected\n"
-	      "                             (the newest rows dated ahead of NOW() or a whole\n"
-	      "                             or half hour behind it): the zone is right\n"
-	      "Every write is audited to $XDG_STATE_HOME/evtop/audit.jsonl (else\n"
-	      "~/.local/state/evtop/audit.jsonl) and, when it exists, the evtop_audit table.\n"
-	      "Exit status: 0 all applied, 1 any skipped, failed or refused, 2 usage, 3 cannot\n"
-	      "connect. See doc/actions.md.\n",
+	fputs("\n", out);
+	fputs(_("Action options:\n"
+	        "      --table=outbox|message  the table (an event_no is unique per table only;\n"
+	        "                             one found in both tables needs --table)\n"
+	        "      --reason=TEXT          the operator's reason: after the model's text in\n"
+	        "                             fail_reason (cancel, recover), and in the audit\n"
+	        "      --dry-run              print the exact statement and what would change\n"
+	        "      --yes                  apply without asking (needed without a terminal)\n"
+	        "      --include-protected    act on protected types too (PAY, REFUND, ...)\n"
+	        "      --operator=ID          operator or ticket id for the audit\n"
+	        "      --read-only            refuse every write\n"
+	        "      --enable-message-recover  allow recover on the message table\n"
+	        "      --clock-ok             write although a time zone mismatch is suspected\n"
+	        "                             (the newest rows dated ahead of NOW() or a whole\n"
+	        "                             or half hour behind it): the zone is right\n"
+	        "Every write is audited to $XDG_STATE_HOME/evtop/audit.jsonl (else\n"
+	        "~/.local/state/evtop/audit.jsonl) and, when it exists, the evtop_audit table.\n"
+	        "Exit status: 0 all applied, 1 any skipped, failed or refused, 2 usage, 3 cannot\n"
+	        "connect. See doc/actions.md.\n"),
 	      out);
 	ev_bulk_cli_usage(out);
 	fputc('\n', out);
@@ -63,36 +65,36 @@ static void usage_common(FILE *out)
 
 static void usage_retry(FILE *out)
 {
-	fputs("Usage: evtop retry EVENT_NO... [--now | --delay=DUR] [OPTION]...\n"
-	      "   or: evtop retry --list=KIND --table=T [FILTER]... [--now | --delay=DUR]\n"
-	      "                   [--rate=N] [--batch-size=N] [--pause=DUR] [OPTION]...\n"
-	      "Retry failed events. By default through the applications' own retry path: the\n"
-	      "event stays failed and next_retry_time = NOW() + --delay (default 0), so the\n"
-	      "retry scanner picks it up. --now makes it pending again at once (3 -> 0).\n"
-	      "An exhausted event (retry_count >= max_retry_count) gets exactly one more\n"
-	      "attempt.\n",
+	fputs(_("Usage: evtop retry EVENT_NO... [--now | --delay=DUR] [OPTION]...\n"
+	        "   or: evtop retry --list=KIND --table=T [FILTER]... [--now | --delay=DUR]\n"
+	        "                   [--rate=N] [--batch-size=N] [--pause=DUR] [OPTION]...\n"
+	        "Retry failed events. By default through the applications' own retry path: the\n"
+	        "event stays failed and next_retry_time = NOW() + --delay (default 0), so the\n"
+	        "retry scanner picks it up. --now makes it pending again at once (3 -> 0).\n"
+	        "An exhausted event (retry_count >= max_retry_count) gets exactly one more\n"
+	        "attempt.\n"),
 	      out);
 	usage_common(out);
 }
 
 static void usage_cancel(FILE *out)
 {
-	fputs("Usage: evtop cancel EVENT_NO... --reason=TEXT [OPTION]...\n"
-	      "   or: evtop cancel --list=KIND --table=T [FILTER]... --reason=TEXT [OPTION]...\n"
-	      "Cancel pending or failed events (-> 4). fail_reason becomes the model's text,\n"
-	      "then \"：\" and TEXT, cut to 1000 characters.\n",
+	fputs(_("Usage: evtop cancel EVENT_NO... --reason=TEXT [OPTION]...\n"
+	        "   or: evtop cancel --list=KIND --table=T [FILTER]... --reason=TEXT [OPTION]...\n"
+	        "Cancel pending or failed events (-> 4). fail_reason becomes the model's text,\n"
+	        "then \"：\" and TEXT, cut to 1000 characters.\n"),
 	      out);
 	usage_common(out);
 }
 
 static void usage_recover(FILE *out)
 {
-	fputs("Usage: evtop recover EVENT_NO... [--reason=TEXT] [OPTION]...\n"
-	      "   or: evtop recover --list=stuck --table=T [FILTER]... [OPTION]...\n"
-	      "Recover stuck events (processing -> failed, retry_count + 1, next retry in 1\n"
-	      "minute): in the outbox when lock_until <= NOW(); in the message table only with\n"
-	      "--enable-message-recover (or recover_message = true), when last_handle_time is\n"
-	      "older than the stuck threshold (--stuck-threshold, default 10m).\n",
+	fputs(_("Usage: evtop recover EVENT_NO... [--reason=TEXT] [OPTION]...\n"
+	        "   or: evtop recover --list=stuck --table=T [FILTER]... [OPTION]...\n"
+	        "Recover stuck events (processing -> failed, retry_count + 1, next retry in 1\n"
+	        "minute): in the outbox when lock_until <= NOW(); in the message table only with\n"
+	        "--enable-message-recover (or recover_message = true), when last_handle_time is\n"
+	        "older than the stuck threshold (--stuck-threshold, default 10m).\n"),
 	      out);
 	usage_common(out);
 }
@@ -110,6 +112,58 @@ static void say(FILE *f, const char *fmt, ...)
 	fprintf(f, "%s\n", safe);
 	free(safe);
 	free(text);
+}
+
+/* A line that starts with a label padded to `cols` cells (at least one space after it), then
+ * the rest, through the sanitiser: the result lines ("applied  outbox E1 id=5 ...") and the
+ * fields of a shown row ("  row:       ...") line up whatever the language of the label. */
+static void say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static void say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *rest = ev_xvasprintf(fmt, ap);
+	va_end(ap);
+	int w = ev_text_width(label);
+	char *text = ev_xasprintf("%s%s%*s%s", indent, label, w < cols ? cols - w : 1, "", rest);
+	char *safe = ev_text_sanitize(text, strlen(text));
+	fprintf(f, "%s\n", safe);
+	free(safe);
+	free(text);
+	free(rest);
+}
+
+/* A result line: "refused  outbox E1 ...", the word in 9 cells. */
+#define OUTCOME_COLS 9
+/* A field of a shown row: "  change:    ...", the label in 11 cells. */
+#define FIELD_COLS     11
+#define say_field(...) say_at(stdout, "  ", __VA_ARGS__)
+
+/* TRANSLATORS: the first word of an action's result line (at most 8 cells); the lines line
+ * up after it. */
+#define REFUSED P_("outcome", "refused")
+/* TRANSLATORS: the first word of an action's result line (at most 8 cells): the operator
+ * answered no. */
+#define DECLINED P_("outcome", "declined")
+
+/* The word of a result line for a result. */
+static const char *outcome_word(enum ev_action_result r)
+{
+	switch (r) {
+	case EV_RESULT_APPLIED:
+		/* TRANSLATORS: a result line's first word (at most 8 cells). */
+		return P_("outcome", "applied");
+	case EV_RESULT_SKIPPED:
+		/* TRANSLATORS: a result line's first word (at most 8 cells). */
+		return P_("outcome", "skipped");
+	case EV_RESULT_FAILED:
+		/* TRANSLATORS: a result line's first word (at most 8 cells). */
+		return P_("outcome", "failed");
+	case EV_RESULT_REFUSED:
+		return REFUSED;
+	}
+	return ev_action_result_name(r);
 }
 
 /* --reason is the fail_reason filter for the list commands; here it is the operator's reason,
@@ -238,31 +292,45 @@ static int find_event(struct run *r, const char *event_no, struct ev_guard_row *
 	return hits;
 }
 
+/* The row, the change and the statement of an action: dry (--dry-run) or about to be asked. */
 static void print_block(const struct run *r, const struct ev_guard *g,
-                        const struct ev_guard_row *row, const char *head)
+                        const struct ev_guard_row *row, bool dry)
 {
 	const struct ev_table_def *def = ev_model_table(g->table);
 	char *desc = ev_guard_row_describe(g->table, row);
 	char *stmt = ev_query_render(g->update);
 
-	say(stdout, "%s %s %s %s (id %llu, event_type %s, %s %s)", head, ev_action_name(g->action),
-	    def->key, row->event_no, row->id, row->event_type ? row->event_type : "?",
-	    def->type_col, row->biz_type ? row->biz_type : "?");
-	say(stdout, "  row:       %s", desc);
-	say(stdout, "  change:    %s", g->change);
+	/* TRANSLATORS: the head of a shown action: --dry-run's ("would") and a confirmation's
+	 * ("about to"); the action's name (retry_now, cancel, ...), the table (outbox, message),
+	 * the event_no, then the row's id, event_type and biz_type (or aggregate_type). */
+	say(stdout,
+	    dry ? _("would %s %s %s (id %llu, event_type %s, %s %s)")
+	        : _("about to %s %s %s (id %llu, event_type %s, %s %s)"),
+	    ev_action_name(g->action), def->key, row->event_no, row->id,
+	    row->event_type ? row->event_type : "?", def->type_col,
+	    row->biz_type ? row->biz_type : "?");
+	/* TRANSLATORS: the labels of a shown action's fields (at most 10 cells); the fields
+	 * line up after them. */
+	say_field(_("row:"), FIELD_COLS, "%s", desc);
+	/* TRANSLATORS: a field label (at most 10 cells). */
+	say_field(_("change:"), FIELD_COLS, "%s", g->change);
 	if (g->notice != NULL)
-		say(stdout, "  note:      %s", g->notice);
+		/* TRANSLATORS: a field label (at most 10 cells). */
+		say_field(_("note:"), FIELD_COLS, "%s", g->notice);
 	if (g->protected_token != NULL)
-		say(stdout, "  protected: a %s event (confirmed with --include-protected)",
-		    g->protected_token);
+		/* TRANSLATORS: a field label (at most 10 cells). */
+		say_field(_("protected:"), FIELD_COLS,
+		          _("a %s event (confirmed with --include-protected)"), g->protected_token);
 	if (r->o->dry_run && r->access_checked[g->table] && !r->access[g->table].writable)
-		say(stdout, "  %s %s",
-		    r->access[g->table].clock_suspect ? "refused:  " : "read-only:",
-		    r->access[g->table].why);
+		/* TRANSLATORS: field labels (at most 10 cells). */
+		say_field(r->access[g->table].clock_suspect ? _("refused:") : _("read-only:"),
+		          FIELD_COLS, "%s", r->access[g->table].why);
 	else if (r->access_checked[g->table] && r->access[g->table].clock_suspect)
-		say(stdout, "  clock:     suspect, written anyway (--clock-ok): %s",
-		    r->access[g->table].clock_why);
-	say(stdout, "  statement: %s;", stmt);
+		/* TRANSLATORS: a field label (at most 10 cells). */
+		say_field(_("clock:"), FIELD_COLS, _("suspect, written anyway (--clock-ok): %s"),
+		          r->access[g->table].clock_why);
+	/* TRANSLATORS: a field label (at most 10 cells). */
+	say_field(_("statement:"), FIELD_COLS, "%s;", stmt);
 	free(stmt);
 	free(desc);
 }
@@ -271,23 +339,29 @@ static void report_outcome(struct run *r, const struct ev_guard *g, const struct
                            struct ev_action_outcome *out)
 {
 	const char *key = ev_model_table(g->table)->key;
-	const char *name = ev_action_result_name(out->result);
+	const char *word = outcome_word(out->result);
 	char *now = out->have_now ? ev_guard_row_describe(g->table, &out->now) : NULL;
 
 	if (out->result == EV_RESULT_APPLIED) {
 		r->applied++;
-		say(stdout, "applied  %s %s id=%llu %s: now %s%s%s", key, row->event_no, row->id,
-		    ev_action_name(g->action), now ? now : "(not re-read)", out->msg[0] ? "; " : "",
-		    out->msg);
+		/* TRANSLATORS: after "applied": the table, the event_no, its id, the action, then
+		 * the row as it is now (or "(not re-read)") and what the database said. */
+		say_at(stdout, "", word, OUTCOME_COLS, _("%s %s id=%llu %s: now %s%s%s"), key,
+		       row->event_no, row->id, ev_action_name(g->action),
+		       /* TRANSLATORS: in place of the row as it is now. */
+		       now ? now : _("(not re-read)"), out->msg[0] ? "; " : "", out->msg);
 	} else {
 		r->not_applied++;
-		say(stdout, "%-8s %s %s id=%llu %s: %s%s%s", name, key, row->event_no, row->id,
-		    ev_action_name(g->action), out->msg, now ? "; now " : "", now ? now : "");
+		/* TRANSLATORS: a result line after its first word: the table, the event_no, its id,
+		 * the action, why it was not applied, then "; now " and the row as it is now. */
+		say_at(stdout, "", word, OUTCOME_COLS, _("%s %s id=%llu %s: %s%s%s"), key,
+		       row->event_no, row->id, ev_action_name(g->action), out->msg,
+		       now ? _("; now ") : "", now ? now : "");
 	}
 	if (out->audit_line_failed) {
 		r->not_applied++;
-		say(stderr, "evtop: the audit line for %s was not written: %s", row->event_no,
-		    out->audit_msg);
+		ev_say_error(_("the audit line for %s was not written: %s"), row->event_no,
+		             out->audit_msg);
 	}
 	free(now);
 }
@@ -312,13 +386,16 @@ static void dry_verdict(struct run *r, const struct ev_guard *g, const struct ev
 	struct ev_rowset *rs = NULL;
 
 	if (r->access_checked[g->table] && !a->writable) {
-		say(stdout, "  verdict:   would be refused%s",
-		    a->clock_suspect ? " (clock)" : " (read-only)");
+		/* TRANSLATORS: --dry-run's verdict on an action (the label at most 10 cells). */
+		say_field(_("verdict:"), FIELD_COLS, "%s",
+		          a->clock_suspect ? _("would be refused (clock)")
+		                           : _("would be refused (read-only)"));
 		r->not_applied++;
 		return;
 	}
 	if (ev_conn_run(r->s.conn, g->match, &rs, &err) < 0) {
-		say(stdout, "  verdict:   unknown: the guard could not be evaluated: %s", err.msg);
+		say_field(_("verdict:"), FIELD_COLS,
+		          _("unknown: the guard could not be evaluated: %s"), err.msg);
 		r->not_applied++;
 		return;
 	}
@@ -326,7 +403,8 @@ static void dry_verdict(struct run *r, const struct ev_guard *g, const struct ev
 	bool match = n != NULL && strtoll(n, NULL, 10) == 1;
 	ev_rowset_free(&rs);
 	if (match) {
-		say(stdout, "  verdict:   would be applied (its WHERE matches the row now)");
+		say_field(_("verdict:"), FIELD_COLS, "%s",
+		          _("would be applied (its WHERE matches the row now)"));
 		r->applied++;
 		return;
 	}
@@ -341,7 +419,8 @@ static void dry_verdict(struct run *r, const struct ev_guard *g, const struct ev
 	}
 	ev_query_free(&q);
 	char *why = ev_guard_explain_skip(g, row, have_now ? &now : NULL);
-	say(stdout, "  verdict:   would be skipped: its WHERE matches no row now: %s", why);
+	say_field(_("verdict:"), FIELD_COLS,
+	          _("would be skipped: its WHERE matches no row now: %s"), why);
 	free(why);
 	ev_guard_row_clear(&now);
 	r->not_applied++;
@@ -356,7 +435,8 @@ static void do_event(struct run *r, const char *event_no)
 	struct ev_guard g;
 
 	if (strlen(event_no) > 64 || !ev_guard_utf8_valid(event_no)) {
-		say(stdout, "refused  %s: not an event_no (at most 64 characters)", event_no);
+		say_at(stdout, "", REFUSED, OUTCOME_COLS,
+		       _("%s: not an event_no (at most 64 characters)"), event_no);
 		r->not_applied++;
 		return;
 	}
@@ -367,20 +447,23 @@ static void do_event(struct run *r, const char *event_no)
 		return;
 	}
 	if (hits == 0) {
-		say(stdout, "refused  %s: no such event in %s", event_no,
-		    r->o->table >= 0 ? ev_model_table((enum ev_table_kind)r->o->table)->key
-		                     : "either table");
+		if (r->o->table >= 0)
+			say_at(stdout, "", REFUSED, OUTCOME_COLS, _("%s: no such event in %s"),
+			       event_no, ev_model_table((enum ev_table_kind)r->o->table)->key);
+		else
+			say_at(stdout, "", REFUSED, OUTCOME_COLS,
+			       _("%s: no such event in either table"), event_no);
 		r->not_applied++;
 		return;
 	}
 	if (hits > 1) {
-		say(stdout,
-		    "refused  %s: ambiguous: this event_no is in both tables (%s id %llu, %s id "
-		    "%llu); choose one with --table",
-		    event_no, ev_model_table(kind)->key, row.id,
-		    ev_model_table(kind == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX)
-		            ->key,
-		    other);
+		say_at(stdout, "", REFUSED, OUTCOME_COLS,
+		       _("%s: ambiguous: this event_no is in both tables (%s id %llu, %s id "
+		         "%llu); choose one with --table"),
+		       event_no, ev_model_table(kind)->key, row.id,
+		       ev_model_table(kind == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX)
+		               ->key,
+		       other);
 		r->not_applied++;
 		ev_guard_row_clear(&row);
 		return;
@@ -388,9 +471,16 @@ static void do_event(struct run *r, const char *event_no)
 
 	/* Read-only first: no advice (--include-protected, a status) that could not help. */
 	if (!r->o->dry_run && !r->access[kind].writable) {
-		say(stdout, "refused  %s %s id=%llu %s: %s%s", ev_model_table(kind)->key, event_no,
-		    row.id, ev_action_name(r->action),
-		    r->access[kind].clock_suspect ? "" : "read-only: ", r->access[kind].why);
+		if (r->access[kind].clock_suspect)
+			/* TRANSLATORS: after "refused": the table, the event_no, its id, the
+			 * action, why. */
+			say_at(stdout, "", REFUSED, OUTCOME_COLS, _("%s %s id=%llu %s: %s"),
+			       ev_model_table(kind)->key, event_no, row.id,
+			       ev_action_name(r->action), r->access[kind].why);
+		else
+			say_at(stdout, "", REFUSED, OUTCOME_COLS,
+			       _("%s %s id=%llu %s: read-only: %s"), ev_model_table(kind)->key,
+			       event_no, row.id, ev_action_name(r->action), r->access[kind].why);
 		r->not_applied++;
 		ev_guard_row_clear(&row);
 		return;
@@ -408,22 +498,25 @@ static void do_event(struct run *r, const char *event_no)
 	        .confirmed_protected = r->o->include_protected,
 	};
 	if (ev_guard_build(&req, &g, &err) < 0) {
-		say(stdout, "refused  %s %s id=%llu %s: %s", ev_model_table(kind)->key, event_no,
-		    row.id, ev_action_name(r->action), err.msg);
+		say_at(stdout, "", REFUSED, OUTCOME_COLS, _("%s %s id=%llu %s: %s"),
+		       ev_model_table(kind)->key, event_no, row.id, ev_action_name(r->action),
+		       err.msg);
 		r->not_applied++;
 		ev_guard_row_clear(&row);
 		return;
 	}
 	if (r->o->dry_run) {
-		print_block(r, &g, &row, "would");
+		print_block(r, &g, &row, true);
 		dry_verdict(r, &g, &row);
 		goto done;
 	}
 	if (r->interactive) {
-		print_block(r, &g, &row, "about to");
-		if (!ask_yes("Apply? [y/N] ")) {
-			say(stdout, "declined %s %s id=%llu %s: not applied",
-			    ev_model_table(kind)->key, event_no, row.id, ev_action_name(r->action));
+		print_block(r, &g, &row, false);
+		/* TRANSLATORS: the answer is read as y or yes (any case); keep [y/N]. */
+		if (!ask_yes(_("Apply? [y/N] "))) {
+			say_at(stdout, "", DECLINED, OUTCOME_COLS,
+			       _("%s %s id=%llu %s: not applied"), ev_model_table(kind)->key,
+			       event_no, row.id, ev_action_name(r->action));
 			r->not_applied++;
 			goto done;
 		}
@@ -446,8 +539,7 @@ static int audit_clock_ok(struct run *r, enum ev_table_kind t)
 	int rc = ev_audit_log_append(&r->log, line, &err);
 	free(line);
 	if (rc < 0)
-		fprintf(stderr, "evtop: refused: %s (every write is audited there first)\n",
-		        err.msg);
+		ev_say_error(_("refused: %s (every write is audited there first)"), err.msg);
 	return rc;
 }
 
@@ -463,7 +555,7 @@ static int prepare(struct run *r)
 		return EV_EXIT_UNKNOWN;
 	}
 	if (r->o->cfg.read_only)
-		ev_conn_set_read_only(r->s.conn, "--read-only (or read_only in the config)");
+		ev_conn_set_read_only(r->s.conn, _("--read-only (or read_only in the config)"));
 	for (int i = 0; i < n; i++) {
 		enum ev_table_kind t = kinds[i];
 		if (ev_session_check_table(&r->s, t, &err) < 0) {
@@ -495,7 +587,7 @@ static int prepare(struct run *r)
 			return EV_EXIT_FAILURE;
 	}
 	if (usable == 0) {
-		fputs("evtop: neither event table exists in this database\n", stderr);
+		ev_say_error("%s", _("neither event table exists in this database"));
 		return EV_EXIT_UNKNOWN;
 	}
 	return 0;
@@ -542,10 +634,9 @@ static int pick_source(struct ev_opts *o, bool bulk)
 	if (o->nchosen <= 1)
 		return 0;
 	if (bulk) {
-		fprintf(stderr,
-		        "evtop: a bulk action works on one source at a time: name it with --source "
-		        "(the config has %d)\n",
-		        o->nchosen);
+		ev_say_error(_("a bulk action works on one source at a time: name it with --source "
+		               "(the config has %d)"),
+		             o->nchosen);
 		return EV_EXIT_USAGE;
 	}
 	if (ev_fan_open(&f, o, true, &err) < 0) {
@@ -561,10 +652,11 @@ static int pick_source(struct ev_opts *o, bool bulk)
 	int rc = 0, where = -1;
 	for (int i = 0; i < f.n && rc == 0; i++) {
 		if (!f.v[i].up) {
-			ev_error_set(&err, f.v[i].err.code,
-			             "refused: source %s does not answer (%.300s), and an event_no "
-			             "given may be there: name the source with --source",
-			             f.v[i].src->name, f.v[i].err.msg);
+			ev_error_set(
+			        &err, f.v[i].err.code,
+			        _("refused: source %s does not answer (%.300s), and an "
+			          "event_no given may be there: name the source with --source"),
+			        f.v[i].src->name, f.v[i].err.msg);
 			ev_session_report(&err);
 			rc = EV_EXIT_UNKNOWN;
 		}
@@ -577,8 +669,8 @@ static int pick_source(struct ev_opts *o, bool bulk)
 			if (first >= 0) {
 				ev_error_set(
 				        &err, EV_ERR_USAGE,
-				        "refused: event %.64s is on source %s and on source %s: "
-				        "name one with --source",
+				        _("refused: event %.64s is on source %s and on source %s: "
+				          "name one with --source"),
 				        o->args[e], f.v[first].src->name, f.v[i].src->name);
 				ev_session_report(&err);
 				rc = EV_EXIT_USAGE;
@@ -588,8 +680,8 @@ static int pick_source(struct ev_opts *o, bool bulk)
 		if (rc == 0 && first >= 0 && where >= 0 && first != where) {
 			ev_error_set(
 			        &err, EV_ERR_USAGE,
-			        "refused: the events given are on several sources (%s and %s): "
-			        "one source per run, named with --source",
+			        _("refused: the events given are on several sources (%s and %s): "
+			          "one source per run, named with --source"),
 			        f.v[where].src->name, f.v[first].src->name);
 			ev_session_report(&err);
 			rc = EV_EXIT_USAGE;
@@ -598,11 +690,9 @@ static int pick_source(struct ev_opts *o, bool bulk)
 			where = first;
 	}
 	if (rc == 0 && where >= 0) {
-		char *name =
-		        ev_text_sanitize(o->chosen[where]->name, strlen(o->chosen[where]->name));
-		fprintf(stderr, "evtop: source %s holds the event%s given; acting there\n", name,
-		        l.n == 1 ? "" : "s");
-		free(name);
+		ev_say_error(l.n == 1 ? _("source %s holds the event given; acting there")
+		                      : _("source %s holds the events given; acting there"),
+		             o->chosen[where]->name);
 		o->src = o->chosen[where];
 		o->chosen[0] = o->src;
 		o->nchosen = 1;
@@ -621,41 +711,39 @@ static int check_request(struct run *r, enum verb verb, bool bad, const struct e
 	int rc;
 
 	if (o->nargs > MAX_EVENT_NOS) {
-		fprintf(stderr,
-		        "evtop: at most %d event_nos at once (%d given); for more, act on a list "
-		        "with --list KIND and its filters (--filter, --event-type, ...), or feed a "
-		        "file of event_nos through xargs -n %d\n",
-		        MAX_EVENT_NOS, o->nargs, MAX_EVENT_NOS);
+		ev_say_error(_("at most %d event_nos at once (%d given); for more, act on a list "
+		               "with --list KIND and its filters (--filter, --event-type, ...), or "
+		               "feed a file of event_nos through xargs -n %d"),
+		             MAX_EVENT_NOS, o->nargs, MAX_EVENT_NOS);
 		return EV_EXIT_USAGE;
 	}
 	if (bad) {
-		fputs("evtop: --reason needs a value\n", stderr);
+		ev_say_error("%s", _("--reason needs a value"));
 		return EV_EXIT_USAGE;
 	}
 	/* Before anything is read or written: an ESC, a newline or a tab in fail_reason would
 	 * reach every terminal and log that shows the row. */
 	if (ev_guard_reason_check(r->reason, err) < 0) {
-		fprintf(stderr, "evtop: --reason: %s; nothing was written\n", err->msg);
+		ev_say_error(_("--reason: %s; nothing was written"), err->msg);
 		return EV_EXIT_USAGE;
 	}
 	if (filter_given(&o->filter) && bulk->list == NULL) {
-		fprintf(stderr,
-		        "evtop: %s acts on the event_nos given; filters are taken only with --list "
-		        "KIND (a bulk action)\n",
-		        verb_name[verb]);
+		ev_say_error(_("%s acts on the event_nos given; filters are taken only with --list "
+		               "KIND (a bulk action)"),
+		             verb_name[verb]);
 		return EV_EXIT_USAGE;
 	}
 	if (verb != VERB_RETRY && (o->retry_now || o->delay_set)) {
-		fprintf(stderr, "evtop: --now and --delay are for retry\n");
+		ev_say_error("%s", _("--now and --delay are for retry"));
 		return EV_EXIT_USAGE;
 	}
 	if (o->retry_now && o->delay_set) {
-		fputs("evtop: --now retries at once; --delay schedules: choose one\n", stderr);
+		ev_say_error("%s", _("--now retries at once; --delay schedules: choose one"));
 		return EV_EXIT_USAGE;
 	}
 	if (verb == VERB_CANCEL && (r->reason == NULL || r->reason[0] == '\0')) {
-		fputs("evtop: cancel needs --reason TEXT (it is written into fail_reason)\n",
-		      stderr);
+		ev_say_error("%s",
+		             _("cancel needs --reason TEXT (it is written into fail_reason)"));
 		return EV_EXIT_USAGE;
 	}
 	r->action = verb == VERB_CANCEL    ? EV_ACTION_CANCEL
@@ -674,21 +762,20 @@ static int may_write(struct run *r, enum verb verb, struct ev_error *err)
 	struct ev_opts *o = r->o;
 
 	if (o->cfg.read_only && !o->dry_run) {
-		fprintf(stderr,
-		        "evtop: refused: read-only (--read-only or read_only in the config): %s "
-		        "writes nothing\n",
-		        verb_name[verb]);
+		ev_say_error(_("refused: read-only (--read-only or read_only in the config): %s "
+		               "writes nothing"),
+		             verb_name[verb]);
 		return EV_EXIT_FAILURE;
 	}
 	if (!o->dry_run && !o->yes && !isatty(STDIN_FILENO)) {
-		fprintf(stderr,
-		        "evtop: refused: no terminal to confirm on; add --yes to apply without "
-		        "asking, or --dry-run to see the statements\n");
+		ev_say_error("%s",
+		             _("refused: no terminal to confirm on; add --yes to apply without "
+		               "asking, or --dry-run to see the statements"));
 		return EV_EXIT_FAILURE;
 	}
 	r->interactive = !o->dry_run && !o->yes;
 	if (r->interactive && o->cfg.operator_id == NULL) {
-		fputs("Operator or ticket id for the audit (Enter for none): ", stdout);
+		fputs(_("Operator or ticket id for the audit (Enter for none): "), stdout);
 		fflush(stdout);
 		char *id = read_line();
 		if (id != NULL && id[0] != '\0')
@@ -701,8 +788,8 @@ static int may_write(struct run *r, enum verb verb, struct ev_error *err)
 		int orc = ev_audit_log_open(&r->log, path, err);
 		free(path);
 		if (orc < 0) {
-			fprintf(stderr, "evtop: refused: %s (every write is audited there first)\n",
-			        err->msg);
+			ev_say_error(_("refused: %s (every write is audited there first)"),
+			             err->msg);
 			return EV_EXIT_FAILURE;
 		}
 	}
@@ -741,7 +828,8 @@ static int act(struct run *r, const struct ev_bulk_cli *bulk)
 		for (int i = 0; i < o->nargs; i++)
 			do_event(r, o->args[i]);
 		if (o->dry_run)
-			printf("dry-run: nothing was written (%d would be applied, %d would not)\n",
+			printf(_("dry-run: nothing was written (%d would be applied, %d would "
+			         "not)\n"),
 			       r->applied, r->not_applied);
 		rc = r->not_applied == 0 ? EV_EXIT_OK : EV_EXIT_FAILURE;
 	}

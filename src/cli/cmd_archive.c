@@ -11,6 +11,7 @@
 #include "core/auditlog.h"
 #include "core/doctor.h"
 #include "core/files.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/archive.h"
 #include "db/conn.h"
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,38 +34,42 @@
 
 static void usage(FILE *out)
 {
-	fputs("Usage: evtop archive --table=message|outbox --older-than=DUR [options]\n"
-	      "       evtop archive --table=message|outbox --create-archive-table [--to=TABLE]\n"
-	      "Move finished events (success; cancelled with --status) created longer ago than\n"
-	      "the retention out of the online table, in small batches on the source's primary.\n"
-	      "Backlog rows (pending, processing, failed) are never moved.\n"
-	      "\nArchive options:\n"
-	      "      --older-than=DUR       the retention: rows created before NOW() - DUR move\n"
-	      "                             (below 7d needs --force: producers replaying an\n"
-	      "                             event_no after it is archived create it again)\n"
-	      "      --status=LIST          success (default), cancelled, or success,cancelled\n"
-	      "      --include-deleted      soft-deleted rows (deleted = 1) of either status too\n"
-	      "      --to=TABLE             the archive table (default <table>_archive)\n"
-	      "      --to-file=FILE         JSON lines instead, fsync'ed before each DELETE\n"
-	      "      --purge                delete without keeping a copy (explicit)\n"
-	      "      --create-archive-table make the archive table, then exit\n"
-	      "      --batch=N              rows a batch (default 500, 1 .. 5000)\n"
-	      "      --rate=ROWS            rows a second at most (default 2000; 0: no limit)\n"
-	      "      --pause=DUR            between batches (default 100ms)\n"
-	      "      --max-lag=DUR          pause while the source's replica lags more (default\n"
-	      "                             10s; a replica whose lag reads NULL counts as "
-	      "lagging)\n"
-	      "      --until=TIME           stop at this local time (HH:MM, or YYYY-MM-DD HH:MM)\n"
-	      "      --from-start           a full pass, not from the saved cursor\n"
-	      "      --dry-run              count the rows and print the statements; write "
-	      "nothing\n"
-	      "      --yes                  start without asking (needed without a terminal)\n"
-	      "      --force                a retention below 7 days\n"
-	      "      --operator=ID          operator or ticket id for the audit\n"
-	      "Ctrl-C (or SIGTERM) stops after the current batch; a rerun resumes from the cursor\n"
-	      "saved in the state directory. Every batch is audited (the local audit file, and\n"
-	      "evtop_archive_log when it exists).\n\n",
+	fputs(_("Usage: evtop archive --table=message|outbox --older-than=DUR [options]\n"
+	        "       evtop archive --table=message|outbox --create-archive-table [--to=TABLE]\n"
+	        "Move finished events (success; cancelled with --status) created longer ago than\n"
+	        "the retention out of the online table, in small batches on the source's primary.\n"
+	        "Backlog rows (pending, processing, failed) are never moved.\n"
+	        "\nArchive options:\n"
+	        "      --older-than=DUR       the retention: rows created before NOW() - DUR move\n"
+	        "                             (below 7d needs --force: producers replaying an\n"
+	        "                             event_no after it is archived create it again)\n"
+	        "      --status=LIST          success (default), cancelled, or success,cancelled\n"
+	        "      --include-deleted      soft-deleted rows (deleted = 1) of either status "
+	        "too\n"
+	        "      --to=TABLE             the archive table (default <table>_archive)\n"
+	        "      --to-file=FILE         JSON lines instead, fsync'ed before each DELETE\n"
+	        "      --purge                delete without keeping a copy (explicit)\n"
+	        "      --create-archive-table make the archive table, then exit\n"
+	        "      --batch=N              rows a batch (default 500, 1 .. 5000)\n"
+	        "      --rate=ROWS            rows a second at most (default 2000; 0: no limit)\n"
+	        "      --pause=DUR            between batches (default 100ms)\n"
+	        "      --max-lag=DUR          pause while the source's replica lags more (default\n"
+	        "                             10s; a replica whose lag reads NULL counts as "
+	        "lagging)\n"
+	        "      --until=TIME           stop at this local time (HH:MM, or YYYY-MM-DD "
+	        "HH:MM)\n"
+	        "      --from-start           a full pass, not from the saved cursor\n"
+	        "      --dry-run              count the rows and print the statements; write "
+	        "nothing\n"
+	        "      --yes                  start without asking (needed without a terminal)\n"
+	        "      --force                a retention below 7 days\n"
+	        "      --operator=ID          operator or ticket id for the audit\n"
+	        "Ctrl-C (or SIGTERM) stops after the current batch; a rerun resumes from the "
+	        "cursor\n"
+	        "saved in the state directory. Every batch is audited (the local audit file, and\n"
+	        "evtop_archive_log when it exists).\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 
@@ -109,7 +115,7 @@ static void cursor_save(const struct ev_archive_cursor *c, void *arg)
 	struct saver *sv = arg;
 	struct ev_error err = {0};
 	if (sv->path == NULL ||
-	    ev_file_make_parents(sv->path, "the archive state directory", &err) < 0) {
+	    ev_file_make_parents(sv->path, _("the archive state directory"), &err) < 0) {
 		sv->failed = true;
 		return;
 	}
@@ -146,16 +152,17 @@ static int read_lag(void *arg, long long *lag_s, char *why, size_t n)
 	ev_query_free(&q);
 	if (rc < 0) {
 		snprintf(why, n, "%s",
-		         err.code == 1227 ? "the account lacks REPLICA MONITOR (MariaDB) / "
-		                            "REPLICATION CLIENT (MySQL)"
+		         err.code == 1227 ? _("the account lacks REPLICA MONITOR (MariaDB) / "
+		                              "REPLICATION CLIENT (MySQL)")
 		                          : err.msg);
 		return -1;
 	}
 	char note[200] = "";
+	bool channel = rs->nrows > 0; /* no row: not a replica (the note says so) */
 	long long lag = ev_doctor_replica_lag(rs, note, sizeof(note));
 	ev_rowset_free(&rs);
 	/* Not a replica at all (no channel): nothing to wait for. */
-	if (lag < 0 && strstr(note, "not a replica") != NULL) {
+	if (lag < 0 && !channel) {
 		*lag_s = 0;
 		return 0;
 	}
@@ -182,15 +189,19 @@ static void show_progress(const struct ev_archive_progress *p, void *arg)
 	struct show *sh = arg;
 	char eta[64] = "";
 	if (sh->total > 0 && p->rate > 0 && (long long)p->moved < sh->total)
-		snprintf(eta, sizeof(eta), ", ETA %.0fs",
+		/* TRANSLATORS: after the rate: the seconds left. */
+		snprintf(eta, sizeof(eta), _(", ETA %.0fs"),
 		         (double)(sh->total - (long long)p->moved) / p->rate);
 	if (sh->tty) {
 		int width = 30;
 		int fill = sh->total > 0 ? (int)((double)p->moved * width / (double)sh->total) : 0;
 		if (fill > width)
 			fill = width;
-		fprintf(stderr, "\r\033[K%s [%.*s%*s] %zu rows, %.0f rows/s%s%s%s", sh->table, fill,
-		        "##############################", width - fill, "", p->moved, p->rate, eta,
+		fprintf(stderr, "\r\033[K%s [%.*s%*s] ", sh->table, fill,
+		        "##############################", width - fill, "");
+		/* TRANSLATORS: an archive run's progress after its bar: the rows moved, the rate,
+		 * the ETA, then why it waits (after " - "). */
+		fprintf(stderr, _("%zu rows, %.0f rows/s%s%s%s"), p->moved, p->rate, eta,
 		        p->waiting ? " - " : "", p->waiting ? p->waiting : "");
 		if (p->finished)
 			fputc('\n', stderr);
@@ -203,11 +214,18 @@ static void show_progress(const struct ev_archive_progress *p, void *arg)
 		if (p->finished && p->batches == 0 && p->waiting == NULL)
 			return;
 		sh->last_line = now;
-		fprintf(stderr,
-		        "evtop: archive %s: %zu row%s moved in %u batch%s, %.0f rows/s%s%s%s\n",
-		        sh->table, p->moved, p->moved == 1 ? "" : "s", p->batches,
-		        p->batches == 1 ? "" : "es", p->rate, eta, p->waiting ? "; " : "",
+		/* TRANSLATORS: a count of rows ("3 rows"), in longer sentences. */
+		char *rows = ev_xasprintf(p->moved == 1 ? _("%zu row") : _("%zu rows"), p->moved);
+		char *batches =
+		        ev_xasprintf(p->batches == 1 ? _("%u batch") : _("%u batches"), p->batches);
+		/* TRANSLATORS: "archive biz_outbox_event: 500 rows moved in 1 batch, 2000 rows/s",
+		 * then the ETA and why it waits. */
+		fputs("evtop: ", stderr);
+		fprintf(stderr, _("archive %s: %s moved in %s, %.0f rows/s%s%s%s\n"), sh->table,
+		        rows, batches, p->rate, eta, p->waiting ? "; " : "",
 		        p->waiting ? p->waiting : "");
+		free(rows);
+		free(batches);
 	}
 }
 
@@ -220,8 +238,8 @@ static time_t until_time(const struct ev_opts *o, struct ev_error *err)
 		int h, m;
 		if (sscanf(o->until_clock, "%2d:%2d", &h, &m) != 2 || h < 0 || h > 23 || m < 0 ||
 		    m > 59)
-			return ev_error_set(err, EV_ERR_USAGE, "--until: expected HH:MM, got '%s'",
-			                    o->until_clock);
+			return ev_error_set(err, EV_ERR_USAGE,
+			                    _("--until: expected HH:MM, got '%s'"), o->until_clock);
 		localtime_r(&now, &tm);
 		tm.tm_hour = h;
 		tm.tm_min = m;
@@ -232,13 +250,27 @@ static time_t until_time(const struct ev_opts *o, struct ev_error *err)
 	if (o->filter.until == NULL)
 		return 0;
 	if (strptime(o->filter.until, "%Y-%m-%d %H:%M:%S", &tm) == NULL)
-		return ev_error_set(err, EV_ERR_USAGE, "--until: expected a local time, got '%s'",
-		                    o->filter.until);
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    _("--until: expected a local time, got '%s'"), o->filter.until);
 	tm.tm_isdst = -1;
 	time_t t = mktime(&tm);
 	if (t <= now)
-		return ev_error_set(err, EV_ERR_USAGE, "--until %s is past", o->filter.until);
+		return ev_error_set(err, EV_ERR_USAGE, _("--until %s is past"), o->filter.until);
 	return t;
+}
+
+/* "  label:     text": the label in 11 cells, the text lined up after it. */
+static void say_field(const char *label, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static void say_field(const char *label, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = ev_xvasprintf(fmt, ap);
+	va_end(ap);
+	int w = ev_text_width(label);
+	printf("  %s%*s%s\n", label, w < 11 ? 11 - w : 1, "", text);
+	free(text);
 }
 
 /* A statement's text as it would run, for --dry-run. */
@@ -246,7 +278,9 @@ static void print_statement(const char *what, struct ev_query *q, bool render)
 {
 	char *text = render ? ev_query_render(q) : ev_xstrdup(q->sql);
 	char *safe = ev_text_sanitize(text, strlen(text));
-	printf("  %-10s %s\n", what, safe);
+	/* The label in 11 cells, the statements lined up after it. */
+	int w = ev_text_width(what);
+	printf("  %s%*s%s\n", what, w < 11 ? 11 - w : 1, "", safe);
 	free(safe);
 	free(text);
 	ev_query_free(&q);
@@ -272,7 +306,9 @@ static int may_run(struct ev_conn *c, struct ev_query *q, const char *what, stru
 	ev_query_free(&q);
 	if (rc == 0)
 		return 0;
-	return ev_error_set(err, e.code, "the account %s may not %s: %s", ev_conn_user(c), what,
+	/* TRANSLATORS: the account, what it would do ("DELETE from the table"), the server's
+	 * words. */
+	return ev_error_set(err, e.code, _("the account %s may not %s: %s"), ev_conn_user(c), what,
 	                    e.msg);
 }
 
@@ -314,12 +350,13 @@ static int archive_table(struct ev_session *s, struct ev_archive_spec *sp, bool 
 			return -1;
 	} else if (ar->nrows == 0) {
 		ev_rowset_free(&ar);
-		return ev_error_set(err, EV_ERR_SCHEMA,
-		                    "no archive table %s: make it with --create-archive-table (or "
-		                    "name another with --to, or use --to-file / --purge)",
-		                    sp->archive_name);
+		return ev_error_set(
+		        err, EV_ERR_SCHEMA,
+		        _("no archive table %s: make it with --create-archive-table (or "
+		          "name another with --to, or use --to-file / --purge)"),
+		        sp->archive_name);
 	} else if (create) {
-		printf("the archive table %s exists already\n", sp->archive_name);
+		printf(_("the archive table %s exists already\n"), sp->archive_name);
 	}
 	q = ev_archive_query_columns(sp->table_name);
 	rc = ev_conn_run(s->conn, q, &on, err);
@@ -334,10 +371,10 @@ static int archive_table(struct ev_session *s, struct ev_archive_spec *sp, bool 
 static const char *retention_risk(long long s)
 {
 	return s < EV_ARCHIVE_MIN_RETENTION_S
-	               ? "below 7 days: a producer replaying an event_no after its row is archived "
-	                 "creates it again as a new pending event, published twice"
-	               : "a producer replaying an event_no older than this creates it again as a "
-	                 "new pending event (the idempotent INSERT needs the row online)";
+	               ? _("below 7 days: a producer replaying an event_no after its row is "
+	                   "archived creates it again as a new pending event, published twice")
+	               : _("a producer replaying an event_no older than this creates it again as "
+	                   "a new pending event (the idempotent INSERT needs the row online)");
 }
 
 /* What the steps of one run (one source, one table) share; one() frees it. */
@@ -405,9 +442,8 @@ static int open_source(struct run *r)
 static int create_only(struct run *r)
 {
 	if (r->o->cfg.read_only) {
-		fputs("evtop: refused: read-only (--read-only or read_only in the "
-		      "config)\n",
-		      stderr);
+		ev_say_error("%s",
+		             _("refused: read-only (--read-only or read_only in the config)"));
 		return EV_EXIT_FAILURE;
 	}
 	if (archive_table(&r->s, &r->sp, true, &r->err) < 0) {
@@ -425,11 +461,10 @@ static int survey(struct run *r)
 	struct ev_archive_spec *sp = &r->sp;
 
 	if (sp->create_index == NULL) {
-		fprintf(stderr,
-		        "evtop: %s has no index on (create_time): archive reads the oldest rows "
-		        "through it (the model's idx_create_time); evtop doctor gives the "
-		        "statement\n",
-		        r->name);
+		ev_say_error(_("%s has no index on (create_time): archive reads the oldest rows "
+		               "through it (the model's idx_create_time); evtop doctor gives the "
+		               "statement"),
+		             r->name);
 		return EV_EXIT_UNKNOWN;
 	}
 	if (sp->target == EV_ARCHIVE_TO_TABLE && archive_table(&r->s, sp, false, &r->err) < 0) {
@@ -474,33 +509,54 @@ static void print_plan(const struct run *r)
 
 	char *who = ev_text_sanitize(ev_conn_user(r->s.conn), strlen(ev_conn_user(r->s.conn)));
 	char *target = sp->target == EV_ARCHIVE_PURGE
-	                       ? ev_xstrdup("to delete (--purge: no copy is kept)")
+	                       ? ev_xstrdup(_("to delete (--purge: no copy is kept)"))
 	               : sp->target == EV_ARCHIVE_TO_FILE
-	                       ? ev_xasprintf("to move to the file %s", o->archive_file)
-	                       : ev_xasprintf("to move to the table %s", sp->archive_name);
+	                       ? ev_xasprintf(_("to move to the file %s"), o->archive_file)
+	                       : ev_xasprintf(_("to move to the table %s"), sp->archive_name);
+	if (r->resumed) {
+		/* TRANSLATORS: where the rows go ("to move to the table X"), then from where on. */
+		char *from = ev_xasprintf(
+		        _("%s (after the saved cursor; --from-start for a full pass)"), target);
+		free(target);
+		target = from;
+	}
 	char *tsafe = ev_text_sanitize(target, strlen(target));
-	char howmany[96];
+	/* TRANSLATORS: the plan of an archive run: the table, the source, how many rows, the
+	 * cutoff (a server time), the server's NOW(), where they go ("to move to the table X",
+	 * perhaps with where it resumes). */
 	if (!counted)
-		snprintf(howmany, sizeof(howmany),
-		         "an uncounted number of (the count reached the "
-		         "statement time limit)");
+		printf(_("archive %s (source %s): an uncounted number of (the count reached the "
+		         "statement time limit) finished rows created before %s (server time; now "
+		         "%s), %s\n"),
+		       r->name, r->src_name, r->cutoff, r->now, tsafe);
+	else if (total > EV_ARCHIVE_COUNT_CAP)
+		printf(_("archive %s (source %s): more than %lld finished rows created before %s "
+		         "(server time; now %s), %s\n"),
+		       r->name, r->src_name, (long long)EV_ARCHIVE_COUNT_CAP, r->cutoff, r->now,
+		       tsafe);
 	else
-		snprintf(howmany, sizeof(howmany), "%s%lld",
-		         total > EV_ARCHIVE_COUNT_CAP ? "more than " : "",
-		         total > EV_ARCHIVE_COUNT_CAP ? (long long)EV_ARCHIVE_COUNT_CAP : total);
-	printf("archive %s (source %s): %s finished row%s created before %s (server time; "
-	       "now %s), %s%s\n",
-	       r->name, r->src_name, howmany, total == 1 ? "" : "s", r->cutoff, r->now, tsafe,
-	       r->resumed ? " (after the saved cursor; --from-start for a full pass)" : "");
+		printf(total == 1
+		               ? _("archive %s (source %s): %lld finished row created before %s "
+		                   "(server time; now %s), %s\n")
+		               : _("archive %s (source %s): %lld finished rows created before %s "
+		                   "(server time; now %s), %s\n"),
+		       r->name, r->src_name, total, r->cutoff, r->now, tsafe);
 	free(tsafe);
 	free(target);
-	printf("  statuses:  %s%s%s%s; backlog rows (0, 1, 3) stay\n",
-	       sp->statuses & (1u << EV_ST_SUCCESS) ? "success" : "",
-	       sp->statuses == ((1u << EV_ST_SUCCESS) | (1u << EV_ST_CANCELLED)) ? ", " : "",
-	       sp->statuses & (1u << EV_ST_CANCELLED) ? "cancelled" : "",
-	       sp->include_deleted ? ", and soft-deleted rows of either" : "");
-	printf("  retention: %s\n", retention_risk(o->older_than_s));
-	printf("  account:   %s\n", who);
+	/* The statuses as --status names them. */
+	char *statuses = ev_xasprintf(
+	        "%s%s%s%s", sp->statuses & (1u << EV_ST_SUCCESS) ? "success" : "",
+	        sp->statuses == ((1u << EV_ST_SUCCESS) | (1u << EV_ST_CANCELLED)) ? ", " : "",
+	        sp->statuses & (1u << EV_ST_CANCELLED) ? "cancelled" : "",
+	        sp->include_deleted ? _(", and soft-deleted rows of either") : "");
+	/* TRANSLATORS: the labels of an archive run's plan (at most 10 cells); the fields line
+	 * up after them. */
+	say_field(_("statuses:"), _("%s; backlog rows (0, 1, 3) stay"), statuses);
+	/* TRANSLATORS: a field label (at most 10 cells). */
+	say_field(_("retention:"), "%s", retention_risk(o->older_than_s));
+	/* TRANSLATORS: a field label (at most 10 cells). */
+	say_field(_("account:"), "%s", who);
+	free(statuses);
 	free(who);
 }
 
@@ -510,19 +566,25 @@ static int dry_run(struct run *r)
 	struct ev_archive_spec *sp = &r->sp;
 	uint64_t ids[1] = {0};
 
-	printf("  statements of a batch (? the ids chosen):\n");
-	print_statement("read",
+	printf("%s", _("  statements of a batch (? the ids chosen):\n"));
+	/* TRANSLATORS: the statements of an archive batch (at most 10 cells each). */
+	print_statement(P_("archive statement", "read"),
 	                ev_archive_query_candidates(
 	                        sp, r->resumed ? &r->cursor : NULL,
 	                        (size_t)(r->o->batch ? r->o->batch : EV_ARCHIVE_BATCH_DEFAULT) *
 	                                EV_ARCHIVE_EXAMINE_FACTOR),
 	                true);
-	print_statement("lock", ev_archive_query_lock(sp, ids, 1, sp->target == EV_ARCHIVE_TO_FILE),
-	                false);
+	/* TRANSLATORS: an archive batch's statement (at most 10 cells). */
+	print_statement(P_("archive statement", "lock"),
+	                ev_archive_query_lock(sp, ids, 1, sp->target == EV_ARCHIVE_TO_FILE), false);
 	if (sp->target == EV_ARCHIVE_TO_TABLE)
-		print_statement("copy", ev_archive_query_copy(sp, ids, 1), false);
-	print_statement("delete", ev_archive_query_delete(sp, ids, 1), false);
-	printf("dry run: nothing written\n");
+		/* TRANSLATORS: an archive batch's statement (at most 10 cells). */
+		print_statement(P_("archive statement", "copy"), ev_archive_query_copy(sp, ids, 1),
+		                false);
+	/* TRANSLATORS: an archive batch's statement (at most 10 cells). */
+	print_statement(P_("archive statement", "delete"), ev_archive_query_delete(sp, ids, 1),
+	                false);
+	printf("%s", _("dry run: nothing written\n"));
 	return EV_EXIT_OK;
 }
 
@@ -533,15 +595,14 @@ static int check_grants(struct run *r)
 	struct ev_archive_spec *sp = &r->sp;
 	uint64_t probe_ids[1] = {0};
 
-	if (may_run(r->s.conn, ev_archive_query_delete(sp, probe_ids, 1), "DELETE from the table",
-	            &r->err) < 0 ||
+	if (may_run(r->s.conn, ev_archive_query_delete(sp, probe_ids, 1),
+	            _("DELETE from the table"), &r->err) < 0 ||
 	    (sp->target == EV_ARCHIVE_TO_TABLE &&
 	     may_run(r->s.conn, ev_archive_query_copy(sp, probe_ids, 1),
-	             "INSERT into the archive table", &r->err) < 0)) {
+	             _("INSERT into the archive table"), &r->err) < 0)) {
 		ev_session_report(&r->err);
-		fputs("evtop: nothing archived (sql/grants.sql has the archiving account's "
-		      "GRANTs)\n",
-		      stderr);
+		ev_say_error("%s", _("nothing archived (sql/grants.sql has the archiving account's "
+		                     "GRANTs)"));
 		return EV_EXIT_FAILURE;
 	}
 	r->log_table = count_of(r->s.conn, ev_archive_query_log_exists()) > 0;
@@ -555,11 +616,11 @@ static int check_grants(struct run *r)
 	};
 	struct ev_archive_batch probe = {.run_id = r->j->run_id, .number = 1};
 	if (r->log_table && may_run(r->s.conn, ev_archive_query_log(sp, &r->w, &probe),
-	                            "INSERT into evtop_archive_log", &r->err) < 0) {
+	                            _("INSERT into evtop_archive_log"), &r->err) < 0) {
 		ev_session_report(&r->err);
-		fputs("evtop: nothing archived: evtop_archive_log exists, and no batch runs "
-		      "without its record\n",
-		      stderr);
+		ev_say_error("%s",
+		             _("nothing archived: evtop_archive_log exists, and no batch runs "
+		               "without its record"));
 		return EV_EXIT_FAILURE;
 	}
 	return GO_ON;
@@ -571,18 +632,18 @@ static int confirm(const struct ev_opts *o)
 	if (o->yes)
 		return GO_ON;
 	if (!isatty(STDIN_FILENO)) {
-		fputs("evtop: refused: no terminal to confirm on; add --yes to start "
-		      "without "
-		      "asking, or --dry-run to see the statements\n",
-		      stderr);
+		ev_say_error("%s",
+		             _("refused: no terminal to confirm on; add --yes to start without "
+		               "asking, or --dry-run to see the statements"));
 		return EV_EXIT_FAILURE;
 	}
-	printf("Start? [y/N] ");
+	/* TRANSLATORS: the answer is read as y (any case): keep [y/N]. */
+	printf("%s", _("Start? [y/N] "));
 	fflush(stdout);
 	char answer[16] = "";
 	if (fgets(answer, sizeof(answer), stdin) == NULL ||
 	    (answer[0] != 'y' && answer[0] != 'Y')) {
-		printf("nothing archived\n");
+		printf("%s", _("nothing archived\n"));
 		return EV_EXIT_FAILURE;
 	}
 	return GO_ON;
@@ -596,28 +657,29 @@ static int may_start(struct run *r)
 	int rc;
 
 	if (o->cfg.read_only) {
-		fputs("evtop: refused: read-only (--read-only or read_only in the config): archive "
-		      "writes nothing\n",
-		      stderr);
+		ev_say_error("%s", _("refused: read-only (--read-only or read_only in the config): "
+		                     "archive writes nothing"));
 		return EV_EXIT_FAILURE;
 	}
 	if (r->total == 0) {
-		printf("nothing to archive\n");
+		printf("%s", _("nothing to archive\n"));
 		return EV_EXIT_OK;
 	}
 	if ((rc = check_grants(r)) != GO_ON || (rc = confirm(o)) != GO_ON)
 		return rc;
 	char *apath = ev_audit_log_default_path();
 	if (apath == NULL || ev_audit_log_open(&r->log, apath, &r->err) < 0) {
-		fprintf(stderr, "evtop: refused: %s (each batch is audited there first)\n",
-		        apath ? r->err.msg : "no home directory for the audit file");
+		ev_say_error(_("refused: %s (each batch is audited there first)"),
+		             apath ? r->err.msg : _("no home directory for the audit file"));
 		free(apath);
 		return EV_EXIT_FAILURE;
 	}
 	free(apath);
 	if (r->sp.target == EV_ARCHIVE_TO_FILE) {
-		r->file_fd = ev_file_open_safe("the archive file", o->archive_file, EV_FILE_PRIVATE,
-		                               EV_FILE_APPEND, &r->err);
+		/* TRANSLATORS: a file in "%s %s is not a regular file" and such (the file's path
+		 * follows). */
+		r->file_fd = ev_file_open_safe(_("the archive file"), o->archive_file,
+		                               EV_FILE_PRIVATE, EV_FILE_APPEND, &r->err);
 		if (r->file_fd < 0) {
 			ev_session_report(&r->err);
 			return EV_EXIT_FAILURE;
@@ -631,30 +693,38 @@ static int print_result(const struct run *r, const struct ev_archive_result *res
                         bool cursor_unsaved)
 {
 	const struct ev_archive_progress *p = &res->p;
-	printf("archived %zu row%s of %s in %u batch%s (%.0f rows/s, the longest lock hold "
-	       "%.0f ms)%s\n",
-	       p->moved, p->moved == 1 ? "" : "s", r->name, p->batches, p->batches == 1 ? "" : "es",
-	       p->rate, p->max_lock_ms,
-	       res->complete        ? ": nothing older is left"
-	       : res->stopped       ? ": stopped (the rest stays; a rerun resumes)"
-	       : res->until_reached ? ": --until reached (a rerun resumes)"
+	/* TRANSLATORS: a count of rows ("3 rows"), in longer sentences. */
+	char *rows = ev_xasprintf(p->moved == 1 ? _("%zu row") : _("%zu rows"), p->moved);
+	char *batches = ev_xasprintf(p->batches == 1 ? _("%u batch") : _("%u batches"), p->batches);
+	/* TRANSLATORS: "archived 500 rows of biz_outbox_event in 1 batch (...)", then how the
+	 * run ended (": nothing older is left"). */
+	printf(_("archived %s of %s in %s (%.0f rows/s, the longest lock hold %.0f ms)%s\n"), rows,
+	       r->name, batches, p->rate, p->max_lock_ms,
+	       res->complete        ? _(": nothing older is left")
+	       : res->stopped       ? _(": stopped (the rest stays; a rerun resumes)")
+	       : res->until_reached ? _(": --until reached (a rerun resumes)")
 	                            : "");
+	free(rows);
+	free(batches);
 	if (p->rolled_back > 0)
-		printf("  %u batch%s rolled back before COMMIT for holding locks over %d ms (the "
-		       "longest %.0f ms), done again smaller\n",
-		       p->rolled_back, p->rolled_back == 1 ? "" : "es", EV_ARCHIVE_LOCK_MS,
-		       p->max_rolled_back_ms);
-	printf("  kept online: %zu still in the backlog, %zu of a status not asked for, %zu "
-	       "soft-deleted (--include-deleted moves them), %zu changed before their lock\n",
+		printf(p->rolled_back == 1 ? _("  %u batch rolled back before COMMIT for holding "
+		                               "locks over %d ms "
+		                               "(the longest %.0f ms), done again smaller\n")
+		                           : _("  %u batches rolled back before COMMIT for holding "
+		                               "locks over %d "
+		                               "ms (the longest %.0f ms), done again smaller\n"),
+		       p->rolled_back, EV_ARCHIVE_LOCK_MS, p->max_rolled_back_ms);
+	printf(_("  kept online: %zu still in the backlog, %zu of a status not asked for, %zu "
+	         "soft-deleted (--include-deleted moves them), %zu changed before their lock\n"),
 	       p->kept_backlog, p->kept_status, p->kept_deleted, p->changed);
 	if (p->cursor.set)
-		printf("  cursor: create_time %s, id %llu%s\n", p->cursor.create_time,
-		       (unsigned long long)p->cursor.id,
-		       cursor_unsaved ? " (could not be saved)" : "");
+		printf(cursor_unsaved
+		               ? _("  cursor: create_time %s, id %llu (could not be saved)\n")
+		               : _("  cursor: create_time %s, id %llu\n"),
+		       p->cursor.create_time, (unsigned long long)p->cursor.id);
 	if (res->error[0] != '\0') {
-		char *safe = ev_text_sanitize(res->error, strlen(res->error));
-		fprintf(stderr, "evtop: archive %s: %s\n", r->name, safe);
-		free(safe);
+		/* TRANSLATORS: the table, and what went wrong. */
+		ev_say_error(_("archive %s: %s"), r->name, res->error);
 		return EV_EXIT_FAILURE;
 	}
 	return EV_EXIT_OK;
@@ -750,20 +820,22 @@ int ev_cmd_archive(int argc, char **argv)
 	}
 	const char *bad = NULL;
 	if (o.table < 0)
-		bad = "--table=message|outbox is needed (one table a run)";
+		bad = _("--table=message|outbox is needed (one table a run)");
 	else if (!o.create_archive_table && o.older_than_s < 0)
-		bad = "--older-than=DUR is needed (the retention, like 30d)";
+		bad = _("--older-than=DUR is needed (the retention, like 30d)");
 	else if ((o.purge ? 1 : 0) + (o.archive_file ? 1 : 0) + (o.archive_to ? 1 : 0) > 1)
-		bad = "--to, --to-file and --purge are one target each; give one";
+		bad = _("--to, --to-file and --purge are one target each; give one");
 	else if (o.create_archive_table && (o.purge || o.archive_file))
-		bad = "--create-archive-table makes a table: not with --to-file or --purge";
+		bad = _("--create-archive-table makes a table: not with --to-file or --purge");
 	else if (!o.create_archive_table && o.older_than_s < EV_ARCHIVE_MIN_RETENTION_S &&
 	         !o.force && !o.dry_run)
-		bad = "--older-than below 7d is refused without --force: a producer replaying an "
-		      "event_no after its row is archived creates it again as a new pending event "
-		      "(the model's idempotent INSERT needs the row online)";
+		bad = _("--older-than below 7d is refused without --force: a producer replaying an "
+		        "event_no after its row is archived creates it again as a new pending "
+		        "event "
+		        "(the model's idempotent INSERT needs the row online)");
 	if (bad != NULL) {
-		fprintf(stderr, "evtop: archive: %s\n", bad);
+		/* TRANSLATORS: what is wrong with the options. */
+		ev_say_error(_("archive: %s"), bad);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
@@ -777,8 +849,9 @@ int ev_cmd_archive(int argc, char **argv)
 	/* Without the watch an interrupt would end evtop in the middle of a batch: refused
 	 * before anything is moved. */
 	if (ev_stop_watch_start(&watch, &stop_flag, false) < 0) {
-		fprintf(stderr, "evtop: archive: cannot watch for Ctrl-C (no thread could be "
-		                "started); nothing moved\n");
+		ev_say_error("%s",
+		             _("archive: cannot watch for Ctrl-C (no thread could be started); "
+		               "nothing moved"));
 		ev_opts_free(&o);
 		return EV_EXIT_FAILURE;
 	}

@@ -9,6 +9,7 @@
 #include "cli/session.h"
 #include "core/audit.h"
 #include "core/format.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/audit.h"
 #include "db/conn.h"
@@ -24,18 +25,23 @@
 
 static void usage_audit(FILE *out)
 {
-	fputs("Usage: evtop audit [OPTION]...\n"
-	      "Every operator's writes as the evtop_audit table holds them, newest first, a page\n"
-	      "at a time: time, operator, OS and DB user, action, table, event_no, the status\n"
-	      "before and after, reason, result.\n\n"
-	      "Filters: --operator=ID --action=retry_now|retry_schedule|cancel|recover\n"
-	      "  --result=applied|skipped|failed --event-no=NO --table=outbox|message\n"
-	      "  --since=TIME --until=TIME (audit_time). --operator, --action, --result and\n"
-	      "  --table are read inside a capped number of rows a page (--search-cap).\n"
-	      "Each page ends with the cursor of its last row: pass it with --after for the\n"
-	      "next. With several sources, they are merged newest first, each row naming the\n"
-	      "source it was read from (" READ_FROM ").\n\n",
+	fputs(_("Usage: evtop audit [OPTION]...\n"
+	        "Every operator's writes as the evtop_audit table holds them, newest first, a "
+	        "page\n"
+	        "at a time: time, operator, OS and DB user, action, table, event_no, the status\n"
+	        "before and after, reason, result.\n"),
 	      out);
+	fputs("\n", out);
+	/* TRANSLATORS: keep the option names and their values (retry_now, applied, ...). */
+	fputs(_("Filters: --operator=ID --action=retry_now|retry_schedule|cancel|recover\n"
+	        "  --result=applied|skipped|failed --event-no=NO --table=outbox|message\n"
+	        "  --since=TIME --until=TIME (audit_time). --operator, --action, --result and\n"
+	        "  --table are read inside a capped number of rows a page (--search-cap).\n"
+	        "Each page ends with the cursor of its last row: pass it with --after for the\n"
+	        "next. With several sources, they are merged newest first, each row naming the\n"
+	        "source it was read from (read_from).\n"),
+	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 
@@ -52,10 +58,9 @@ static int audit_filter(const struct ev_opts *o, struct ev_audit_filter *af)
 	bool other = !ev_filter_empty(&rest);
 	ev_filter_free(&rest);
 	if (other) {
-		fputs("evtop audit: filters by --operator, --action, --result, --event-no, "
-		      "--table, "
-		      "--since and --until only\n",
-		      stderr);
+		fprintf(stderr, "evtop audit: %s\n",
+		        _("filters by --operator, --action, --result, --event-no, --table, --since "
+		          "and --until only"));
 		return -1;
 	}
 	const char *keys[] = {"operator", "action", "result", "event_no", "since", "until"};
@@ -238,9 +243,9 @@ static int print_audit(const struct ev_opts *o, const struct audit_out *out)
 	if (out->note != NULL)
 		fprintf(meta, "-- %s\n", out->note);
 	if (out->next != NULL)
-		fprintf(meta, "-- more audit rows: --after %s\n", out->next);
+		fprintf(meta, _("-- more audit rows: --after %s\n"), out->next);
 	if (rc < 0 || fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
+		ev_say_error(_("cannot write the output: %s"), strerror(errno));
 		return EV_EXIT_FAILURE;
 	}
 	return EV_EXIT_OK;
@@ -284,13 +289,9 @@ static int start_cursors(const struct ev_fan *f, const char *after, struct ev_mc
 		while (i < f->n && strcmp(mc[i].name, given[g].name) != 0)
 			i++;
 		if (i == f->n) {
-			char *safe = ev_text_sanitize(given[g].name, strlen(given[g].name));
-			fprintf(stderr,
-			        "evtop: the cursor names source '%s', which is not one of the "
-			        "sources "
-			        "chosen\n",
-			        safe);
-			free(safe);
+			ev_say_error(_("the cursor names source '%.64s', which is not one of "
+			               "the sources chosen"),
+			             given[g].name);
 			free(given);
 			return -1;
 		}

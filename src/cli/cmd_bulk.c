@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "core/bulk.h"
 #include "core/config.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/bulk.h"
 
@@ -27,32 +28,35 @@
 
 void ev_bulk_cli_usage(FILE *out)
 {
-	fputs("\nBulk (every row of a list instead of EVENT_NOs):\n"
-	      "      --list=KIND            act on every row of this list (see evtop list):\n"
-	      "                             retry: failed, failed-due, failed-waiting,\n"
-	      "                             failed-noretry, failed-exhausted, high-retry;\n"
-	      "                             cancel: those and pending; recover: stuck.\n"
-	      "                             Needs --table; takes the filters of evtop list\n"
-	      "                             (--event-type, --filter '...', ...; fail_reason\n"
-	      "                             only as --filter 'reason~TEXT' here)\n"
-	      "      --batch-size=N         rows per transaction (default 100, at most 1000)\n"
-	      "      --rate=N               events per second: retry schedules next_retry_time\n"
-	      "                             at most N due per second (default 10); retry --now\n"
-	      "                             writes at most N per second (default 10); cancel and\n"
-	      "                             recover are paced only when it is given\n"
-	      "      --pause=DUR            pause between batches (default 100ms)\n"
-	      "      --max-rows=N           read at most N rows (default 100000)\n"
-	      "      --format=table|json    the plan (--dry-run) and the tally\n"
-	      "Exit status of a bulk run: 0 it went to its end and no row failed (rows skipped\n"
-	      "because they changed meanwhile, and protected rows, are counted, not errors);\n"
-	      "1 a row failed, a batch stayed in doubt, it stopped, or it was refused or\n"
-	      "declined; 2 usage; 3 cannot connect.\n",
+	fputs("\n", out);
+	fputs(_("Bulk (every row of a list instead of EVENT_NOs):\n"
+	        "      --list=KIND            act on every row of this list (see evtop list):\n"
+	        "                             retry: failed, failed-due, failed-waiting,\n"
+	        "                             failed-noretry, failed-exhausted, high-retry;\n"
+	        "                             cancel: those and pending; recover: stuck.\n"
+	        "                             Needs --table; takes the filters of evtop list\n"
+	        "                             (--event-type, --filter '...', ...; fail_reason\n"
+	        "                             only as --filter 'reason~TEXT' here)\n"
+	        "      --batch-size=N         rows per transaction (default 100, at most 1000)\n"
+	        "      --rate=N               events per second: retry schedules next_retry_time\n"
+	        "                             at most N due per second (default 10); retry --now\n"
+	        "                             writes at most N per second (default 10); cancel "
+	        "and\n"
+	        "                             recover are paced only when it is given\n"
+	        "      --pause=DUR            pause between batches (default 100ms)\n"
+	        "      --max-rows=N           read at most N rows (default 100000)\n"
+	        "      --format=table|json    the plan (--dry-run) and the tally\n"
+	        "Exit status of a bulk run: 0 it went to its end and no row failed (rows skipped\n"
+	        "because they changed meanwhile, and protected rows, are counted, not errors);\n"
+	        "1 a row failed, a batch stayed in doubt, it stopped, or it was refused or\n"
+	        "declined; 2 usage; 3 cannot connect.\n"),
 	      out);
 }
 
 static int bad_value(struct ev_error *err, const char *opt, const char *want, const char *v)
 {
-	return ev_error_set(err, EV_ERR_USAGE, "%s: expected %s, got '%.40s'", opt, want, v);
+	/* TRANSLATORS: a bulk option's bad value: the option, what it takes, the value given. */
+	return ev_error_set(err, EV_ERR_USAGE, _("%s: expected %s, got '%.40s'"), opt, want, v);
 }
 
 static int set_bulk_opt(struct ev_bulk_cli *b, const char *name, const char *v,
@@ -68,7 +72,8 @@ static int set_bulk_opt(struct ev_bulk_cli *b, const char *name, const char *v,
 	}
 	if (strcmp(name, "batch-size") == 0) {
 		if (ev_parse_int(v, 1, EV_BULK_BATCH_MAX, &n) < 0)
-			return bad_value(err, "--batch-size", "1 .. 1000", v);
+			/* TRANSLATORS: what --batch-size takes, in "expected %s". */
+			return bad_value(err, "--batch-size", _("1 .. 1000"), v);
 		b->batch = n;
 		return 0;
 	}
@@ -77,18 +82,20 @@ static int set_bulk_opt(struct ev_bulk_cli *b, const char *name, const char *v,
 		double r = strtod(v, &end);
 		if (end == v || *end != '\0' || !(r > 0) || r > EV_BULK_RATE_MAX)
 			return bad_value(err, "--rate",
-			                 "events per second, above 0 and at most 100000", v);
+			                 _("events per second, above 0 and at most 100000"), v);
 		b->rate = r;
 		return 0;
 	}
 	if (strcmp(name, "pause") == 0) {
 		if (ev_parse_duration_ms(v, &n) < 0 || n < 0 || n > 600000)
-			return bad_value(err, "--pause", "a duration up to 10m (0, 500ms, 2s)", v);
+			return bad_value(err, "--pause", _("a duration up to 10m (0, 500ms, 2s)"),
+			                 v);
 		b->pause_ms = n;
 		return 0;
 	}
 	if (ev_parse_int(v, 1, EV_BULK_MAX_ROWS_MAX, &n) < 0)
-		return bad_value(err, "--max-rows", "1 .. 1000000", v);
+		/* TRANSLATORS: what --max-rows takes, in "expected %s". */
+		return bad_value(err, "--max-rows", _("1 .. 1000000"), v);
 	b->max_rows = n;
 	return 0;
 }
@@ -119,8 +126,8 @@ int ev_bulk_cli_take(int *argc, char **argv, struct ev_bulk_cli *b, struct ev_er
 				taken = true;
 			} else if (a[2 + len] == '\0') {
 				if (i + 1 >= *argc)
-					return ev_error_set(err, EV_ERR_USAGE, "%s needs a value",
-					                    a);
+					return ev_error_set(err, EV_ERR_USAGE,
+					                    _("%s needs a value"), a);
 				if (set_bulk_opt(b, names[k], argv[++i], err) < 0)
 					return -1;
 				taken = true;
@@ -161,10 +168,9 @@ int ev_bulk_cli_check(const struct ev_bulk_cli *b, const struct ev_opts *o, enum
                       const char *verb)
 {
 	if (b->list == NULL) {
-		fprintf(stderr,
-		        "evtop: --batch-size, --rate, --pause and --max-rows are for a bulk %s: "
-		        "add "
-		        "--list KIND\n",
+		ev_say_error(
+		        _("--batch-size, --rate, --pause and --max-rows are for a bulk %s: add "
+		          "--list KIND"),
 		        verb);
 		return EV_EXIT_USAGE;
 	}
@@ -172,24 +178,22 @@ int ev_bulk_cli_check(const struct ev_bulk_cli *b, const struct ev_opts *o, enum
 	char *lists = fitting_lists(action);
 	int rc = 0;
 	if (kind < 0 || !ev_bulk_list_fits(action, (enum ev_list_kind)kind)) {
-		fprintf(stderr, "evtop: --list: %s acts on the lists %s, not '%.40s'\n", verb,
-		        lists, b->list);
+		ev_say_error(_("--list: %s acts on the lists %s, not '%.40s'"), verb, lists,
+		             b->list);
 		rc = EV_EXIT_USAGE;
 	} else if (o->nargs > 0) {
-		fprintf(stderr, "evtop: %s takes EVENT_NOs or --list, not both\n", verb);
+		ev_say_error(_("%s takes EVENT_NOs or --list, not both"), verb);
 		rc = EV_EXIT_USAGE;
 	} else if (o->table < 0) {
-		fprintf(stderr,
-		        "evtop: a bulk %s works on one table: add --table outbox or --table "
-		        "message\n",
+		ev_say_error(
+		        _("a bulk %s works on one table: add --table outbox or --table message"),
 		        verb);
 		rc = EV_EXIT_USAGE;
 	} else if (o->after != NULL) {
-		fprintf(stderr,
-		        "evtop: --after is for evtop list; a bulk %s reads the whole list\n", verb);
+		ev_say_error(_("--after is for evtop list; a bulk %s reads the whole list"), verb);
 		rc = EV_EXIT_USAGE;
 	} else if (o->format == EV_FMT_CSV) {
-		fprintf(stderr, "evtop: a bulk %s reports as table or json, not csv\n", verb);
+		ev_say_error(_("a bulk %s reports as table or json, not csv"), verb);
 		rc = EV_EXIT_USAGE;
 	}
 	free(lists);
@@ -211,6 +215,61 @@ static void say(FILE *f, const char *fmt, ...)
 	fprintf(f, "%s\n", safe);
 	free(safe);
 	free(text);
+}
+
+/* A line that starts with a label padded to `cols` cells (at least one space after it), then
+ * the rest, through the sanitiser: the plan's fields ("  counted:    ...") and the result
+ * lines ("skipped  outbox E1 ...") line up whatever the language of the label. */
+static void say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static void say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *rest = ev_xvasprintf(fmt, ap);
+	va_end(ap);
+	int w = ev_text_width(label);
+	char *text = ev_xasprintf("%s%s%*s%s", indent, label, w < cols ? cols - w : 1, "", rest);
+	char *safe = ev_text_sanitize(text, strlen(text));
+	fprintf(f, "%s\n", safe);
+	free(safe);
+	free(text);
+	free(rest);
+}
+
+/* A field of the plan: "  counted:    ...", the label in 12 cells. */
+#define PLAN_COLS      12
+#define say_field(...) say_at(stdout, "  ", __VA_ARGS__)
+
+/* "3 events", "1 batch": the counts the plan and the question name. malloc'd. */
+static char *n_events(size_t n)
+{
+	/* TRANSLATORS: a count of events ("3 events"), in longer sentences. */
+	return ev_xasprintf(n == 1 ? _("%zu event") : _("%zu events"), n);
+}
+
+static char *n_batches(unsigned n)
+{
+	/* TRANSLATORS: a count of batches ("2 batches"), in longer sentences. */
+	return ev_xasprintf(n == 1 ? _("%u batch") : _("%u batches"), n);
+}
+
+/* The first word of a result line of a row that was not applied (at most 8 cells). */
+static const char *state_word(enum ev_bulk_state st)
+{
+	switch (st) {
+	case EV_BULK_SKIPPED:
+		/* TRANSLATORS: a result line's first word (at most 8 cells). */
+		return P_("outcome", "skipped");
+	case EV_BULK_FAILED:
+		/* TRANSLATORS: a result line's first word (at most 8 cells). */
+		return P_("outcome", "failed");
+	case EV_BULK_REFUSED:
+		/* TRANSLATORS: a result line's first word (at most 8 cells). */
+		return P_("outcome", "refused");
+	default:
+		return ev_bulk_state_name(st);
+	}
 }
 
 /* "list failed-due, event_type=PAY_SUCCESS reason~timeout". */
@@ -288,78 +347,117 @@ static void print_dry(const struct ev_bulk_snapshot *s, const struct dry *d)
 {
 	if (!d->done)
 		return;
+	/* TRANSLATORS: --dry-run's verdict on a bulk action (the label at most 11 cells). */
+	const char *label = _("verdict:");
 	if (d->error[0]) {
-		say(stdout, "  verdict:    unknown: the guards could not be evaluated: %s",
-		    d->error);
+		say_field(label, PLAN_COLS, _("unknown: the guards could not be evaluated: %s"),
+		          d->error);
 		return;
 	}
-	say(stdout,
-	    "  verdict:    %zu would be applied, %zu would be skipped (each row's guarded WHERE, "
-	    "counted on the server now%s)",
-	    d->would, d->wouldnt, d->checked < s->n_pending ? "; the first rows only" : "");
+	if (d->checked < s->n_pending)
+		say_field(label, PLAN_COLS,
+		          _("%zu would be applied, %zu would be skipped (each row's guarded WHERE, "
+		            "counted on the server now; the first rows only)"),
+		          d->would, d->wouldnt);
+	else
+		say_field(label, PLAN_COLS,
+		          _("%zu would be applied, %zu would be skipped (each row's guarded WHERE, "
+		            "counted on the server now)"),
+		          d->would, d->wouldnt);
 }
 
-static void print_plan(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s,
-                       const char *head)
+/* What a bulk action is to do: dry (--dry-run), or about to be asked. */
+static void print_plan(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s, bool dry)
 {
 	const struct ev_bulk_settings *set = &s->set;
 	char *default_path = c->log == NULL ? ev_audit_log_default_path() : NULL;
 	const char *path = c->log != NULL && c->log->path != NULL ? c->log->path
-	                   : default_path != NULL                 ? default_path
-	                                                          : "the audit file";
+	                   : default_path != NULL
+	                           ? default_path
+	                           /* TRANSLATORS: in place of the audit file's path. */
+	                           : _("the audit file");
 
-	say(stdout, "%s %s on %s: %s", head, ev_action_name(s->action), s->table_name, s->target);
-	say(stdout, "  counted:    %zu event%s (a snapshot of their id and version)%s", s->n,
-	    s->n == 1 ? "" : "s",
-	    s->truncated ? "; more matched: only these are acted on (--max-rows)" : "");
+	/* TRANSLATORS: the head of a bulk action's plan: --dry-run's ("would") and a
+	 * confirmation's ("about to"): the action's name (retry_now, cancel, ...), the table's
+	 * name, the list and its filters ("list failed-due, event_type=\"X\""). */
+	say(stdout, dry ? _("would %s on %s: %s") : _("about to %s on %s: %s"),
+	    ev_action_name(s->action), s->table_name, s->target);
+	/* TRANSLATORS: the labels of a bulk action's plan (at most 11 cells); the fields line
+	 * up after them. */
+	char *counted =
+	        ev_xasprintf(s->n == 1 ? _("%zu event (a snapshot of their id and version)")
+	                               : _("%zu events (a snapshot of their id and version)"),
+	                     s->n);
+	/* TRANSLATORS: a field label (at most 11 cells). */
+	say_field(_("counted:"), PLAN_COLS, "%s%s", counted,
+	          s->truncated ? _("; more matched: only these are acted on (--max-rows)") : "");
+	free(counted);
 	char *prot = ev_bulk_protected_text(s);
 	if (s->n_protected > 0)
-		say(stdout, "  protected:  %s; --include-protected acts on them too", prot);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("protected:"), PLAN_COLS, _("%s; --include-protected acts on them too"),
+		          prot);
 	else
-		say(stdout, "  protected:  %s", prot);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("protected:"), PLAN_COLS, "%s", prot);
 	free(prot);
 	if (s->n_refused > 0)
-		say(stdout, "  refused:    %zu (the guard refuses them: see below)", s->n_refused);
-	say(stdout, "  to act on:  %zu event%s, in %u batch%s of at most %d, %d ms apart",
-	    s->n_pending, s->n_pending == 1 ? "" : "s", s->batches_planned,
-	    s->batches_planned == 1 ? "" : "es", ev_bulk_batch_rows(set), set->pause_ms);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("refused:"), PLAN_COLS, _("%zu (the guard refuses them: see below)"),
+		          s->n_refused);
+	char *events = n_events(s->n_pending), *batches = n_batches(s->batches_planned);
+	/* TRANSLATORS: "3 events, in 1 batch of at most 100, 100 ms apart". */
+	say_field(_("to act on:"), PLAN_COLS, _("%s, in %s of at most %d, %d ms apart"), events,
+	          batches, ev_bulk_batch_rows(set), set->pause_ms);
+	free(events);
+	free(batches);
 	if (set->pace > 0)
-		say(stdout, "  pace:       at most %g events written per second", set->pace);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("pace:"), PLAN_COLS, _("at most %g events written per second"),
+		          set->pace);
 	if (s->action == EV_ACTION_RETRY_SCHEDULE && s->n_pending > 0) {
 		if (set->rate > 0)
-			say(stdout,
-			    "  schedule:   next_retry_time = NOW() + %d .. %lld s, at most %g "
-			    "events "
-			    "due per second, through the applications' own retry path",
-			    set->delay_s, s->spread_last_s, set->rate);
+			/* TRANSLATORS: a field label (at most 11 cells). */
+			say_field(_("schedule:"), PLAN_COLS,
+			          _("next_retry_time = NOW() + %d .. %lld s, at most %g events due "
+			            "per second, through the applications' own retry path"),
+			          set->delay_s, s->spread_last_s, set->rate);
 		else
-			say(stdout, "  schedule:   next_retry_time = NOW() + %d s", set->delay_s);
+			/* TRANSLATORS: a field label (at most 11 cells). */
+			say_field(_("schedule:"), PLAN_COLS, _("next_retry_time = NOW() + %d s"),
+			          set->delay_s);
 	}
 	if (s->change != NULL)
-		say(stdout, "  change:     %s (the first event)", s->change);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("change:"), PLAN_COLS, _("%s (the first event)"), s->change);
 	if (s->notice != NULL)
-		say(stdout, "  note:       %s", s->notice);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("note:"), PLAN_COLS, "%s", s->notice);
 	if (c->o->dry_run && c->access_checked && !c->access->writable)
-		say(stdout, "  %s %s",
-		    c->access->clock_suspect ? "refused:   " : "read-only: ", c->access->why);
+		/* TRANSLATORS: field labels (at most 11 cells). */
+		say_field(c->access->clock_suspect ? _("refused:") : _("read-only:"), PLAN_COLS,
+		          "%s", c->access->why);
 	else if (c->access_checked && c->access->clock_suspect)
-		say(stdout, "  clock:      suspect, written anyway (--clock-ok): %s",
-		    c->access->clock_why);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("clock:"), PLAN_COLS, _("suspect, written anyway (--clock-ok): %s"),
+		          c->access->clock_why);
 	if (s->statement != NULL) {
-		say(stdout, "  statement:  %s; (one per event: its id and the version counted)",
-		    s->statement);
-		say(stdout, "  first:      %s;", s->example);
-		say(stdout,
-		    "  audit:      each change's evtop_audit row in its transaction (when the "
-		    "table "
-		    "exists); an intent line per batch and a result line per event in %s",
-		    path);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("statement:"), PLAN_COLS,
+		          _("%s; (one per event: its id and the version counted)"), s->statement);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("first:"), PLAN_COLS, "%s;", s->example);
+		/* TRANSLATORS: a field label (at most 11 cells). */
+		say_field(_("audit:"), PLAN_COLS,
+		          _("each change's evtop_audit row in its transaction (when the table "
+		            "exists); an intent line per batch and a result line per event in %s"),
+		          path);
 	}
 	for (size_t i = 0; i < s->n; i++)
 		if (s->items[i].state == EV_BULK_REFUSED)
-			say(stdout, "  refused     %s id=%llu: %s",
-			    s->items[i].row.event_no ? s->items[i].row.event_no : "?",
-			    s->items[i].row.id, s->items[i].msg ? s->items[i].msg : "");
+			say_field(state_word(EV_BULK_REFUSED), PLAN_COLS, "%s id=%llu: %s",
+			          s->items[i].row.event_no ? s->items[i].row.event_no : "?",
+			          s->items[i].row.id, s->items[i].msg ? s->items[i].msg : "");
 	free(default_path);
 }
 
@@ -376,7 +474,7 @@ static json_t *jstr(const char *s)
 static void jset(json_t *o, const char *key, json_t *v)
 {
 	if (v == NULL || json_object_set_new(o, key, v) != 0)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 }
 
 static json_t *plan_json(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_snapshot *s,
@@ -384,7 +482,7 @@ static json_t *plan_json(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 {
 	json_t *o = json_object();
 	if (o == NULL)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 	jset(o, "dry_run", json_boolean(c->o->dry_run));
 	jset(o, "table", jstr(s->table_name));
 	jset(o, "action", jstr(ev_action_name(s->action)));
@@ -428,7 +526,7 @@ static void print_json(json_t *o)
 	char *text = json_dumps(o, JSON_INDENT(2));
 	json_decref(o);
 	if (text == NULL)
-		ev_fatal("out of memory (json_dumps)");
+		ev_fatal(_("out of memory (json_dumps)"));
 	printf("%s\n", text);
 	free(text);
 }
@@ -446,7 +544,7 @@ static void print_result(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 	if (c->o->format == EV_FMT_JSON) {
 		json_t *o = plan_json(c, s, NULL), *rows = json_array();
 		if (rows == NULL)
-			ev_fatal("out of memory (jansson)");
+			ev_fatal(_("out of memory (jansson)"));
 		jset(o, "bulk", jstr(s->run_id));
 		jset(o, "applied", json_integer((json_int_t)t->applied));
 		jset(o, "skipped", json_integer((json_int_t)t->skipped));
@@ -470,7 +568,7 @@ static void print_result(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 			jset(r, "error", jstr(it->msg));
 			jset(r, "now", jstr(it->now));
 			if (json_array_append_new(rows, r) != 0)
-				ev_fatal("out of memory (jansson)");
+				ev_fatal(_("out of memory (jansson)"));
 		}
 		jset(o, "rows", rows);
 		print_json(o);
@@ -480,20 +578,33 @@ static void print_result(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 		const struct ev_bulk_item *it = &s->items[i];
 		if (it->state != EV_BULK_SKIPPED && it->state != EV_BULK_FAILED)
 			continue;
-		say(stdout, "%-8s %s %s id=%llu %s: %s%s%s", ev_bulk_state_name(it->state),
-		    key_of(s), it->row.event_no ? it->row.event_no : "?", it->row.id,
-		    ev_action_name(s->action), it->msg ? it->msg : "", it->now ? "; now " : "",
-		    it->now ? it->now : "");
+		/* TRANSLATORS: a result line after its first word: the table, the event_no, its id,
+		 * the action, why it was not applied, then "; now " and the row as it is now. */
+		say_at(stdout, "", state_word(it->state), 9, _("%s %s id=%llu %s: %s%s%s"),
+		       key_of(s), it->row.event_no ? it->row.event_no : "?", it->row.id,
+		       ev_action_name(s->action), it->msg ? it->msg : "",
+		       it->now ? _("; now ") : "", it->now ? it->now : "");
 	}
 	char *line = ev_bulk_tally_describe(t);
-	say(stdout, "bulk %s %s on %s: %s; %u batch%s in %.1f s%s", s->run_id,
-	    ev_action_name(s->action), s->table_name, line, t->batches, t->batches == 1 ? "" : "es",
-	    t->seconds, t->in_doubt ? " (a COMMIT's answer was lost: re-read, as reported)" : "");
+	/* TRANSLATORS: a bulk run's tally: its id, the action, the table, what happened to the
+	 * rows ("3 applied, 0 skipped, ..."), the batches, the seconds, and a lost COMMIT's note.
+	 */
+	char *tally = ev_xasprintf(
+	        t->batches == 1 ? _("bulk %s %s on %s: %s; %u batch in %.1f s")
+	                        : _("bulk %s %s on %s: %s; %u batches in %.1f s"),
+	        s->run_id, ev_action_name(s->action), s->table_name, line, t->batches, t->seconds);
+	if (t->in_doubt)
+		/* TRANSLATORS: the tally, then why some rows were read again. */
+		say(stdout, _("%s (a COMMIT's answer was lost: re-read, as reported)"), tally);
+	else
+		say(stdout, "%s", tally);
+	free(tally);
 	free(line);
 	if (s->error[0] != '\0')
-		say(stdout, "stopped: %s", s->error);
+		/* TRANSLATORS: a bulk run stopped, and why. */
+		say(stdout, _("stopped: %s"), s->error);
 	else if (t->stopped)
-		say(stdout, "stopped after batch %u (interrupted): the rest was not attempted",
+		say(stdout, _("stopped after batch %u (interrupted): the rest was not attempted"),
 		    t->batches);
 }
 
@@ -514,8 +625,11 @@ static void show_progress(const struct ev_bulk_progress *p, void *arg)
 
 	if (p->eta_s >= 0)
 		snprintf(eta, sizeof(eta), "%.0fs", p->eta_s);
-	fprintf(stderr, "\r[%.*s%.*s] %zu/%zu applied %zu skipped %zu failed %zu  %.0f/s  eta %s  ",
-	        fill, "####################", width - fill, "                    ", p->done,
+	fprintf(stderr, "\r[%.*s%.*s] ", fill, "####################", width - fill,
+	        "                    ");
+	/* TRANSLATORS: a bulk run's progress after its bar: rows done of all, then how many were
+	 * applied, skipped and failed, the rate, the time left. */
+	fprintf(stderr, _("%zu/%zu applied %zu skipped %zu failed %zu  %.0f/s  eta %s  "), p->done,
 	        p->total, p->applied, p->skipped, p->failed, p->rate, eta);
 	if (p->finished)
 		fputc('\n', stderr);
@@ -591,9 +705,15 @@ static bool confirm(const struct ev_bulk_cli_ctx *c, struct ev_bulk_snapshot *s)
 
 	if (s->n_protected > 0 && !s->include_protected) {
 		size_t n = s->n_protected;
-		char *answer = ask("%zu event%s of protected types (%s) will be left untouched. To "
-		                   "act on them too, type %zu; Enter leaves them: ",
-		                   n, n == 1 ? " is" : "s are", s->protected_summary, n);
+		/* TRANSLATORS: the operator types the number to include the protected rows. */
+		char *answer =
+		        ask(n == 1 ? _("%zu event is of protected types (%s) will be left "
+		                       "untouched. To act on them too, type %zu; Enter leaves "
+		                       "them: ")
+		                   : _("%zu events are of protected types (%s) will be left "
+		                       "untouched. To act on them too, type %zu; Enter leaves "
+		                       "them: "),
+		            n, s->protected_summary, n);
 		char want[32];
 		snprintf(want, sizeof(want), "%zu", n);
 		if (answer != NULL && strcmp(answer, want) == 0) {
@@ -602,16 +722,21 @@ static bool confirm(const struct ev_bulk_cli_ctx *c, struct ev_bulk_snapshot *s)
 				say(stderr, "evtop: %s", err.msg);
 				return false;
 			}
-			say(stdout, "  protected:  included: now %zu events to act on",
-			    s->n_pending);
+			/* TRANSLATORS: a field label (at most 11 cells). */
+			say_field(_("protected:"), PLAN_COLS,
+			          _("included: now %zu events to act on"), s->n_pending);
 		}
 		free(answer);
 	}
 	if (s->n_pending == 0)
 		return false;
-	char *answer = ask("Apply %s to %zu event%s in %u batch%s? [y/N] ",
-	                   ev_action_name(s->action), s->n_pending, s->n_pending == 1 ? "" : "s",
-	                   s->batches_planned, s->batches_planned == 1 ? "" : "es");
+	char *events = n_events(s->n_pending), *batches = n_batches(s->batches_planned);
+	/* TRANSLATORS: the action's name, "3 events", "1 batch". The answer is read as y or yes
+	 * (any case): keep [y/N]. */
+	char *answer =
+	        ask(_("Apply %s to %s in %s? [y/N] "), ev_action_name(s->action), events, batches);
+	free(events);
+	free(batches);
 	bool yes = answer != NULL && (strcmp(answer, "y") == 0 || strcmp(answer, "Y") == 0 ||
 	                              strcasecmp(answer, "yes") == 0);
 	free(answer);
@@ -649,8 +774,10 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 	        .max_rows = (size_t)b->max_rows,
 	};
 	if (ev_bulk_count(c->s->conn, &spec, &tg, o->include_protected, &s, &err) < 0) {
-		say(stderr, "evtop: %s%s", err.code >= EV_GUARD_REFUSED_STATUS ? "refused: " : "",
-		    err.msg);
+		if (err.code >= EV_GUARD_REFUSED_STATUS)
+			ev_say_error(_("refused: %s"), err.msg);
+		else
+			ev_say_error("%s", err.msg);
 		rc = exit_for(&err);
 		goto out;
 	}
@@ -663,28 +790,33 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 		if (o->format == EV_FMT_JSON) {
 			print_json(plan_json(c, s, &d));
 		} else {
-			print_plan(c, s, "would");
+			print_plan(c, s, true);
 			print_dry(s, &d);
 			if (!writable)
-				say(stdout, "dry-run: nothing was written; the real run would be "
-				            "refused (0 would be applied)");
+				say(stdout, "%s",
+				    _("dry-run: nothing was written; the real run would be refused "
+				      "(0 "
+				      "would be applied)"));
 			else
-				say(stdout, "dry-run: nothing was written");
+				say(stdout, "%s", _("dry-run: nothing was written"));
 		}
 		rc = writable ? EV_EXIT_OK : EV_EXIT_FAILURE;
 		goto out;
 	}
 	if (!writable) {
-		say(stderr, "evtop: refused: %s%s",
-		    c->access_checked && c->access->clock_suspect ? "" : "read-only: ",
-		    c->access_checked ? c->access->why : "the write access was not checked");
+		const char *why =
+		        c->access_checked ? c->access->why : _("the write access was not checked");
+		if (c->access_checked && c->access->clock_suspect)
+			ev_say_error(_("refused: %s"), why);
+		else
+			ev_say_error(_("refused: read-only: %s"), why);
 		goto out;
 	}
 	if (c->interactive) {
-		print_plan(c, s, "about to");
+		print_plan(c, s, false);
 		/* Nothing to do and nothing to include: the tally says so, without a question. */
 		if ((s->n_pending > 0 || s->n_protected > 0) && !confirm(c, s)) {
-			say(stdout, "declined: nothing was written");
+			say(stdout, "%s", _("declined: nothing was written"));
 			goto out;
 		}
 	}
@@ -694,8 +826,9 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 	/* A second Ctrl-C ends it at once. Without the watch an interrupt would end evtop in the
 	 * middle of a batch: refused before anything is written. */
 	if (ev_stop_watch_start(&watch, &interrupted, true) < 0) {
-		say(stderr, "evtop: cannot watch for Ctrl-C (no thread could be started); nothing "
-		            "written");
+		ev_say_error(
+		        "%s",
+		        _("cannot watch for Ctrl-C (no thread could be started); nothing written"));
 		goto out;
 	}
 	struct ev_bulk_ctx ctx = {

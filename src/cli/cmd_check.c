@@ -19,16 +19,19 @@
 
 static void usage(FILE *out)
 {
-	fputs("Usage: evtop check [--warning EXPR] [--critical EXPR] [OPTION]...\n"
-	      "A monitoring plugin: reads the dashboard's figures of both tables and exits 0 "
-	      "(OK),\n"
-	      "1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN: evtop cannot tell, e.g. the server is\n"
-	      "unreachable). Expressions: 'stuck > 0 or exhausted > 10', 'oldest_pending_age >\n"
-	      "10m', 'outbox.failed[ORDER_CREATED] > 0' (groups of --by, default event_type);\n"
-	      "doc/check.md has the grammar and every figure. A suspected time zone mismatch\n"
-	      "(the newest rows dated ahead of NOW() or a whole or half hour behind it) is\n"
-	      "UNKNOWN, unless --clock-ok.\n\n",
+	/* TRANSLATORS: the plugin's own output stays English (monitoring systems parse it);
+	 * keep OK, WARNING, CRITICAL, UNKNOWN and the expressions as they are. */
+	fputs(_("Usage: evtop check [--warning EXPR] [--critical EXPR] [OPTION]...\n"
+	        "A monitoring plugin: reads the dashboard's figures of both tables and exits 0 "
+	        "(OK),\n"
+	        "1 (WARNING), 2 (CRITICAL) or 3 (UNKNOWN: evtop cannot tell, e.g. the server is\n"
+	        "unreachable). Expressions: 'stuck > 0 or exhausted > 10', 'oldest_pending_age >\n"
+	        "10m', 'outbox.failed[ORDER_CREATED] > 0' (groups of --by, default event_type);\n"
+	        "doc/check.md has the grammar and every figure. A suspected time zone mismatch\n"
+	        "(the newest rows dated ahead of NOW() or a whole or half hour behind it) is\n"
+	        "UNKNOWN, unless --clock-ok.\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 

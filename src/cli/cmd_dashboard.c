@@ -7,6 +7,7 @@
 #include "cli/session.h"
 #include "core/dashboard.h"
 #include "core/format.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/fetch.h"
 
@@ -18,14 +19,15 @@
 
 static void usage(FILE *out)
 {
-	fputs("Usage: evtop dashboard [OPTION]...\n"
-	      "The backlog per group (--by event_type, topic, source, biz_type, channel), per\n"
-	      "table: pending, processing, stuck, failed (due / waiting / no retry time /\n"
-	      "exhausted), the oldest pending event's age, the longest wait since a retry, and\n"
-	      "what was created in the window (--window, default 1h) with how many of those\n"
-	      "succeeded or were cancelled. A count that reached its cap is a lower bound (≥N);\n"
-	      "a figure whose query timed out or needs a missing index is shown as ?.\n\n",
+	fputs(_("Usage: evtop dashboard [OPTION]...\n"
+	        "The backlog per group (--by event_type, topic, source, biz_type, channel), per\n"
+	        "table: pending, processing, stuck, failed (due / waiting / no retry time /\n"
+	        "exhausted), the oldest pending event's age, the longest wait since a retry, and\n"
+	        "what was created in the window (--window, default 1h) with how many of those\n"
+	        "succeeded or were cancelled. A count that reached its cap is a lower bound (≥N);\n"
+	        "a figure whose query timed out or needs a missing index is shown as ?.\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 
@@ -42,8 +44,8 @@ static void say(FILE *msgs, const char *table, const char *msg)
 /* The clock-dependent figures are suspect: said with the messages, as the notes are. */
 static void say_clock(FILE *msgs, const char *table, const char *why)
 {
-	char *line = ev_xasprintf("CLOCK SUSPECT: stuck, failed_due, failed_waiting, the ages "
-	                          "and the drain compare with NOW() and are off: %s",
+	char *line = ev_xasprintf(_("CLOCK SUSPECT: stuck, failed_due, failed_waiting, the ages "
+	                            "and the drain compare with NOW() and are off: %s"),
 	                          why);
 	say(msgs, table, line);
 	free(line);
@@ -112,6 +114,72 @@ static void add_row(struct ev_rowset *rs, const char *source, const char *table,
 	}
 }
 
+/* The table format is for people: its headers, TOTAL and "all" are translated. csv keeps the
+ * names json, check and the metrics use (scripts read them). */
+static const char *human(const char *english, const char *translated)
+{
+	return csv_cells ? english : translated;
+}
+
+/* TRANSLATORS: the dashboard table's row of a table's totals, in its group column. */
+#define TOTAL_ROW human("TOTAL", P_("dashboard row", "TOTAL"))
+/* TRANSLATORS: the dashboard table's source column with several sources: all merged. */
+#define ALL_SOURCES human("all", P_("dashboard source", "all"))
+
+/* A figure's column header. */
+static const char *figure_header(enum ev_dash_figure f)
+{
+	const char *name = ev_dash_figure_name(f);
+	if (csv_cells)
+		return name;
+	/* The headers are at most as wide as the English ones (a Chinese character takes two
+	 * cells): the glossary's short forms. Both tables' rows are under them, so the names that
+	 * fit both tables' states. */
+	switch (f) {
+	case EV_DASH_PENDING:
+		/* TRANSLATORS: a dashboard table's column header, at most 7 cells. */
+		return P_("dashboard column", "pending");
+	case EV_DASH_PROCESSING:
+		/* TRANSLATORS: a dashboard table's column header, at most 10 cells. */
+		return P_("dashboard column", "processing");
+	case EV_DASH_STUCK:
+		/* TRANSLATORS: a dashboard table's column header, at most 5 cells. */
+		return P_("dashboard column", "stuck");
+	case EV_DASH_FAILED:
+		/* TRANSLATORS: a dashboard table's column header, at most 6 cells. */
+		return P_("dashboard column", "failed");
+	case EV_DASH_FAILED_DUE:
+		/* TRANSLATORS: a dashboard table's column header, at most 10 cells. */
+		return P_("dashboard column", "failed_due");
+	case EV_DASH_FAILED_WAITING:
+		/* TRANSLATORS: a dashboard table's column header, at most 14 cells. */
+		return P_("dashboard column", "failed_waiting");
+	case EV_DASH_FAILED_NORETRY:
+		/* TRANSLATORS: a dashboard table's column header, at most 14 cells. */
+		return P_("dashboard column", "failed_noretry");
+	case EV_DASH_EXHAUSTED:
+		/* TRANSLATORS: a dashboard table's column header, at most 9 cells. */
+		return P_("dashboard column", "exhausted");
+	case EV_DASH_OLDEST_PENDING_AGE:
+		/* TRANSLATORS: a dashboard table's column header, at most 18 cells. */
+		return P_("dashboard column", "oldest_pending_age");
+	case EV_DASH_LONGEST_RETRY_WAIT:
+		/* TRANSLATORS: a dashboard table's column header, at most 18 cells. */
+		return P_("dashboard column", "longest_retry_wait");
+	case EV_DASH_CREATED:
+		/* TRANSLATORS: a dashboard table's column header, at most 7 cells. */
+		return P_("dashboard column", "created");
+	case EV_DASH_SUCCESS:
+		/* TRANSLATORS: a dashboard table's column header, at most 7 cells. */
+		return P_("dashboard column", "success");
+	case EV_DASH_CANCELLED:
+		/* TRANSLATORS: a dashboard table's column header, at most 9 cells. */
+		return P_("dashboard column", "cancelled");
+	default:
+		return name;
+	}
+}
+
 /* A source that did not answer: its TOTAL row, every figure unknown. */
 static void add_missing(struct ev_rowset *rs, const char *source, const char *table)
 {
@@ -119,7 +187,7 @@ static void add_missing(struct ev_rowset *rs, const char *source, const char *ta
 	memset(&row, 0, sizeof(row));
 	for (int f = 0; f < EV_DASH_NFIGURES; f++)
 		row.f[f].unknown = true;
-	add_row(rs, source, table, "TOTAL", &row);
+	add_row(rs, source, table, TOTAL_ROW, &row);
 }
 
 /* The table format: one rowset for every table, totals last in each. With several sources a
@@ -132,15 +200,18 @@ static struct ev_rowset *as_rows(struct ev_dash *const *dash, int n, const struc
 	size_t k = 0;
 	bool multi = f != NULL && f->multi;
 	if (multi) {
-		names[k] = "source";
+		/* TRANSLATORS: a dashboard table's column header, a few cells. */
+		names[k] = human("source", P_("dashboard column", "source"));
 		types[k++] = EV_CT_TEXT;
 	}
-	names[k] = "table";
+	/* TRANSLATORS: a dashboard table's column header, a few cells. */
+	names[k] = human("table", P_("dashboard column", "table"));
 	types[k++] = EV_CT_TEXT;
-	names[k] = "group";
+	/* TRANSLATORS: a dashboard table's column header, a few cells. */
+	names[k] = human("group", P_("dashboard column", "group"));
 	types[k++] = EV_CT_TEXT;
 	for (size_t i = 0; i < NSHOWN; i++) {
-		names[k] = ev_dash_figure_name(shown[i]);
+		names[k] = figure_header(shown[i]);
 		types[k++] = EV_CT_INT;
 	}
 	struct ev_rowset *rs = ev_rowset_new(k, names, types);
@@ -151,14 +222,14 @@ static struct ev_rowset *as_rows(struct ev_dash *const *dash, int n, const struc
 			continue;
 		const char *key = ev_model_table(d->table)->key;
 		for (size_t r = 0; r < d->nrows; r++)
-			add_row(rs, multi ? "all" : NULL, key,
+			add_row(rs, multi ? ALL_SOURCES : NULL, key,
 			        d->rows[r].group ? d->rows[r].group : "(null)", &d->rows[r]);
-		add_row(rs, multi ? "all" : NULL, key, "TOTAL", &d->total);
+		add_row(rs, multi ? ALL_SOURCES : NULL, key, TOTAL_ROW, &d->total);
 		for (int s = 0; multi && s < f->n; s++) {
 			if (!(f->v[s].src->tables & (1u << t)))
 				continue;
 			if (per[s][t] != NULL)
-				add_row(rs, f->v[s].src->name, key, "TOTAL", &per[s][t]->total);
+				add_row(rs, f->v[s].src->name, key, TOTAL_ROW, &per[s][t]->total);
 			else
 				add_missing(rs, f->v[s].src->name, key);
 		}
@@ -319,8 +390,8 @@ static int collect(struct ev_session *s, const struct ev_opts *o, struct ev_dash
 		const char *dim = o->by;
 		if (dim != NULL && ev_model_dimension(ev_model_table(t), dim) == NULL) {
 			if (o->table >= 0) {
-				fprintf(stderr, "evtop: the %s table has no dimension '%s'\n",
-				        ev_model_table(t)->key, dim);
+				ev_say_error(_("the %s table has no dimension '%s'"),
+				             ev_model_table(t)->key, dim);
 				return EV_EXIT_USAGE;
 			}
 			dim = NULL; /* topic and channel: the outbox's only; totals for the other */
@@ -457,8 +528,8 @@ int ev_cmd_dashboard(int argc, char **argv)
 	if (o.by != NULL && strcmp(o.by, "event_type") != 0 && strcmp(o.by, "topic") != 0 &&
 	    strcmp(o.by, "source") != 0 && strcmp(o.by, "biz_type") != 0 &&
 	    strcmp(o.by, "channel") != 0) {
-		fprintf(stderr,
-		        "evtop: --by: expected event_type, topic, source, biz_type or channel\n");
+		ev_say_error("%s",
+		             _("--by: expected event_type, topic, source, biz_type or channel"));
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
@@ -481,26 +552,28 @@ int ev_cmd_dashboard(int argc, char **argv)
 			struct ev_rowset *rs = as_rows(dash, EV_TABLE_COUNT, &f, per);
 			char win[32];
 			if (o.format == EV_FMT_TABLE) {
-				printf("# created, success, cancelled: created in the last %s "
-				       "(create_time)\n",
+				printf(_("# created, success, cancelled: created in the last %s "
+				         "(create_time)\n"),
 				       ev_format_duration(o.cfg.window_s, win, sizeof(win)));
 				for (int i = 0; i < f.n; i++) {
 					if (!f.v[i].on_replica && !f.multi)
 						continue;
-					char *lag = f.v[i].up ? ev_fan_lag_text(&f.v[i])
-					                      : ev_xstrdup("no answer");
+					char *lag =
+					        f.v[i].up ? ev_fan_lag_text(&f.v[i])
+					                  /* TRANSLATORS: a source that did not
+					                     answer, in place of its replica lag. */
+					                  : ev_xstrdup(_("no answer"));
 					char *safe = ev_text_sanitize(lag, strlen(lag));
 					char *name = ev_text_sanitize(f.v[i].src->name,
 					                              strlen(f.v[i].src->name));
-					printf("# source %s: %s\n", name, safe);
+					printf(_("# source %s: %s\n"), name, safe);
 					free(name);
 					free(safe);
 					free(lag);
 				}
 			}
 			if (ev_format_write(stdout, rs, o.format, 40) < 0) {
-				fprintf(stderr, "evtop: cannot write the output: %s\n",
-				        strerror(errno));
+				ev_say_error(_("cannot write the output: %s"), strerror(errno));
 				rc = EV_EXIT_FAILURE;
 			}
 			ev_rowset_free(&rs);

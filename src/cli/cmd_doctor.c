@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "cli/session.h"
 #include "core/doctor.h"
+#include "core/i18n.h"
 #include "core/zone.h"
 #include "core/guard.h"
 #include "core/text.h"
@@ -22,22 +23,24 @@
 
 static void usage(FILE *out)
 {
-	fputs("Usage: evtop doctor [OPTION]...\n"
-	      "Check the server, the account and both event tables against what evtop and the\n"
-	      "model document expect: each table exists with every column (type, nullability),\n"
-	      "every index of the model (by columns; names may differ) and a utf8mb4 collation;\n"
-	      "the account may SELECT (watch), UPDATE the action columns and INSERT into\n"
-	      "evtop_audit (compensate), and read the replica lag; the server's flavour and\n"
-	      "version, the statement time limit, @@read_only, and the time zone (the newest\n"
-	      "rows' update_time/create_time against NOW() in the configured zone). It\n"
-	      "recommends the indexes that make evtop's own queries index-only, with a size\n"
-	      "estimate. Each finding says what it breaks or slows down in evtop and the\n"
-	      "statement that would fix it; doctor never runs one.\n"
-	      "Output: --format table (default; OK/INFO/WARN/FAIL lines by group) or json.\n"
-	      "Exit status: 0 all good (INFO lines, the recommendations among them, do not\n"
-	      "count), 1 warnings, 2 evtop cannot work with this database (a table or column\n"
-	      "missing, no SELECT, cannot connect) or a usage error.\n\n",
+	/* TRANSLATORS: keep OK/INFO/WARN/FAIL: the findings' levels stay as they are. */
+	fputs(_("Usage: evtop doctor [OPTION]...\n"
+	        "Check the server, the account and both event tables against what evtop and the\n"
+	        "model document expect: each table exists with every column (type, nullability),\n"
+	        "every index of the model (by columns; names may differ) and a utf8mb4 collation;\n"
+	        "the account may SELECT (watch), UPDATE the action columns and INSERT into\n"
+	        "evtop_audit (compensate), and read the replica lag; the server's flavour and\n"
+	        "version, the statement time limit, @@read_only, and the time zone (the newest\n"
+	        "rows' update_time/create_time against NOW() in the configured zone). It\n"
+	        "recommends the indexes that make evtop's own queries index-only, with a size\n"
+	        "estimate. Each finding says what it breaks or slows down in evtop and the\n"
+	        "statement that would fix it; doctor never runs one.\n"
+	        "Output: --format table (default; OK/INFO/WARN/FAIL lines by group) or json.\n"
+	        "Exit status: 0 all good (INFO lines, the recommendations among them, do not\n"
+	        "count), 1 warnings, 2 evtop cannot work with this database (a table or column\n"
+	        "missing, no SELECT, cannot connect) or a usage error.\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 
@@ -83,7 +86,7 @@ static void read_server(struct ev_session *s, struct ev_doc_server *srv, struct 
 	struct ev_rowset *rs = run(s, ev_doctor_query_server(v->flavour), &err);
 	if (rs == NULL || rs->nrows < 1) {
 		ev_doc_add(rep, EV_DOC_WARN, "server", "variables", NULL, NULL, NULL,
-		           "cannot read the session's variables: %s", err.msg);
+		           _("cannot read the session's variables: %s"), err.msg);
 		ev_rowset_free(&rs);
 		return;
 	}
@@ -170,13 +173,13 @@ static int read_table(struct ev_session *s, enum ev_table_kind t, const char *na
 	tf->rows = -1;
 	if (ev_conn_table_info(s->conn, name, &tf->info, &err) < 0) {
 		ev_doc_add(rep, EV_DOC_WARN, group, "table", name, NULL, NULL,
-		           "cannot read the schema of %s: %s", name, err.msg);
+		           _("cannot read the schema of %s: %s"), name, err.msg);
 		return -1;
 	}
 	rs = run(s, ev_doctor_query_table(name), &err);
 	if (rs == NULL) {
 		ev_doc_add(rep, EV_DOC_WARN, group, "table", name, NULL, NULL,
-		           "cannot read information_schema.TABLES for %s: %s", name, err.msg);
+		           _("cannot read information_schema.TABLES for %s: %s"), name, err.msg);
 		return -1;
 	}
 	tf->exists = rs->nrows > 0;
@@ -201,7 +204,7 @@ static int read_table(struct ev_session *s, enum ev_table_kind t, const char *na
 	rs = run(s, ev_doctor_query_columns(name), &err);
 	if (rs == NULL) {
 		ev_doc_add(rep, EV_DOC_WARN, group, "columns", name, NULL, NULL,
-		           "cannot read the columns of %s: %s", name, err.msg);
+		           _("cannot read the columns of %s: %s"), name, err.msg);
 		return -1;
 	}
 	tf->ncols = rs->nrows;
@@ -264,9 +267,9 @@ static void check_recent(struct ev_session *s, enum ev_table_kind t,
 	rc.utc_offset = srv->utc_offset_s;
 	rc.zone = srv->time_zone;
 	if (!column_is_time(tf, "create_time")) {
-		rc.why_not = "create_time is missing or not a DATETIME";
+		rc.why_not = _("create_time is missing or not a DATETIME");
 	} else if (index == NULL && ev_index_find(&tf->info, "id") == NULL) {
-		rc.why_not = "no index on create_time nor on id to read the newest row by";
+		rc.why_not = _("no index on create_time nor on id to read the newest row by");
 	} else {
 		/* The same query and judgement as the writes' check (core/zone.h). */
 		rs = run(s, ev_zone_query_newest(tf->name, index), &err);
@@ -300,9 +303,9 @@ static void check_retention(struct ev_session *s, const struct ev_opts *o, enum 
 	x.retention_s = o->cfg.retention_s[t];
 	x.setting = t == EV_TABLE_OUTBOX ? "retention_outbox" : "retention_message";
 	if (!column_is_time(tf, "create_time")) {
-		x.why_not = "create_time is missing or not a DATETIME";
+		x.why_not = _("create_time is missing or not a DATETIME");
 	} else if (index == NULL) {
-		x.why_not = "no index on create_time to read the oldest row through";
+		x.why_not = _("no index on create_time to read the oldest row through");
 	} else {
 		struct ev_rowset *rs = run(s, ev_doctor_query_oldest(tf->name, index), &err);
 		if (rs == NULL) {
@@ -429,7 +432,10 @@ static void print_lines(FILE *out, const char *label, const char *text)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		fprintf(out, "      %-8s%.*s\n", first ? label : "", (int)n, p);
+		/* The label in 8 cells (it may be translated), the lines after it. */
+		int w = first ? ev_text_width(label) : 0;
+		fprintf(out, "      %s%*s%.*s\n", first ? label : "", w < 8 ? 8 - w : 1, "", (int)n,
+		        p);
 		first = false;
 		p += n + (nl ? 1 : 0);
 	}
@@ -440,7 +446,16 @@ static const char *group_title(const struct ev_opts *o, const char *group, char 
 {
 	int t = ev_model_table_parse(group);
 	if (t >= 0)
-		snprintf(buf, n, "%s (%s)", group, ev_opts_table_name(o, (enum ev_table_kind)t));
+		/* TRANSLATORS: a table's group title: "outbox (biz_outbox_event)". */
+		snprintf(buf, n, _("%s (%s)"),
+		         ev_model_table_label(ev_model_table((enum ev_table_kind)t)),
+		         ev_opts_table_name(o, (enum ev_table_kind)t));
+	else if (strcmp(group, "server") == 0)
+		/* TRANSLATORS: doctor's group titles: the server's findings, the account's. */
+		snprintf(buf, n, "%s", P_("doctor group", "server"));
+	else if (strcmp(group, "privileges") == 0)
+		/* TRANSLATORS: doctor's group title: what the account may do. */
+		snprintf(buf, n, "%s", P_("doctor group", "privileges"));
 	else
 		snprintf(buf, n, "%s", group);
 	return buf;
@@ -468,19 +483,27 @@ static void write_text(FILE *out, const struct ev_opts *o, const struct ev_doc_r
 			char *msg = ev_text_sanitize(f->message, strlen(f->message));
 			fprintf(out, "  %-4s  %s\n", ev_doc_level_name(f->level), msg);
 			free(msg);
+			/* TRANSLATORS: the labels under a finding (at most 7 cells). */
 			if (f->impact != NULL)
-				print_lines(out, "impact:", f->impact);
+				/* TRANSLATORS: a label under a finding (at most 7 cells): what it
+				 * breaks. */
+				print_lines(out, _("impact:"), f->impact);
 			if (f->fix != NULL)
-				print_lines(out, "fix:", f->fix);
+				/* TRANSLATORS: a label under a finding (at most 7 cells): the
+				 * statement that fixes it. */
+				print_lines(out, _("fix:"), f->fix);
 		}
 	}
 	int code = ev_doc_exit_code(rep);
-	fprintf(out, "\n%zu OK, %zu INFO, %zu WARN, %zu FAIL: %s (exit %d)\n",
+	fputc('\n', out);
+	/* TRANSLATORS: doctor's last line; keep OK, INFO, WARN and FAIL (scripts count them). */
+	fprintf(out, _("%zu OK, %zu INFO, %zu WARN, %zu FAIL: %s (exit %d)\n"),
 	        ev_doc_count(rep, EV_DOC_OK), ev_doc_count(rep, EV_DOC_INFO),
 	        ev_doc_count(rep, EV_DOC_WARN), ev_doc_count(rep, EV_DOC_FAIL),
-	        code == 0   ? "all good"
-	        : code == 1 ? "evtop works, with the warnings above"
-	                    : "evtop cannot work with this database as it is",
+	        /* TRANSLATORS: doctor's verdict, after the counts. */
+	        code == 0   ? _("all good")
+	        : code == 1 ? _("evtop works, with the warnings above")
+	                    : _("evtop cannot work with this database as it is"),
 	        code);
 }
 
@@ -573,10 +596,10 @@ static int doctor_one(struct ev_opts *o)
 
 	if (ev_session_open(&s, o, &err) < 0) {
 		ev_doc_add(&rep, EV_DOC_FAIL, "server", "connect", NULL,
-		           "evtop cannot work without a connection",
-		           "check -h/-P/-S/-u/-p/-D, or the option files' [client] and [evtop] "
-		           "groups (--defaults-file)",
-		           "cannot connect: %s", err.msg);
+		           _("evtop cannot work without a connection"),
+		           _("check -h/-P/-S/-u/-p/-D, or the option files' [client] and [evtop] "
+		             "groups (--defaults-file)"),
+		           _("cannot connect: %s"), err.msg);
 	} else {
 		connected = true;
 		read_server(&s, &srv, &sv, &rep);
@@ -632,7 +655,7 @@ int ev_cmd_doctor(int argc, char **argv)
 		return rc;
 	}
 	if (o.format == EV_FMT_CSV) {
-		fputs("evtop: doctor: --format table or json\n", stderr);
+		ev_say_error("%s", _("doctor: --format table or json"));
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
@@ -657,7 +680,8 @@ int ev_cmd_doctor(int argc, char **argv)
 			struct ev_source *endpoint = read ? ev_source_read_endpoint(src) : NULL;
 			struct ev_opts one = o; /* shallow: the copy frees nothing */
 			one.src = endpoint ? endpoint : src;
-			const char *what = read ? "read endpoint" : "primary";
+			/* TRANSLATORS: which endpoint of a source doctor checks. */
+			const char *what = read ? _("read endpoint") : P_("endpoint", "primary");
 			if (o.format == EV_FMT_JSON) {
 				printf("%s{\"source\":", first ? "" : ",\n");
 				ev_session_json_string(stdout, src->name);
@@ -665,7 +689,9 @@ int ev_cmd_doctor(int argc, char **argv)
 				       read ? "read" : "primary");
 			} else {
 				char *name = ev_text_sanitize(src->name, strlen(src->name));
-				printf("%s== source %s (%s)\n", first ? "" : "\n", name, what);
+				if (!first)
+					putchar('\n');
+				printf(_("== source %s (%s)\n"), name, what);
 				free(name);
 			}
 			fflush(stdout);

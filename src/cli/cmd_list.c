@@ -7,6 +7,7 @@
 #include "cli/session.h"
 #include "core/auditlog.h"
 #include "core/format.h"
+#include "core/i18n.h"
 #include "core/rowmask.h"
 #include "core/text.h"
 #include "db/action.h"
@@ -72,9 +73,8 @@ static void access_log_unmask(const struct ev_opts *o, struct ev_fan *f,
                               struct ev_rowset *const *res, const enum ev_table_kind *kinds, int n)
 {
 	if (o->cfg.read_only) {
-		fputs("evtop: note: --unmask recorded in the local audit file only (read-only: "
-		      "evtop_access_log is not written)\n",
-		      stderr);
+		ev_say_error("%s", _("note: --unmask recorded in the local audit file only "
+		                     "(read-only: evtop_access_log is not written)"));
 		return;
 	}
 	for (int k = 0; k < f->n; k++) {
@@ -103,13 +103,14 @@ static void access_log_unmask(const struct ev_opts *o, struct ev_fan *f,
 				                         ev_opts_table_name(&fs->o, kinds[i]),
 				                         o->unmask, nos, m, &err);
 			if (rc < 0) {
-				char *clean = ev_text_sanitize(err.msg, strlen(err.msg));
-				fprintf(stderr,
-				        "evtop: note: %s%s--unmask recorded in the local audit "
-				        "file only: "
-				        "%s\n",
-				        f->multi ? fs->src->name : "", f->multi ? ": " : "", clean);
-				free(clean);
+				if (f->multi)
+					ev_say_error(_("note: %s: --unmask recorded in the local "
+					               "audit file only: %s"),
+					             fs->src->name, err.msg);
+				else
+					ev_say_error(_("note: --unmask recorded in the local audit "
+					               "file only: %s"),
+					             err.msg);
 			}
 			free(nos);
 		}
@@ -133,10 +134,9 @@ static int audit_unmask(const struct ev_opts *o, struct ev_fan *f, const struct 
 		return 0;
 	char *path = ev_audit_log_default_path();
 	if (path == NULL || ev_audit_log_open(&log, path, &err) < 0) {
-		fprintf(stderr,
-		        "evtop: --unmask refused: %s (showing data in the clear is audited "
-		        "there first); nothing shown\n",
-		        path ? err.msg : "no home directory for the audit file");
+		ev_say_error(_("--unmask refused: %s (showing data in the clear is audited "
+		               "there first); nothing shown"),
+		             path ? err.msg : _("no home directory for the audit file"));
 		free(path);
 		return -1;
 	}
@@ -163,7 +163,7 @@ static int audit_unmask(const struct ev_opts *o, struct ev_fan *f, const struct 
 		char *line = ev_audit_unmask_line(now, &who, ev_opts_table_name(o, kinds[i]),
 		                                  o->unmask, nos, rs->nrows);
 		if (ev_audit_log_append(&log, line, &err) < 0) {
-			fprintf(stderr, "evtop: --unmask refused: %s; nothing shown\n", err.msg);
+			ev_say_error(_("--unmask refused: %s; nothing shown"), err.msg);
 			rc = -1;
 		}
 		free(line);
@@ -240,9 +240,10 @@ static struct ev_rowset *project_as(const struct ev_rowset *rs, enum ev_table_ki
 			}
 			const struct ev_cell *cell = ev_rowset_cell(rs, r, (size_t)src[i]);
 			if (human && src[i] == status_col && cell->s != NULL) {
-				char *label = ev_xasprintf(
-				        "%s %s", cell->s,
-				        ev_model_status_name(def, atoi(cell->s), false));
+				/* The state's name in the interface's language. */
+				char *label =
+				        ev_xasprintf("%s %s", cell->s,
+				                     ev_model_status_label(def, atoi(cell->s)));
 				ev_cell_set(&cells[i], label, strlen(label));
 				free(label);
 			} else {
@@ -261,16 +262,20 @@ static struct ev_rowset *project(const struct ev_rowset *rs, enum ev_table_kind 
 
 static void usage_list(FILE *out)
 {
-	fputs("Usage: evtop list KIND [OPTION]...\n"
-	      "List events of one kind, oldest or most urgent first, a page at a time.\n\nKinds:\n",
+	fputs(_("Usage: evtop list KIND [OPTION]...\n"
+	        "List events of one kind, oldest or most urgent first, a page at a time.\n"),
 	      out);
+	/* TRANSLATORS: the heading of the list kinds in evtop list --help. */
+	fprintf(out, "\n%s\n", _("Kinds:"));
 	for (int k = 0; k < EV_LIST_COUNT; k++)
 		if (k != EV_LIST_TRAIL && k != EV_LIST_TRACE)
 			fprintf(out, "  %-18s %s\n", ev_list_name((enum ev_list_kind)k),
 			        ev_list_help((enum ev_list_kind)k));
-	fputs("\nEach page ends with the cursor of its last row; pass it with --after to get the\n"
-	      "next page (with --table). Without --table both tables are listed.\n\n",
+	fputs("\n", out);
+	fputs(_("Each page ends with the cursor of its last row; pass it with --after to get the\n"
+	        "next page (with --table). Without --table both tables are listed.\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 
@@ -278,8 +283,9 @@ static void usage_list(FILE *out)
  * table format, on stderr otherwise. */
 static void print_more(FILE *where, enum ev_table_kind t, const char *next)
 {
-	fprintf(where, "-- more %s rows: --table %s --after %s\n", ev_model_table(t)->key,
-	        ev_model_table(t)->key, next);
+	/* TRANSLATORS: the table as people read it, then the options that get the next page. */
+	fprintf(where, _("-- more %s rows: --table %s --after %s\n"),
+	        ev_model_table_label(ev_model_table(t)), ev_model_table(t)->key, next);
 }
 
 /* Write the per-table results: the table format as one block per table — its header even
@@ -297,9 +303,10 @@ static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
 			if (rs == NULL)
 				continue;
 			if (n > 1)
-				printf("# %s (%s): %zu row%s\n", ev_model_table(kinds[i])->key,
-				       ev_opts_table_name(o, kinds[i]), rs->nrows,
-				       rs->nrows == 1 ? "" : "s");
+				printf(rs->nrows == 1 ? _("# %s (%s): %zu row\n")
+				                      : _("# %s (%s): %zu rows\n"),
+				       ev_model_table_label(ev_model_table(kinds[i])),
+				       ev_opts_table_name(o, kinds[i]), rs->nrows);
 			if (ev_format_write(stdout, rs, o->format, 48) < 0)
 				rc = -1;
 			if (note != NULL && note[kinds[i]] != NULL)
@@ -329,7 +336,7 @@ static int write_results(const struct ev_opts *o, struct ev_rowset *const *res,
 		size_t len = 0;
 		FILE *mem = open_memstream(&text, &len);
 		if (mem == NULL)
-			ev_fatal("out of memory (open_memstream)");
+			ev_fatal(_("out of memory (open_memstream)"));
 		ev_format_write(mem, rs, EV_FMT_JSON, 0);
 		fclose(mem);
 		if (len > 5) {
@@ -458,8 +465,8 @@ static int source_cursors(const struct ev_fan *f, const char *after, struct ev_m
 			if (i == f->n) {
 				ev_error_set(
 				        err, EV_ERR_USAGE,
-				        "the cursor names source '%.64s', which is not one of the "
-				        "sources chosen",
+				        _("the cursor names source '%.64s', which is not one of "
+				          "the sources chosen"),
 				        given[g].name);
 				free(given);
 				free(mc);
@@ -494,7 +501,8 @@ static char *search_note(const struct ev_filter *f, const struct ev_list_page *p
 		return NULL;
 	char *terms = ev_filter_json_text(f);
 	char *safe = ev_text_sanitize(terms ? terms : "", terms ? strlen(terms) : 0);
-	char *out = ev_xasprintf("search %s: %s", safe, said);
+	/* TRANSLATORS: a payload search's note under its page: the terms, then what it found. */
+	char *out = ev_xasprintf(_("search %s: %s"), safe, said);
 	free(said);
 	free(terms);
 	free(safe);
@@ -575,8 +583,8 @@ static int list_usage(const struct ev_opts *o, int n, struct ev_cursor *after)
 
 	if (o->after != NULL) {
 		if (n != 1) {
-			fputs("evtop: --after needs --table (a cursor belongs to one table)\n",
-			      stderr);
+			ev_say_error("%s",
+			             _("--after needs --table (a cursor belongs to one table)"));
 			return EV_EXIT_USAGE;
 		}
 		if (o->nchosen <= 1 && ev_cursor_decode(o->after, after, &err) < 0) {
@@ -585,14 +593,14 @@ static int list_usage(const struct ev_opts *o, int n, struct ev_cursor *after)
 		}
 	}
 	if (o->format == EV_FMT_CSV && n != 1) {
-		fputs("evtop: --format csv needs --table (the two tables have different columns)\n",
-		      stderr);
+		ev_say_error("%s", _("--format csv needs --table (the two tables have different "
+		                     "columns)"));
 		return EV_EXIT_USAGE;
 	}
 	if (o->table >= 0 && ev_filter_unsupported(&o->filter, (enum ev_table_kind)o->table)) {
-		fprintf(stderr, "evtop: the %s table has no %s column\n",
-		        ev_model_table((enum ev_table_kind)o->table)->key,
-		        ev_filter_unsupported(&o->filter, (enum ev_table_kind)o->table));
+		ev_say_error(_("the %s table has no %s column"),
+		             ev_model_table_label(ev_model_table((enum ev_table_kind)o->table)),
+		             ev_filter_unsupported(&o->filter, (enum ev_table_kind)o->table));
 		return EV_EXIT_USAGE;
 	}
 	return 0;
@@ -670,7 +678,7 @@ static int print_lists(const struct ev_opts *o, const struct list_out *out,
 {
 	int rc = 0;
 	if (write_results(o, out->res, kinds, n, out->next, out->note) < 0) {
-		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
+		ev_say_error(_("cannot write the output: %s"), strerror(errno));
 		rc = EV_EXIT_FAILURE;
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
@@ -748,10 +756,13 @@ int ev_cmd_list(int argc, char **argv)
 	}
 	int kind = ev_list_parse(o.args[0]);
 	if (kind < 0 || kind == EV_LIST_TRAIL || kind == EV_LIST_TRACE) {
-		char *safe = ev_text_sanitize(o.args[0], strlen(o.args[0]));
-		fprintf(stderr, "evtop: unknown list '%s' (evtop list --help shows the kinds%s)\n",
-		        safe, kind >= 0 ? "; use evtop trail / evtop trace" : "");
-		free(safe);
+		if (kind >= 0)
+			ev_say_error(_("unknown list '%s' (evtop list --help shows the kinds; use "
+			               "evtop trail / evtop trace)"),
+			             o.args[0]);
+		else
+			ev_say_error(_("unknown list '%s' (evtop list --help shows the kinds)"),
+			             o.args[0]);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
@@ -762,10 +773,11 @@ int ev_cmd_list(int argc, char **argv)
 
 static void usage_trail(FILE *out)
 {
-	fputs("Usage: evtop trail TYPE ID [OPTION]...\n"
-	      "Every event of one business object (biz_type + biz_id, or aggregate_type +\n"
-	      "aggregate_id in the outbox), in creation order.\n\n",
+	fputs(_("Usage: evtop trail TYPE ID [OPTION]...\n"
+	        "Every event of one business object (biz_type + biz_id, or aggregate_type +\n"
+	        "aggregate_id in the outbox), in creation order.\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 
@@ -804,10 +816,22 @@ static void archived_part(struct ev_opts *o, enum ev_list_kind kind, const char 
 					/* said; nothing shown in the clear unaudited */
 				} else {
 					struct ev_rowset *p = project(rs, t, true, NULL);
-					printf("\n# archived in %s%s%s: %zu%s row%s\n", safe,
-					       f.multi ? " on source " : "",
-					       f.multi ? fs->src->name : "", rs->nrows,
-					       more ? "+" : "", rs->nrows == 1 ? "" : "s");
+					char count[32];
+					snprintf(count, sizeof(count), "%zu%s", rs->nrows,
+					         more ? "+" : "");
+					putchar('\n');
+					if (f.multi)
+						printf(rs->nrows == 1 ? _("# archived in %s on "
+						                          "source %s: %s row\n")
+						                      : _("# archived in %s on "
+						                          "source %s: %s "
+						                          "rows\n"),
+						       safe, fs->src->name, count);
+					else
+						printf(rs->nrows == 1
+						               ? _("# archived in %s: %s row\n")
+						               : _("# archived in %s: %s rows\n"),
+						       safe, count);
 					ev_format_write(stdout, p, o->format, 48);
 					ev_rowset_free(&p);
 				}
@@ -836,9 +860,10 @@ int ev_cmd_trail(int argc, char **argv)
 
 static void usage_trace(FILE *out)
 {
-	fputs("Usage: evtop trace TRACE_ID [OPTION]...\n"
-	      "Every event with this trace_id, in both tables, in creation order.\n\n",
+	fputs(_("Usage: evtop trace TRACE_ID [OPTION]...\n"
+	        "Every event with this trace_id, in both tables, in creation order.\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 
@@ -857,11 +882,13 @@ int ev_cmd_trace(int argc, char **argv)
 
 static void usage_show(FILE *out)
 {
-	fputs("Usage: evtop show EVENT_NO... [OPTION]...\n"
-	      "Every column of an event, found by event_no in both tables (an event_no is unique\n"
-	      "per table only). Deleted rows are shown, marked DELETED. --table limits the "
-	      "search.\n\n",
+	fputs(_("Usage: evtop show EVENT_NO... [OPTION]...\n"
+	        "Every column of an event, found by event_no in both tables (an event_no is "
+	        "unique\n"
+	        "per table only). Deleted rows are shown, marked DELETED. --table limits the "
+	        "search.\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 
@@ -877,16 +904,24 @@ static void print_event(const struct ev_rowset *rs, size_t r, enum ev_table_kind
 
 	const char *source =
 	        ev_rowset_col(rs, EV_SOURCE_COL) >= 0 ? ev_rowset_get(rs, r, EV_SOURCE_COL) : NULL;
+	struct ev_buf head;
+	ev_buf_init(&head);
 	if (source != NULL) {
 		char *safe = ev_text_sanitize(source, strlen(source));
-		printf("== %s event on source %s%s%s%s%s\n", def->key, safe,
-		       is_deleted ? "  [DELETED]" : "", badge ? "  [ARCHIVED in " : "",
-		       badge ? badge : "", badge ? "]" : "");
+		ev_buf_printf(&head, _("== %s event on source %s"), ev_model_table_label(def),
+		              safe);
 		free(safe);
 	} else {
-		printf("== %s event%s%s%s%s\n", def->key, is_deleted ? "  [DELETED]" : "",
-		       badge ? "  [ARCHIVED in " : "", badge ? badge : "", badge ? "]" : "");
+		/* TRANSLATORS: the head of a shown event: its table as people read it. */
+		ev_buf_printf(&head, _("== %s event"), ev_model_table_label(def));
 	}
+	if (is_deleted)
+		/* TRANSLATORS: after the head of a shown event that is soft-deleted. */
+		ev_buf_adds(&head, _("  [DELETED]"));
+	if (badge)
+		ev_buf_printf(&head, _("  [ARCHIVED in %s]"), badge);
+	printf("%s\n", head.data);
+	ev_buf_free(&head);
 	free(badge);
 	for (size_t c = 0; c < rs->ncols; c++) {
 		const struct ev_cell *cell = ev_rowset_cell(rs, r, c);
@@ -1022,7 +1057,7 @@ static int show_one(struct show_run *sr, const char *event_no)
 {
 	int hits = 0;
 	if (strlen(event_no) > 64) {
-		fprintf(stderr, "evtop: event_no longer than 64 characters: no such event\n");
+		ev_say_error("%s", _("event_no longer than 64 characters: no such event"));
 		return 1;
 	}
 	for (int k = 0; k < sr->f.n; k++) {
@@ -1035,11 +1070,15 @@ static int show_one(struct show_run *sr, const char *event_no)
 	}
 	if (hits > 0)
 		return 0;
-	char *safe = ev_text_sanitize(event_no, strlen(event_no));
-	fprintf(stderr, "evtop: no event %s in %s%s\n", safe,
-	        sr->n == 2 ? "either table" : ev_model_table(sr->kinds[0])->key,
-	        sr->f.multi ? " of any source" : "");
-	free(safe);
+	const char *where = ev_model_table_label(ev_model_table(sr->kinds[0]));
+	if (sr->n == 2 && sr->f.multi)
+		ev_say_error(_("no event %s in either table of any source"), event_no);
+	else if (sr->n == 2)
+		ev_say_error(_("no event %s in either table"), event_no);
+	else if (sr->f.multi)
+		ev_say_error(_("no event %s in %s of any source"), event_no, where);
+	else
+		ev_say_error(_("no event %s in %s"), event_no, where);
 	return 1;
 }
 
@@ -1053,19 +1092,17 @@ int ev_cmd_show(int argc, char **argv)
 		return rc;
 	}
 	if (o.nargs > 1000) {
-		fprintf(stderr,
-		        "evtop: at most 1000 event_nos at once (%d given); for more, list them "
-		        "with "
-		        "evtop list and its filters, or feed a file of event_nos through xargs -n "
-		        "1000\n",
-		        o.nargs);
+		ev_say_error(_("at most 1000 event_nos at once (%d given); for more, list them "
+		               "with evtop list and its filters, or feed a file of event_nos "
+		               "through xargs -n 1000"),
+		             o.nargs);
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
 	sr.n = ev_session_tables(&o, sr.kinds);
 	if (o.format == EV_FMT_CSV && sr.n != 1) {
-		fputs("evtop: --format csv needs --table (the two tables have different columns)\n",
-		      stderr);
+		ev_say_error("%s", _("--format csv needs --table (the two tables have different "
+		                     "columns)"));
 		ev_opts_free(&o);
 		return EV_EXIT_USAGE;
 	}
@@ -1081,7 +1118,7 @@ int ev_cmd_show(int argc, char **argv)
 	for (int a = 0; a < o.nargs; a++)
 		missing += show_one(&sr, o.args[a]);
 	if (o.format != EV_FMT_TABLE && write_results(&o, sr.out, sr.kinds, sr.n, NULL, NULL) < 0) {
-		fprintf(stderr, "evtop: cannot write the output: %s\n", strerror(errno));
+		ev_say_error(_("cannot write the output: %s"), strerror(errno));
 		sr.rc = EV_EXIT_FAILURE;
 	}
 	for (int t = 0; t < EV_TABLE_COUNT; t++)

@@ -33,14 +33,16 @@
 
 static void usage(FILE *out)
 {
-	fputs("Usage: evtop metrics [--listen ADDR:PORT] [--textfile FILE] [--once] [OPTION]...\n"
-	      "The backlog of both tables for Prometheus: serves GET /metrics (the text format,\n"
-	      "default 127.0.0.1:9787) and/or writes FILE for node_exporter's textfile\n"
-	      "collector, refreshed every --interval (default 15s) from evtop's backlog mirror,\n"
-	      "within the refresh budget; a scrape costs the database nothing. --once refreshes\n"
-	      "once and writes FILE (or standard output). Read-only; SELECT is all it needs.\n"
-	      "Every metric is in doc/metrics.md.\n\n",
+	/* TRANSLATORS: the metrics themselves and the service's log stay English. */
+	fputs(_("Usage: evtop metrics [--listen ADDR:PORT] [--textfile FILE] [--once] [OPTION]...\n"
+	        "The backlog of both tables for Prometheus: serves GET /metrics (the text format,\n"
+	        "default 127.0.0.1:9787) and/or writes FILE for node_exporter's textfile\n"
+	        "collector, refreshed every --interval (default 15s) from evtop's backlog mirror,\n"
+	        "within the refresh budget; a scrape costs the database nothing. --once refreshes\n"
+	        "once and writes FILE (or standard output). Read-only; SELECT is all it needs.\n"
+	        "Every metric is in doc/metrics.md.\n"),
 	      out);
+	fputs("\n", out);
 	ev_opts_usage(out);
 }
 

@@ -4,6 +4,7 @@
 #include "cli/fanout.h"
 #include "core/doctor.h"
 #include "core/files.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/conn.h"
 #include "db/fan.h"
@@ -22,10 +23,14 @@ void ev_fan_read_lag(struct ev_fan_src *fs)
 	ev_query_free(&q);
 	fs->lag_s = EV_LAG_UNKNOWN;
 	if (rc < 0) {
-		snprintf(fs->lag_note, sizeof(fs->lag_note), "%.190s",
-		         err.code == 1227 ? "not readable: the account lacks REPLICA MONITOR "
-		                            "(MariaDB) / REPLICATION CLIENT (MySQL)"
-		                          : err.msg);
+		const char *why = err.code == 1227 ? _("not readable: the account lacks REPLICA "
+		                                       "MONITOR (MariaDB) / REPLICATION CLIENT "
+		                                       "(MySQL)")
+		                                   : err.msg;
+		/* At most 190 bytes, never half a character: it may be translated, or quote the
+		 * server. */
+		snprintf(fs->lag_note, sizeof(fs->lag_note), "%.*s", (int)ev_utf8_prefix(why, 190),
+		         why);
 		return;
 	}
 	long long lag = ev_doctor_replica_lag(rs, fs->lag_note, sizeof(fs->lag_note));
@@ -73,7 +78,7 @@ int ev_fan_open(struct ev_fan *f, struct ev_opts *o, bool writes, struct ev_erro
 	memset(f, 0, sizeof(*f));
 	if (o->log_sql != NULL) {
 		/* It holds the statements' parameters: 0600, never through a link. */
-		f->log = ev_file_stream("the --log-sql file", o->log_sql, EV_FILE_PRIVATE,
+		f->log = ev_file_stream(_("the --log-sql file"), o->log_sql, EV_FILE_PRIVATE,
 		                        EV_FILE_APPEND, err);
 		if (f->log == NULL) {
 			err->code = EV_ERR_USAGE;
@@ -141,10 +146,11 @@ int ev_fan_up(const struct ev_fan *f)
 char *ev_fan_lag_text(const struct ev_fan_src *fs)
 {
 	if (!fs->on_replica)
-		return ev_xstrdup("primary");
+		/* TRANSLATORS: where a source is read from: its primary (else "replica, ..."). */
+		return ev_xstrdup(P_("endpoint", "primary"));
 	if (fs->lag_s == EV_LAG_UNKNOWN)
-		return ev_xasprintf("replica, lag unknown: %s", fs->lag_note);
-	return ev_xasprintf("replica, %llds behind", fs->lag_s);
+		return ev_xasprintf(_("replica, lag unknown: %s"), fs->lag_note);
+	return ev_xasprintf(_("replica, %llds behind"), fs->lag_s);
 }
 
 void ev_fan_report(const struct ev_fan *f, int lag_warning_s)
@@ -153,15 +159,15 @@ void ev_fan_report(const struct ev_fan *f, int lag_warning_s)
 		const struct ev_fan_src *fs = &f->v[i];
 		char *msg = NULL;
 		if (!fs->up)
-			msg = ev_xasprintf("%s: no answer: %s", fs->src->name, fs->err.msg);
+			msg = ev_xasprintf(_("%s: no answer: %s"), fs->src->name, fs->err.msg);
 		else if (fs->on_replica && fs->lag_s == EV_LAG_UNKNOWN)
 			msg = ev_xasprintf(
-			        "%s: warning: reading a replica whose lag is unknown (%s); "
-			        "--primary reads the primary",
+			        _("%s: warning: reading a replica whose lag is unknown (%s); "
+			          "--primary reads the primary"),
 			        fs->src->name, fs->lag_note);
 		else if (fs->on_replica && fs->lag_s >= lag_warning_s)
-			msg = ev_xasprintf("%s: warning: the replica is %llds behind the primary "
-			                   "(figures are that old); --primary reads the primary",
+			msg = ev_xasprintf(_("%s: warning: the replica is %llds behind the primary "
+			                     "(figures are that old); --primary reads the primary"),
 			                   fs->src->name, fs->lag_s);
 		if (msg != NULL) {
 			char *safe = ev_text_sanitize(msg, strlen(msg));

@@ -206,48 +206,60 @@ bool ev_opts_takes_value(const char *arg)
 
 void ev_opts_usage(FILE *out)
 {
-	fputs("Connection (as the mysql client; option files [client] and [evtop] are read):\n"
-	      "  -h, --host=HOST            -P, --port=PORT          -S, --socket=PATH\n"
-	      "  -u, --user=USER            -D, --database=DB\n"
-	      "  -p, --password             prompt for the password (without echo)\n"
-	      "      --defaults-file=FILE   read only this option file\n"
-	      "      --no-defaults          read no option file\n"
-	      "      --ssl, --ssl-ca=FILE, --ssl-capath=DIR, --ssl-cert=FILE, --ssl-key=FILE,\n"
-	      "      --ssl-cipher=LIST, --ssl-verify-server-cert\n"
-	      "      --time-zone=TZ         session time zone of the applications' DATETIMEs\n"
-	      "      --connect-timeout=DUR  --statement-timeout=DUR (server-side limit)\n"
-	      "      --config=FILE          evtop's config (default ~/.config/evtop/config)\n"
-	      "      --source=NAME[,NAME]   the config's sources to use (default: all of them)\n"
-	      "      --primary              read from the primary, not the source's replica\n"
-	      "      --outbox-table=NAME    --message-table=NAME\n"
-	      "      --log-sql=FILE         record every statement, its parameters and timing\n"
-	      "Output:\n"
-	      "      --table=outbox|message --format=table|json|csv  --limit=N  --after=CURSOR\n"
-	      "Filters:\n"
-	      "      --event-type=T --topic=T --biz-type=T (--aggregate-type) --biz-id=ID\n"
-	      "      (--aggregate-id) --event-no=NO --trace-id=ID --event-source=S\n"
-	      "      --locked-by=X --channel=C --reason=SUBSTRING --since=TIME --until=TIME\n"
-	      "      --filter='key=value reason~text ...'\n"
-	      "      --unmask=REASON        payloads and texts in the clear, not masked (audited)\n"
-	      "      --filter='payload.PATH=VALUE payload~TEXT headers.\"x-k\"=V' (inside the\n"
-	      "      list's bounded rows)  --search-cap=N (candidates a page; default 100000)\n"
-	      "      --stuck-threshold=DUR (message table; default 10m)  --high-retry=N\n"
-	      "      evtop audit: --operator=ID --action=A --result=R --event-no=NO --table=T\n"
-	      "      --since=TIME --until=TIME (doc/cli.md)\n"
-	      "Dashboard and check:\n"
-	      "      --by=event_type|topic|source|biz_type|channel  --window=DUR (default 1h;\n"
-	      "      also the cancelled and recent lists')\n"
-	      "      --warning=EXPR --critical=EXPR (doc/check.md)\n"
-	      "      --clock-ok             the session's time zone is right although the newest\n"
-	      "                             rows suggest a mismatch (writes, check; audited)\n"
-	      "Metrics (doc/metrics.md):\n"
-	      "      --listen=ADDR:PORT (default 127.0.0.1:9787)  --interval=DUR (default 15s)\n"
-	      "      --textfile=FILE  --once  --tls-cert=FILE --tls-key=FILE\n"
-	      "      --basic-auth-file=FILE (user:crypt-hash lines)\n"
-	      "Console:\n"
-	      "      --read-only            no writes     --mono   no colours (also NO_COLOR)\n"
-	      "      --script=FILE --screen=COLSxROWS   a scripted run in a virtual terminal\n"
-	      "      --no-mirror            count the backlog every refresh (no backlog mirror)\n",
+	/* TRANSLATORS: the shared options' help, one section a message. Keep the option names
+	 * (--host=HOST ...) as they are, their descriptions aligned as in the English, and every
+	 * line within 80 cells (a Chinese character takes two). */
+	fputs(_("Connection (as the mysql client; option files [client] and [evtop] are read):\n"
+	        "  -h, --host=HOST            -P, --port=PORT          -S, --socket=PATH\n"
+	        "  -u, --user=USER            -D, --database=DB\n"
+	        "  -p, --password             prompt for the password (without echo)\n"
+	        "      --defaults-file=FILE   read only this option file\n"
+	        "      --no-defaults          read no option file\n"
+	        "      --ssl, --ssl-ca=FILE, --ssl-capath=DIR, --ssl-cert=FILE, --ssl-key=FILE,\n"
+	        "      --ssl-cipher=LIST, --ssl-verify-server-cert\n"
+	        "      --time-zone=TZ         session time zone of the applications' DATETIMEs\n"
+	        "      --connect-timeout=DUR  --statement-timeout=DUR (server-side limit)\n"
+	        "      --config=FILE          evtop's config (default ~/.config/evtop/config)\n"
+	        "      --source=NAME[,NAME]   the config's sources to use (default: all of them)\n"
+	        "      --primary              read from the primary, not the source's replica\n"
+	        "      --outbox-table=NAME    --message-table=NAME\n"
+	        "      --log-sql=FILE         record every statement, its parameters and timing\n"),
+	      out);
+	fputs(_("Output:\n"
+	        "      --table=outbox|message --format=table|json|csv  --limit=N  "
+	        "--after=CURSOR\n"),
+	      out);
+	fputs(_("Filters:\n"
+	        "      --event-type=T --topic=T --biz-type=T (--aggregate-type) --biz-id=ID\n"
+	        "      (--aggregate-id) --event-no=NO --trace-id=ID --event-source=S\n"
+	        "      --locked-by=X --channel=C --reason=SUBSTRING --since=TIME --until=TIME\n"
+	        "      --filter='key=value reason~text ...'\n"
+	        "      --unmask=REASON        payloads and texts in the clear, not masked "
+	        "(audited)\n"
+	        "      --filter='payload.PATH=VALUE payload~TEXT headers.\"x-k\"=V' (inside the\n"
+	        "      list's bounded rows)  --search-cap=N (candidates a page; default 100000)\n"
+	        "      --stuck-threshold=DUR (message table; default 10m)  --high-retry=N\n"
+	        "      evtop audit: --operator=ID --action=A --result=R --event-no=NO --table=T\n"
+	        "      --since=TIME --until=TIME (doc/cli.md)\n"),
+	      out);
+	fputs(_("Dashboard and check:\n"
+	        "      --by=event_type|topic|source|biz_type|channel  --window=DUR (default 1h;\n"
+	        "      also the cancelled and recent lists')\n"
+	        "      --warning=EXPR --critical=EXPR (doc/check.md)\n"
+	        "      --clock-ok             the session's time zone is right although the "
+	        "newest\n"
+	        "                             rows suggest a mismatch (writes, check; audited)\n"),
+	      out);
+	fputs(_("Metrics (doc/metrics.md):\n"
+	        "      --listen=ADDR:PORT (default 127.0.0.1:9787)  --interval=DUR (default 15s)\n"
+	        "      --textfile=FILE  --once  --tls-cert=FILE --tls-key=FILE\n"
+	        "      --basic-auth-file=FILE (user:crypt-hash lines)\n"),
+	      out);
+	fputs(_("Console:\n"
+	        "      --read-only            no writes     --mono   no colours (also NO_COLOR)\n"
+	        "      --script=FILE --screen=COLSxROWS   a scripted run in a virtual terminal\n"
+	        "      --no-mirror            count the backlog every refresh (no backlog "
+	        "mirror)\n"),
 	      out);
 }
 
@@ -266,15 +278,17 @@ static int duration_opt(const char *name, const char *cfg_key, const char *v, lo
 	if (cfg_key != NULL)
 		ev_config_duration_range(cfg_key, &min_ms, &max_ms);
 	if (ev_parse_duration_ms(v, ms) < 0)
-		return ev_error_set(err, EV_ERR_USAGE,
-		                    "--%s: expected a duration like 10m, 30s or 500ms, got '%.40s'",
-		                    name, v);
+		return ev_error_set(
+		        err, EV_ERR_USAGE,
+		        _("--%s: expected a duration like 10m, 30s or 500ms, got '%.40s'"), name,
+		        v);
 	if (*ms < min_ms || *ms > max_ms) {
 		char lo[32], hi[32];
 		ev_format_duration_ms(min_ms, lo, sizeof(lo));
 		ev_format_duration_ms(max_ms, hi, sizeof(hi));
 		return ev_error_set(err, EV_ERR_USAGE,
-		                    "--%s must be between %s and %s, got '%.40s'", name, lo, hi, v);
+		                    _("--%s must be between %s and %s, got '%.40s'"), name, lo, hi,
+		                    v);
 	}
 	return 0;
 }
@@ -282,11 +296,15 @@ static int duration_opt(const char *name, const char *cfg_key, const char *v, lo
 /* The config file comes first, so scan for --config/--source before the other options. */
 static int preload(struct ev_opts *o, int argc, char **argv, struct ev_error *err)
 {
-	const char *path = NULL, *source = NULL;
+	const char *path = NULL, *source = NULL, *format = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		if (strncmp(argv[i], "--config=", 9) == 0)
+		if (strncmp(argv[i], "--format=", 9) == 0)
+			format = argv[i] + 9;
+		else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+			format = argv[++i];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
 			path = argv[i] + 9;
 		else if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
 			path = argv[++i];
@@ -297,6 +315,11 @@ static int preload(struct ev_opts *o, int argc, char **argv, struct ev_error *er
 		else if (i + 1 < argc && ev_opts_takes_value(argv[i]))
 			i++; /* a value, even one that reads like --source */
 	}
+	/* json and csv are parsed by programs: English from the first error on (the config's,
+	 * an option's), not only once the options are parsed. */
+	enum ev_format fmt;
+	if (format != NULL && ev_format_parse(format, &fmt) == 0 && fmt != EV_FMT_TABLE)
+		ev_i18n_off();
 	if (path != NULL) {
 		if (ev_config_load(&o->cfg, path, true, err) < 0)
 			return -1;
@@ -323,7 +346,7 @@ static int preload(struct ev_opts *o, int argc, char **argv, struct ev_error *er
 				dup = dup || o->chosen[k] == src;
 			if (src == NULL)
 				rc = ev_error_set(err, EV_ERR_USAGE,
-				                  "--source: no source '%.64s' in the config",
+				                  _("--source: no source '%.64s' in the config"),
 				                  name);
 			else if (!dup)
 				o->chosen[o->nchosen++] = src;
@@ -332,7 +355,7 @@ static int preload(struct ev_opts *o, int argc, char **argv, struct ev_error *er
 		if (rc < 0)
 			return -1;
 		if (o->nchosen == 0)
-			return ev_error_set(err, EV_ERR_USAGE, "--source: no source named");
+			return ev_error_set(err, EV_ERR_USAGE, _("--source: no source named"));
 	}
 	o->src = o->chosen[0];
 	return 0;
@@ -396,8 +419,8 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 	int rc = parse_flags(o, s, argc, argv, err);
 	if (rc == 0 && o->nchosen > 1 && (ov.host != NULL || ov.port != 0 || ov.socket != NULL))
 		rc = ev_error_set(err, EV_ERR_USAGE,
-		                  "-h, -P and -S name one server, and the config has %d sources: "
-		                  "name one with --source",
+		                  _("-h, -P and -S name one server, and the config has %d sources: "
+		                    "name one with --source"),
 		                  o->nchosen);
 	if (rc == 0)
 		for (int i = 0; i < o->nchosen; i++)
@@ -427,10 +450,9 @@ static void password_flag(struct ev_opts *o, char *arg)
 		o->prompt_password = true;
 		return;
 	}
-	fputs("evtop: warning: a password on the command line is visible "
-	      "to other "
-	      "users; use -p alone to be prompted, or an option file\n",
-	      stderr);
+	fprintf(stderr, "evtop: %s\n",
+	        _("warning: a password on the command line is visible to other users; use -p "
+	          "alone to be prompted, or an option file"));
 	set_str(&o->password, arg);
 	/* Hide it from ps where the platform lets us. */
 	memset(arg, 'x', strlen(arg));
@@ -449,7 +471,7 @@ static int connection_flag(const struct flag_ctx *fc, int c, char *arg, struct e
 	case 'P':
 		if (ev_parse_int(arg, 1, 65535, &v) < 0)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--port: expected 1..65535, got '%.20s'", arg);
+			                    _("--port: expected 1..65535, got '%.20s'"), arg);
 		s->port = (unsigned)v;
 		return 0;
 	case 'S':
@@ -508,10 +530,11 @@ static int session_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_e
 		return 0;
 	case OPT_TIME_ZONE:
 		if (!ev_time_zone_valid(arg))
-			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--time-zone: expected +08:00, SYSTEM or a zone name, "
-			                    "got '%.40s'",
-			                    arg);
+			return ev_error_set(
+			        err, EV_ERR_USAGE,
+			        _("--time-zone: expected +08:00, SYSTEM or a zone name, "
+			          "got '%.40s'"),
+			        arg);
 		return set_str(&s->time_zone, arg);
 	case OPT_STATEMENT_TIMEOUT:
 		if (duration_opt("statement-timeout", "statement_timeout", arg, 100, 600000, &v,
@@ -530,8 +553,8 @@ static int session_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_e
 		if (!ev_ident_valid(arg))
 			return ev_error_set(
 			        err, EV_ERR_USAGE,
-			        "--%s: '%.64s' is not a table name (letters, digits, "
-			        "_ and $, at most 64)",
+			        _("--%s: '%.64s' is not a table name (letters, digits, "
+			          "_ and $, at most 64)"),
 			        c == OPT_OUTBOX_TABLE ? "outbox-table" : "message-table", arg);
 		return set_str(c == OPT_OUTBOX_TABLE ? &s->outbox_table : &s->message_table, arg);
 	default:
@@ -550,19 +573,19 @@ static int output_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_er
 		o->table = ev_model_table_parse(arg);
 		if (o->table < 0)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--table: expected outbox or message, got '%.40s'",
+			                    _("--table: expected outbox or message, got '%.40s'"),
 			                    arg);
 		return 0;
 	case OPT_FORMAT:
 		if (ev_format_parse(arg, &o->format) < 0)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--format: expected table, json or csv, got '%.40s'",
+			                    _("--format: expected table, json or csv, got '%.40s'"),
 			                    arg);
 		return 0;
 	case OPT_LIMIT:
 		if (ev_parse_int(arg, 1, EV_PAGE_MAX, &v) < 0)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--limit: expected 1..%d, got '%.20s'", EV_PAGE_MAX,
+			                    _("--limit: expected 1..%d, got '%.20s'"), EV_PAGE_MAX,
 			                    arg);
 		o->limit = (int)v;
 		return 0;
@@ -597,10 +620,10 @@ static int unmask_flag(struct ev_opts *o, const char *arg, struct ev_error *err)
 	struct ev_error why = {0};
 	if (arg[0] == '\0')
 		return ev_error_set(err, EV_ERR_USAGE,
-		                    "--unmask=REASON: give the reason the data is needed "
-		                    "in the clear (it is audited)");
+		                    _("--unmask=REASON: give the reason the data is needed "
+		                      "in the clear (it is audited)"));
 	if (ev_guard_reason_check(arg, &why) < 0)
-		return ev_error_set(err, EV_ERR_USAGE, "--unmask=REASON: %s", why.msg);
+		return ev_error_set(err, EV_ERR_USAGE, _("--unmask=REASON: %s"), why.msg);
 	return set_str(&o->unmask, arg);
 }
 
@@ -619,7 +642,7 @@ static int filter_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_er
 	case OPT_SEARCH_CAP:
 		if (ev_parse_int(arg, EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX, &v) < 0)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--search-cap: expected %lld..%lld, got '%.20s'",
+			                    _("--search-cap: expected %lld..%lld, got '%.20s'"),
 			                    EV_SEARCH_CAP_MIN, EV_SEARCH_CAP_MAX, arg);
 		o->cfg.search_cap = (int)v;
 		return 0;
@@ -632,7 +655,8 @@ static int filter_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_er
 	case OPT_HIGH_RETRY:
 		if (ev_parse_int(arg, 1, 1000000, &v) < 0)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--high-retry: expected 1..1000000, got '%.20s'", arg);
+			                    _("--high-retry: expected 1..1000000, got '%.20s'"),
+			                    arg);
 		o->cfg.high_retry_min = (int)v;
 		return 0;
 	case OPT_UNMASK:
@@ -711,9 +735,9 @@ static int console_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_e
 	case OPT_SCREEN:
 		if (sscanf(arg, "%d%c%d", &c2, &x, &r2) != 3 || x != 'x' || c2 < 1 || c2 > 1000 ||
 		    r2 < 1 || r2 > 1000)
-			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--screen: expected COLSxROWS like 80x24, got '%.20s'",
-			                    arg);
+			return ev_error_set(
+			        err, EV_ERR_USAGE,
+			        _("--screen: expected COLSxROWS like 80x24, got '%.20s'"), arg);
 		o->screen_cols = c2;
 		o->screen_rows = r2;
 		return 0;
@@ -741,8 +765,8 @@ static int operator_flag(struct ev_opts *o, const char *arg, struct ev_error *er
 	/* C0, DEL and C1 controls (the 8-bit CSI too), as in reasons. */
 	if (chars == 0 || chars > 128 || ev_guard_reason_check(arg, &ctl) < 0)
 		return ev_error_set(err, EV_ERR_USAGE,
-		                    "--operator: expected an operator or ticket id of "
-		                    "1..128 characters, without control characters");
+		                    _("--operator: expected an operator or ticket id of "
+		                      "1..128 characters, without control characters"));
 	set_str(&o->audit_operator, arg); /* evtop audit: a filter, not who acts */
 	return set_str(&o->cfg.operator_id, arg);
 }
@@ -803,14 +827,15 @@ static int archive_pace_flag(struct ev_opts *o, int c, const char *arg, struct e
 	case OPT_BATCH:
 		if (ev_parse_int(arg, 1, 5000, &v) < 0)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--batch: expected 1 .. 5000 rows, got '%.40s'", arg);
+			                    _("--batch: expected 1 .. 5000 rows, got '%.40s'"),
+			                    arg);
 		o->batch = (int)v;
 		return 0;
 	case OPT_RATE:
 		if (ev_parse_int(arg, 0, 1000000, &v) < 0)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--rate: expected 0 (no limit) .. 1000000 rows a "
-			                    "second, got '%.40s'",
+			                    _("--rate: expected 0 (no limit) .. 1000000 rows a "
+			                      "second, got '%.40s'"),
 			                    arg);
 		o->rate = (double)v;
 		return 0;
@@ -847,8 +872,8 @@ static int archive_flag(const struct flag_ctx *fc, int c, char *arg, struct ev_e
 	case OPT_TO:
 		if (!ev_ident_valid(arg))
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "--to: '%.64s' is not a table name (letters, digits, "
-			                    "_ and $, at most 64)",
+			                    _("--to: '%.64s' is not a table name (letters, digits, "
+			                      "_ and $, at most 64)"),
 			                    arg);
 		return set_str(&o->archive_to, arg);
 	case OPT_TO_FILE:
@@ -889,9 +914,9 @@ static int unknown_flag(struct ev_opts *o, char **argv, struct ev_error *err)
 		return 0;
 	}
 	if (optopt != 0 && optopt < 256)
-		return ev_error_set(err, EV_ERR_USAGE, "unknown or incomplete option '-%c'",
+		return ev_error_set(err, EV_ERR_USAGE, _("unknown or incomplete option '-%c'"),
 		                    optopt);
-	return ev_error_set(err, EV_ERR_USAGE, "unknown or incomplete option '%.60s'",
+	return ev_error_set(err, EV_ERR_USAGE, _("unknown or incomplete option '%.60s'"),
 	                    argv[optind - 1]);
 }
 
@@ -914,7 +939,7 @@ static int parse_flags(struct ev_opts *o, struct ev_source *s, int argc, char **
 		     rc == NOT_MINE && g < sizeof(flag_groups) / sizeof(flag_groups[0]); g++)
 			rc = flag_groups[g](&fc, c, optarg, err);
 		if (rc == NOT_MINE)
-			return ev_error_set(err, EV_ERR_USAGE, "unknown option");
+			return ev_error_set(err, EV_ERR_USAGE, _("unknown option"));
 		if (rc < 0)
 			return -1;
 	}
@@ -935,11 +960,12 @@ int ev_opts_prompt_password(struct ev_opts *o, struct ev_error *err)
 	if (fd < 0)
 		return ev_error_set(
 		        err, EV_ERR_USAGE,
-		        "-p: no terminal to ask for the password on; put it in an option "
-		        "file ([client] password=...) and use --defaults-file");
-	if (write(fd, "Enter password: ", 16) < 0) {
+		        _("-p: no terminal to ask for the password on; put it in an option "
+		          "file ([client] password=...) and use --defaults-file"));
+	const char *prompt = _("Enter password: ");
+	if (write(fd, prompt, strlen(prompt)) < 0) {
 		close(fd);
-		return ev_error_set(err, EV_ERR_USAGE, "-p: cannot write to the terminal");
+		return ev_error_set(err, EV_ERR_USAGE, _("-p: cannot write to the terminal"));
 	}
 	bool restore = tcgetattr(fd, &old) == 0;
 	if (restore) {

@@ -4,6 +4,7 @@
 #include "cli/session.h"
 #include "cli/cli.h"
 #include "core/files.h"
+#include "core/i18n.h"
 #include "core/text.h"
 
 #include <errno.h>
@@ -88,7 +89,7 @@ int ev_session_open(struct ev_session *s, struct ev_opts *o, struct ev_error *er
 	s->o = o;
 	if (o->log_sql != NULL) {
 		/* It holds the statements' parameters: 0600, never through a link. */
-		s->log = ev_file_stream("the --log-sql file", o->log_sql, EV_FILE_PRIVATE,
+		s->log = ev_file_stream(_("the --log-sql file"), o->log_sql, EV_FILE_PRIVATE,
 		                        EV_FILE_APPEND, err);
 		if (s->log == NULL) {
 			err->code = EV_ERR_USAGE;
@@ -127,8 +128,8 @@ int ev_session_check_table(struct ev_session *s, enum ev_table_kind t, struct ev
 	}
 	if (!ti->exists)
 		return ev_error_set(err, EV_ERR_SCHEMA,
-		                    "table %s (the %s table) does not exist in this database", name,
-		                    def->key);
+		                    _("table %s (the %s table) does not exist in this database"),
+		                    name, def->key);
 	for (size_t i = 0; i < def->ncolumns; i++) {
 		bool found = false;
 		for (size_t j = 0; j < ti->ncolumns && !found; j++)
@@ -136,8 +137,8 @@ int ev_session_check_table(struct ev_session *s, enum ev_table_kind t, struct ev
 		if (!found)
 			return ev_error_set(
 			        err, EV_ERR_SCHEMA,
-			        "table %s has no column %s: its schema differs from the model "
-			        "document (evtop doctor explains)",
+			        _("table %s has no column %s: its schema differs from the model "
+			          "document (evtop doctor explains)"),
 			        name, def->columns[i].name);
 	}
 	return 0;
@@ -175,8 +176,9 @@ int ev_session_parse(struct ev_opts *o, int argc, char **argv, void (*usage)(FIL
 			usage(mem);
 			fclose(mem);
 			char *nl = strchr(text, '\n');
-			fprintf(stderr, "%.*s\n(%s --help for more)\n",
-			        nl ? (int)(nl - text) : (int)len, text, argv[0]);
+			fprintf(stderr, "%.*s\n", nl ? (int)(nl - text) : (int)len, text);
+			/* TRANSLATORS: under a command's usage line; %s is the command ("list"). */
+			fprintf(stderr, _("(%s --help for more)\n"), argv[0]);
 			free(text);
 		}
 		return EV_EXIT_USAGE;

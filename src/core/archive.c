@@ -3,6 +3,9 @@
 
 #include "core/archive.h"
 
+#include "core/i18n.h"
+#include "core/text.h"
+
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -45,19 +48,21 @@ int ev_archive_parse_statuses(const char *text, unsigned *out, struct ev_error *
 		           strcmp(w, "3") == 0) {
 			rc = ev_error_set(
 			        err, EV_ERR_USAGE,
-			        "--status %s: backlog rows (pending, processing, failed) are "
-			        "never archived; only success and cancelled",
+			        _("--status %s: backlog rows (pending, processing, failed) are "
+			          "never archived; only success and cancelled"),
 			        w);
 			break;
 		} else {
 			rc = ev_error_set(err, EV_ERR_USAGE,
-			                  "--status: unknown status '%s' (success, cancelled)", w);
+			                  _("--status: unknown status '%s' (success, cancelled)"),
+			                  w);
 			break;
 		}
 	}
 	free(copy);
 	if (rc == 0 && bits == 0)
-		rc = ev_error_set(err, EV_ERR_USAGE, "--status: give success, cancelled or both");
+		rc = ev_error_set(err, EV_ERR_USAGE,
+		                  _("--status: give success, cancelled or both"));
 	if (rc == 0)
 		*out = bits;
 	return rc;
@@ -379,7 +384,7 @@ char *ev_archive_audit_line(const char *time, const struct ev_audit_who *w,
 {
 	json_t *o = json_object();
 	if (o == NULL)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 	ev_audit_who_fields(o, time, w);
 	ev_audit_jset(o, "table", ev_audit_jstr(s->table_name));
 	ev_audit_jset(o, "id", json_null());
@@ -459,21 +464,21 @@ int ev_archive_columns_match(const struct ev_rowset *online, const struct ev_row
 	for (size_t r = 0; r < n; r++) {
 		if (r >= archive->nrows)
 			return ev_error_set(err, EV_ERR_SCHEMA,
-			                    "the archive table %s lacks the column %s",
+			                    _("the archive table %s lacks the column %s"),
 			                    archive_name, cell(online, r, 0));
 		if (r >= online->nrows)
 			return ev_error_set(
 			        err, EV_ERR_SCHEMA,
-			        "the archive table %s has a column the online table has "
-			        "not: %s",
+			        _("the archive table %s has a column the online table has "
+			          "not: %s"),
 			        archive_name, cell(archive, r, 0));
 		for (size_t c = 0; c < 3; c++)
 			if (strcasecmp(cell(online, r, c), cell(archive, r, c)) != 0)
 				return ev_error_set(
 				        err, EV_ERR_SCHEMA,
-				        "the archive table %s differs from the online "
-				        "table at column %zu: %s %s %s there, %s %s %s "
-				        "online",
+				        _("the archive table %s differs from the online "
+				          "table at column %zu: %s %s %s there, %s %s %s "
+				          "online"),
 				        archive_name, r + 1, cell(archive, r, 0),
 				        cell(archive, r, 1),
 				        strcmp(cell(archive, r, 2), "YES") == 0 ? "NULL"
@@ -508,7 +513,7 @@ char *ev_archive_file_row(const struct ev_archive_spec *s, const struct ev_archi
 	json_t *o = json_object();
 	json_t *r = json_object();
 	if (o == NULL || r == NULL)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 	ev_audit_jset(o, "batch", json_integer((json_int_t)b->number));
 	ev_audit_jset(o, "run", ev_audit_jstr(b->run_id));
 	ev_audit_jset(o, "table", ev_audit_jstr(s->table_name));
@@ -522,7 +527,7 @@ char *ev_archive_file_commit(const struct ev_archive_spec *s, const struct ev_ar
 {
 	json_t *o = json_object();
 	if (o == NULL)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 	ev_audit_jset(o, "batch", json_integer((json_int_t)b->number));
 	ev_audit_jset(o, "run", ev_audit_jstr(b->run_id));
 	ev_audit_jset(o, "table", ev_audit_jstr(s->table_name));
@@ -616,19 +621,20 @@ void ev_archive_facts_text(const struct ev_table_facts *f, char *out, size_t siz
 		short_count(f->rows, rows, sizeof(rows));
 	if (f->bytes >= 0)
 		short_bytes(f->bytes, bytes, sizeof(bytes));
-	size_t n = (size_t)snprintf(out, size, "~%s rows, %s", rows, bytes);
+	size_t n = (size_t)snprintf(out, size, _("~%s rows, %s"), rows, bytes);
 	if (n < size && f->have_oldest) {
 		short_age(f->oldest_age_s, age, sizeof(age));
-		n += (size_t)snprintf(out + n, size - n, ", oldest %s", age);
+		n += (size_t)snprintf(out + n, size - n, _(", oldest %s"), age);
 	} else if (n < size) {
-		n += (size_t)snprintf(out + n, size - n, ", empty");
+		n += (size_t)snprintf(out + n, size - n, _(", empty"));
 	}
 	if (n < size && f->retention_s > 0 && f->past >= 0) {
 		short_count(f->past, past, sizeof(past));
 		short_age(f->retention_s, ret, sizeof(ret));
-		snprintf(out + n, size - n, ", %s%s before the %s retention", past,
+		snprintf(out + n, size - n, _(", %s%s before the %s retention"), past,
 		         f->past_capped ? "+" : "", ret);
 	}
+	ev_utf8_fix_tail(out); /* a cut by snprintf ends on a whole character */
 }
 
 char *ev_archive_cursor_text(const struct ev_archive_cursor *c)

@@ -6,6 +6,7 @@
 
 #include "core/audit.h"
 #include "core/filter.h"
+#include "core/i18n.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,24 +80,27 @@ int ev_audit_filter_set(struct ev_audit_filter *f, const char *key, const char *
 		char **slot = (char **)((char *)f + k->off);
 		char norm[21];
 		if (value[0] == '\0')
-			return ev_error_set(err, EV_ERR_USAGE, "audit filter %s: empty value", key);
+			return ev_error_set(err, EV_ERR_USAGE, _("audit filter %s: empty value"),
+			                    key);
 		if (k->time && !ev_datetime_normalize(value, norm))
 			return ev_error_set(
 			        err, EV_ERR_USAGE,
-			        "audit filter %s: expected YYYY-MM-DD[ hh:mm[:ss]], got "
-			        "'%.40s'",
+			        _("audit filter %s: expected YYYY-MM-DD[ hh:mm[:ss]], got "
+			          "'%.40s'"),
 			        key, value);
 		if (!k->time && utf8_chars(value) > k->max)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "audit filter %s: at most %zu characters", key, k->max);
+			                    _("audit filter %s: at most %zu characters"), key,
+			                    k->max);
 		free(*slot);
 		*slot = ev_xstrdup(k->time ? norm : value);
 		return 0;
 	}
-	return ev_error_set(err, EV_ERR_USAGE,
-	                    "audit filter: unknown key '%.40s' (operator, action, event_no, table, "
-	                    "result, since, until)",
-	                    key);
+	return ev_error_set(
+	        err, EV_ERR_USAGE,
+	        _("audit filter: unknown key '%.40s' (operator, action, event_no, table, "
+	          "result, since, until)"),
+	        key);
 }
 
 /* One `key=value` term of text at *pp into key and val; *pp moved past it. */
@@ -110,8 +114,8 @@ static int next_term(const char **pp, struct ev_buf *key, struct ev_buf *val, st
 		ev_buf_addc(key, *p++);
 	if (*p != '=')
 		return ev_error_set(err, EV_ERR_USAGE,
-		                    "audit filter: expected key=value at '%.40s' (e.g. "
-		                    "operator=INC-7 action=cancel)",
+		                    _("audit filter: expected key=value at '%.40s' (e.g. "
+		                      "operator=INC-7 action=cancel)"),
 		                    key->data);
 	p++;
 	if (*p == '"') {
@@ -123,7 +127,7 @@ static int next_term(const char **pp, struct ev_buf *key, struct ev_buf *val, st
 		}
 		if (*p != '"')
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "audit filter: unterminated quote after %.40s",
+			                    _("audit filter: unterminated quote after %.40s"),
 			                    key->data);
 		p++;
 	} else {
@@ -212,8 +216,8 @@ static int force_index(struct ev_buf *b, const struct ev_table_info *info, const
 		return 0;
 	const char *name = ev_index_find(info, columns);
 	if (name == NULL)
-		return ev_error_set(err, EV_ERR_SCHEMA,
-		                    "n/a — " EV_AUDIT_TABLE " needs an index on (%s)", columns);
+		return ev_error_set(err, EV_ERR_SCHEMA, _("n/a — %s needs an index on (%s)"),
+		                    EV_AUDIT_TABLE, columns);
 	ev_buf_printf(b, " FORCE INDEX (`%s`)", name);
 	return 0;
 }
@@ -312,15 +316,15 @@ struct ev_query *ev_query_audit(const struct ev_audit_req *req, struct ev_error 
 	const struct ev_audit_filter *f = req->filter;
 
 	if (req->limit < 1 || req->limit > EV_PAGE_MAX) {
-		ev_error_set(err, EV_ERR_USAGE, "page size must be 1..%d, not %d", EV_PAGE_MAX,
+		ev_error_set(err, EV_ERR_USAGE, _("page size must be 1..%d, not %d"), EV_PAGE_MAX,
 		             req->limit);
 		return NULL;
 	}
 	if (req->after.set && (req->after.has_mid || req->after.value_null)) {
 		ev_error_set(
 		        err, EV_ERR_USAGE,
-		        "bad cursor: it is not one of the audit's (v1:ID:TIME): start from the "
-		        "first page");
+		        _("bad cursor: it is not one of the audit's (v1:ID:TIME): start from the "
+		          "first page"));
 		return NULL;
 	}
 	struct ev_query *q = audit_query_new(f != NULL && f->event_no != NULL ? "audit.by_event_no"
@@ -395,7 +399,7 @@ char *ev_audit_change_text(const char *before_status, const char *after_status)
 	status_words(&b, before_status);
 	ev_buf_adds(&b, " → ");
 	if (after_status == NULL)
-		ev_buf_adds(&b, "not applied");
+		ev_buf_adds(&b, _("not applied"));
 	else
 		status_words(&b, after_status);
 	return ev_buf_steal(&b);
@@ -409,10 +413,19 @@ char *ev_audit_who_text(const char *operator_id, const char *os_user, const char
 	if (os_user && *os_user) {
 		ev_buf_printf(&b, " (%s", os_user);
 		if (sudo_user && *sudo_user)
-			ev_buf_printf(&b, " via sudo %s", sudo_user);
+			/* TRANSLATORS: after the OS user: "INC-7 (alice via sudo bob)". */
+			ev_buf_printf(&b, _(" via sudo %s"), sudo_user);
 		ev_buf_adds(&b, ")");
 	}
 	return ev_buf_steal(&b);
+}
+
+/* Whether msg is db/conn.c's "missing table: ..." (in the language of the interface). */
+static bool missing_table(const char *msg)
+{
+	char prefix[128];
+	snprintf(prefix, sizeof(prefix), _("missing table: %s"), "");
+	return strncmp(msg, prefix, strlen(prefix)) == 0;
 }
 
 void ev_audit_error_text(const struct ev_error *err, const char *flavour, const char *db_user,
@@ -420,16 +433,13 @@ void ev_audit_error_text(const struct ev_error *err, const char *flavour, const 
 {
 	if (err->code == 1142 || err->code == 1143)
 		snprintf(out, size,
-		         "no SELECT on " EV_AUDIT_TABLE
-		         " for %.200s: GRANT SELECT ON " EV_AUDIT_TABLE
-		         " (optional for watching, sql/grants.sql; doc/privileges.md); nothing "
-		         "changed",
-		         db_user && *db_user ? db_user : "this account");
-	else if (err->code == EV_ERR_SCHEMA && strncmp(err->msg, "missing table", 13) == 0)
-		snprintf(out, size,
-		         "no " EV_AUDIT_TABLE
-		         " table in this database: sql/%s/audit.sql creates it",
-		         flavour && *flavour ? flavour : "mariadb");
+		         _("no SELECT on %s for %.200s: GRANT SELECT ON %s (optional for watching, "
+		           "sql/grants.sql; doc/privileges.md); nothing changed"),
+		         EV_AUDIT_TABLE, db_user && *db_user ? db_user : _("this account"),
+		         EV_AUDIT_TABLE);
+	else if (err->code == EV_ERR_SCHEMA && missing_table(err->msg))
+		snprintf(out, size, _("no %s table in this database: sql/%s/audit.sql creates it"),
+		         EV_AUDIT_TABLE, flavour && *flavour ? flavour : "mariadb");
 	else
 		snprintf(out, size, "%s", err->msg);
 }

@@ -4,6 +4,7 @@
 #include "core/bulk.h"
 #include "core/auditlog.h"
 #include "core/config.h"
+#include "core/i18n.h"
 #include "core/text.h"
 
 #include <jansson.h>
@@ -31,25 +32,28 @@ void ev_bulk_settings_default(struct ev_bulk_settings *s)
 int ev_bulk_settings_check(const struct ev_bulk_settings *s, struct ev_error *err)
 {
 	if (s->batch_size < 1 || s->batch_size > EV_BULK_BATCH_MAX)
-		return ev_error_set(err, EV_ERR_USAGE, "the batch size must be 1 .. %d, not %d",
+		return ev_error_set(err, EV_ERR_USAGE, _("the batch size must be 1 .. %d, not %d"),
 		                    EV_BULK_BATCH_MAX, s->batch_size);
 	if (s->batch_ms < 1 || s->batch_ms > 60000)
 		return ev_error_set(err, EV_ERR_USAGE,
-		                    "a batch's time bound must be 1 ms .. 60 s, not %d ms",
+		                    _("a batch's time bound must be 1 ms .. 60 s, not %d ms"),
 		                    s->batch_ms);
 	if (s->pause_ms < 0 || s->pause_ms > 600000)
-		return ev_error_set(err, EV_ERR_USAGE,
-		                    "the pause between batches must be 0 .. 10 minutes, not %d ms",
-		                    s->pause_ms);
+		return ev_error_set(
+		        err, EV_ERR_USAGE,
+		        _("the pause between batches must be 0 .. 10 minutes, not %d ms"),
+		        s->pause_ms);
 	if (!(s->rate >= 0 && s->rate <= EV_BULK_RATE_MAX))
-		return ev_error_set(err, EV_ERR_USAGE, "the rate must be 0 .. %d events per second",
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    _("the rate must be 0 .. %d events per second"),
 		                    EV_BULK_RATE_MAX);
 	if (!(s->pace >= 0 && s->pace <= EV_BULK_RATE_MAX))
-		return ev_error_set(err, EV_ERR_USAGE, "the pace must be 0 .. %d events per second",
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    _("the pace must be 0 .. %d events per second"),
 		                    EV_BULK_RATE_MAX);
 	if (s->delay_s < 0 || s->delay_s > MAX_DELAY_S)
 		return ev_error_set(err, EV_ERR_USAGE,
-		                    "a retry delay must be 0 .. 30 days, not %d s", s->delay_s);
+		                    _("a retry delay must be 0 .. 30 days, not %d s"), s->delay_s);
 	return 0;
 }
 
@@ -285,32 +289,32 @@ static int check_run(const struct ev_bulk_snapshot *s, struct ev_error *err)
 	const struct ev_table_def *def = ev_model_table(s->table);
 
 	if (def == NULL || !ev_ident_valid(s->table_name))
-		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST, "not a table: %.64s",
+		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST, _("not a table: %.64s"),
 		                    s->table_name);
 	if (s->action != EV_ACTION_RETRY_NOW && s->action != EV_ACTION_RETRY_SCHEDULE &&
 	    s->action != EV_ACTION_CANCEL && s->action != EV_ACTION_RECOVER)
 		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST,
-		                    "%s is the applications' transition, not an operator action",
+		                    _("%s is the applications' transition, not an operator action"),
 		                    ev_action_name(s->action));
 	if (ev_bulk_settings_check(&s->set, err) < 0)
 		return -1;
 	if (s->action == EV_ACTION_RECOVER && s->table == EV_TABLE_MESSAGE && !s->recover_message)
 		return ev_error_set(err, EV_GUARD_REFUSED_RECOVER_OFF,
-		                    "recover on the message table is not enabled. The message "
-		                    "table has no lock "
-		                    "owner: a consumer that is only slow would still finish an "
-		                    "event after evtop "
-		                    "recovered it, and it would be handled twice. Enable it with "
-		                    "--enable-message-recover or recover_message = true");
+		                    _("recover on the message table is not enabled. The message "
+		                      "table has no lock "
+		                      "owner: a consumer that is only slow would still finish an "
+		                      "event after evtop "
+		                      "recovered it, and it would be handled twice. Enable it with "
+		                      "--enable-message-recover or recover_message = true"));
 	if (s->action == EV_ACTION_RECOVER && s->table == EV_TABLE_MESSAGE &&
 	    s->stuck_threshold_s <= 0)
 		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST,
-		                    "recover on the message table needs a stuck threshold > 0");
+		                    _("recover on the message table needs a stuck threshold > 0"));
 	if (s->action == EV_ACTION_CANCEL && (s->reason == NULL || s->reason[0] == '\0'))
 		return ev_error_set(
 		        err, EV_GUARD_REFUSED_REASON,
-		        "cancel needs a reason: it is written into fail_reason after the "
-		        "model's text");
+		        _("cancel needs a reason: it is written into fail_reason after the "
+		          "model's text"));
 	if (ev_guard_reason_check(s->reason, err) < 0)
 		return -1;
 	return 0;
@@ -386,13 +390,14 @@ int ev_bulk_plan(struct ev_bulk_snapshot *s, bool include_protected, struct ev_e
 		if (s->action == EV_ACTION_RETRY_SCHEDULE) {
 			it->delay_s = ev_bulk_spread_offset(&s->set, s->n_pending);
 			if (it->delay_s > MAX_DELAY_S)
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "at %g events per second the schedule would "
-				                    "reach %lld s past "
-				                    "the 30-day limit of a retry delay: raise the "
-				                    "rate or act on "
-				                    "fewer events",
-				                    s->set.rate, it->delay_s);
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        _("at %g events per second the schedule would "
+				          "reach %lld s past "
+				          "the 30-day limit of a retry delay: raise the "
+				          "rate or act on "
+				          "fewer events"),
+				        s->set.rate, it->delay_s);
 			s->spread_last_s = it->delay_s;
 		}
 		if ((s->action == EV_ACTION_RETRY_NOW || s->action == EV_ACTION_RETRY_SCHEDULE) &&
@@ -415,16 +420,24 @@ int ev_bulk_plan(struct ev_bulk_snapshot *s, bool include_protected, struct ev_e
 		ev_guard_clear(&g);
 	}
 	if (s->n_exhausted > 0)
-		s->notice = ev_xasprintf(
-		        "%zu exhausted event%s (retry_count >= max_retry_count): the retry grants "
-		        "exactly one more attempt (max_retry_count = retry_count + 1)",
-		        s->n_exhausted, s->n_exhausted == 1 ? "" : "s");
+		s->notice =
+		        ev_xasprintf(s->n_exhausted == 1 ? _("%zu exhausted event (retry_count >= "
+		                                             "max_retry_count): the retry "
+		                                             "grants exactly one more attempt "
+		                                             "(max_retry_count = retry_count + "
+		                                             "1)")
+		                                         : _("%zu exhausted events (retry_count >= "
+		                                             "max_retry_count): the retry "
+		                                             "grants exactly one more attempt "
+		                                             "(max_retry_count = retry_count + "
+		                                             "1)"),
+		                     s->n_exhausted);
 	else if (s->action == EV_ACTION_RECOVER && s->table == EV_TABLE_MESSAGE && s->n_pending > 0)
 		s->notice = ev_xasprintf(
-		        "risk: the message table has no lock owner: a consumer that is only slow "
-		        "(last_handle_time older than %d s) will still finish its event, and it "
-		        "will "
-		        "be handled twice",
+		        _("risk: the message table has no lock owner: a consumer that is only slow "
+		          "(last_handle_time older than %d s) will still finish its event, and it "
+		          "will "
+		          "be handled twice"),
 		        s->stuck_threshold_s);
 	return 0;
 }
@@ -437,12 +450,12 @@ char *ev_bulk_protected_text(const struct ev_bulk_snapshot *s)
 			included++;
 	const char *types = s->protected_summary ? s->protected_summary : "";
 	if (s->n_protected > 0 && included > 0)
-		return ev_xasprintf("%zu (%s): %zu left alone, %zu included",
+		return ev_xasprintf(_("%zu (%s): %zu left alone, %zu included"),
 		                    s->n_protected + included, types, s->n_protected, included);
 	if (s->n_protected > 0)
-		return ev_xasprintf("%zu (%s), left alone", s->n_protected, types);
+		return ev_xasprintf(_("%zu (%s), left alone"), s->n_protected, types);
 	if (included > 0)
-		return ev_xasprintf("%zu (%s), all included", included, types);
+		return ev_xasprintf(_("%zu (%s), all included"), included, types);
 	return ev_xstrdup("0");
 }
 
@@ -478,8 +491,8 @@ void ev_bulk_tally_count(const struct ev_bulk_snapshot *s, struct ev_bulk_tally 
 
 char *ev_bulk_tally_describe(const struct ev_bulk_tally *t)
 {
-	return ev_xasprintf("applied %zu, skipped %zu (changed meanwhile), failed %zu; %zu "
-	                    "protected and %zu refused not touched; %zu not attempted",
+	return ev_xasprintf(_("applied %zu, skipped %zu (changed meanwhile), failed %zu; %zu "
+	                      "protected and %zu refused not touched; %zu not attempted"),
 	                    t->applied, t->skipped, t->failed, t->protected_n, t->refused,
 	                    t->not_attempted);
 }
@@ -547,7 +560,7 @@ static json_t *jstr(const char *s)
 static void jset(json_t *o, const char *key, json_t *v)
 {
 	if (v == NULL || json_object_set_new(o, key, v) != 0)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 }
 
 static char *dump_line(json_t *o)
@@ -555,7 +568,7 @@ static char *dump_line(json_t *o)
 	char *text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (text == NULL)
-		ev_fatal("out of memory (json_dumps)");
+		ev_fatal(_("out of memory (json_dumps)"));
 	char *line = ev_xasprintf("%s\n", text);
 	free(text);
 	return line;
@@ -570,7 +583,7 @@ char *ev_bulk_intent_line(const char *time, const struct ev_audit_who *who,
 	const char *text = ev_guard_model_text(s->table, s->action);
 
 	if (o == NULL || rows == NULL)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 	/* The reason as each row's record carries it (the guard's audit_reason). */
 	if (text != NULL)
 		audit_reason = ev_guard_compose_reason(text, s->reason);
@@ -594,7 +607,7 @@ char *ev_bulk_intent_line(const char *time, const struct ev_audit_who *who,
 		json_t *row = json_object();
 		char id[32];
 		if (row == NULL)
-			ev_fatal("out of memory (jansson)");
+			ev_fatal(_("out of memory (jansson)"));
 		snprintf(id, sizeof(id), "%llu", r->id);
 		jset(row, "id", jstr(id));
 		jset(row, "event_no", jstr(r->event_no));
@@ -603,7 +616,7 @@ char *ev_bulk_intent_line(const char *time, const struct ev_audit_who *who,
 		if (s->action == EV_ACTION_RETRY_SCHEDULE)
 			jset(row, "delay_s", json_integer(items[i]->delay_s));
 		if (json_array_append_new(rows, row) != 0)
-			ev_fatal("out of memory (jansson)");
+			ev_fatal(_("out of memory (jansson)"));
 	}
 	jset(o, "rows", rows);
 	free(audit_reason);
@@ -616,7 +629,7 @@ char *ev_bulk_result_line(const struct ev_audit_rec *r, const char *run_id, unsi
 	json_error_t e;
 	json_t *o = json_loads(line, 0, &e);
 	if (o == NULL)
-		ev_fatal("the audit line is not JSON: %s", e.text);
+		ev_fatal(_("the audit line is not JSON: %s"), e.text);
 	free(line);
 	jset(o, "bulk", jstr(run_id));
 	jset(o, "batch", json_integer(batch));

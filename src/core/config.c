@@ -9,6 +9,7 @@
 #include "core/config.h"
 
 #include "core/files.h"
+#include "core/i18n.h"
 #include "core/model.h"
 #include "core/query.h"
 #include "core/text.h"
@@ -91,6 +92,7 @@ static const struct setting settings[] = {
         G("metrics_topic", K_BOOL, metrics_topic, 0, 0),
         G("clipboard", K_BOOL, clipboard, 0, 0),
         G("clipboard_max", K_INT, clipboard_max, 16, 1048576),
+        G("ambiguous_width", K_INT, ambiguous_width, 1, 2),
         G("retention_message", K_SEC, retention_s[0], MS_DAY, 3650 * MS_DAY),
         G("retention_outbox", K_SEC, retention_s[1], MS_DAY, 3650 * MS_DAY),
         G("read_only", K_BOOL, read_only, 0, 0),
@@ -565,6 +567,7 @@ void ev_config_init(struct ev_config *cfg)
 	cfg->metrics_topic = true;
 	cfg->clipboard = true;
 	cfg->clipboard_max = 65536;
+	cfg->ambiguous_width = 1;
 	cfg->protected_types = ev_xcalloc(n + 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++)
 		cfg->protected_types[i] = ev_xstrdup(default_protected[i]);
@@ -713,12 +716,12 @@ static int parse_section(struct parser *p, char *s)
 	char *name, *rest;
 
 	if (close == NULL)
-		return fail(p, "a section header needs a closing ']'");
+		return fail(p, _("a section header needs a closing ']'"));
 	rest = close + 1;
 	while (is_space(*rest))
 		rest++;
 	if (*rest != '\0' && *rest != '#' && *rest != ';')
-		return fail(p, "unexpected text after ']'");
+		return fail(p, _("unexpected text after ']'"));
 	*close = '\0';
 	name = trim(s + 1);
 	if (strcmp(name, "evtop") == 0) {
@@ -737,21 +740,21 @@ static int parse_section(struct parser *p, char *s)
 		char shown[80];
 
 		show_value(name, shown, sizeof(shown));
-		return fail(
-		        p,
-		        "unknown section [%s]; expected [evtop], [keys], [mask] or [source NAME]",
-		        shown);
+		return fail(p,
+		            _("unknown section [%s]; expected [evtop], [keys], [mask] or [source "
+		              "NAME]"),
+		            shown);
 	}
 	name = trim(name + 6);
 	if (*name == '\0')
-		return fail(p, "a source section needs a name: [source NAME]");
+		return fail(p, _("a source section needs a name: [source NAME]"));
 	if (!name_valid(name)) {
 		char shown[80];
 
 		show_value(name, shown, sizeof(shown));
-		return fail(p,
-		            "source name '%s': expected 1 to 64 letters, digits, '_', '.' or '-'",
-		            shown);
+		return fail(
+		        p, _("source name '%s': expected 1 to 64 letters, digits, '_', '.' or '-'"),
+		        shown);
 	}
 	if (!p->own_sources) {
 		/* The first [source] of a text replaces the sources cfg held: after
@@ -761,7 +764,7 @@ static int parse_section(struct parser *p, char *s)
 	}
 	for (int i = 0; i < p->cfg->nsources; i++)
 		if (strcmp(p->cfg->sources[i].name, name) == 0)
-			return fail(p, "duplicate [source %s] (first defined on line %d)", name,
+			return fail(p, _("duplicate [source %s] (first defined on line %d)"), name,
 			            p->source_lines[i]);
 	add_source(p->cfg, name);
 	p->source = p->cfg->nsources - 1;
@@ -782,7 +785,7 @@ static char *parse_value(struct parser *p, const char *key, char *s)
 
 		while (*r != '"') {
 			if (*r == '\0') {
-				fail(p, "%s: the quoted value has no closing '\"'", key);
+				fail(p, _("%s: the quoted value has no closing '\"'"), key);
 				return NULL;
 			}
 			if (*r == '\\' && (r[1] == '"' || r[1] == '\\'))
@@ -794,7 +797,7 @@ static char *parse_value(struct parser *p, const char *key, char *s)
 		while (is_space(*r))
 			r++;
 		if (*r != '\0' && *r != '#' && *r != ';') {
-			fail(p, "%s: unexpected text after the closing '\"'", key);
+			fail(p, _("%s: unexpected text after the closing '\"'"), key);
 			return NULL;
 		}
 		return s;
@@ -813,32 +816,33 @@ static const char *expected(const struct setting *set)
 	switch (set->kind) {
 	case K_MS:
 	case K_SEC:
-		return "a duration like 2s or 500ms";
+		return _("a duration like 2s or 500ms");
 	case K_PERCENT:
-		return "a percentage like 1% or 0.5%";
+		/* xgettext:no-c-format */
+		return _("a percentage like 1% or 0.5%");
 	case K_INT:
 	case K_PORT:
-		return "a whole number";
+		return _("a whole number");
 	case K_BOOL:
-		return "true or false";
+		return _("true or false");
 	case K_STRING:
-		return "a value";
+		return _("a value");
 	case K_IDENT:
-		return "a table name of up to 64 letters, digits, '_' or '$'";
+		return _("a table name of up to 64 letters, digits, '_' or '$'");
 	case K_TZ:
-		return "a time zone like +08:00, SYSTEM or Asia/Shanghai";
+		return _("a time zone like +08:00, SYSTEM or Asia/Shanghai");
 	case K_GROUP:
-		return "an option-file group name of letters, digits, '_', '.' or '-'";
+		return _("an option-file group name of letters, digits, '_', '.' or '-'");
 	case K_THEME:
-		return "default or mono";
+		return _("default or mono");
 	case K_DIR:
-		return "an absolute directory path (starting with /)";
+		return _("an absolute directory path (starting with /)");
 	case K_TOKENS:
-		return "a comma-separated list of words of letters and digits, like PAY, REFUND";
+		return _("a comma-separated list of words of letters and digits, like PAY, REFUND");
 	case K_TABLES:
-		return "outbox, message, or both (comma-separated)";
+		return _("outbox, message, or both (comma-separated)");
 	}
-	return "a value";
+	return _("a value");
 }
 
 /* A duration in range into field: milliseconds (K_MS) or whole seconds (K_SEC). */
@@ -850,10 +854,10 @@ static int set_duration(struct parser *p, const struct setting *set, void *field
 	if (n < set->min || n > set->max) {
 		format_duration(set->min, lo, sizeof(lo));
 		format_duration(set->max, hi, sizeof(hi));
-		return fail(p, "%s: %s is out of range (%s .. %s)", set->key, shown, lo, hi);
+		return fail(p, _("%s: %s is out of range (%s .. %s)"), set->key, shown, lo, hi);
 	}
 	if (set->kind == K_SEC && n % MS_SEC != 0)
-		return fail(p, "%s: expected whole seconds, got '%s'", set->key, shown);
+		return fail(p, _("%s: expected whole seconds, got '%s'"), set->key, shown);
 	*(int *)field = (int)(set->kind == K_SEC ? n / MS_SEC : n);
 	return 0;
 }
@@ -863,8 +867,8 @@ static int set_int(struct parser *p, const struct setting *set, void *field, lon
                    const char *shown)
 {
 	if (n < set->min || n > set->max)
-		return fail(p, "%s: %s is out of range (%lld .. %lld)", set->key, shown, set->min,
-		            set->max);
+		return fail(p, _("%s: %s is out of range (%lld .. %lld)"), set->key, shown,
+		            set->min, set->max);
 	if (set->kind == K_PORT)
 		*(unsigned *)field = (unsigned)n;
 	else
@@ -906,7 +910,7 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 
 	show_value(value, shown, sizeof(shown));
 	if (*value == '\0')
-		return fail(p, "%s: no value given; expected %s", set->key, expected(set));
+		return fail(p, _("%s: no value given; expected %s"), set->key, expected(set));
 	switch (set->kind) {
 	case K_MS:
 	case K_SEC:
@@ -918,8 +922,8 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 
 		if (ev_parse_percent_permille(value, &permille) < 0)
 			return fail(p,
-			            "%s: expected a percentage of one core from 0.1%% to 100%% "
-			            "(at most one decimal), got '%s'",
+			            _("%s: expected a percentage of one core from 0.1%% to 100%% "
+			              "(at most one decimal), got '%s'"),
 			            set->key, shown);
 		*(int *)field = permille;
 		return 0;
@@ -931,9 +935,10 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 		return set_int(p, set, field, n, shown);
 	case K_BOOL:
 		if (ev_parse_bool(value, field) < 0)
-			return fail(p,
-			            "%s: expected true or false (or yes/no, on/off, 1/0), got '%s'",
-			            set->key, shown);
+			return fail(
+			        p,
+			        _("%s: expected true or false (or yes/no, on/off, 1/0), got '%s'"),
+			        set->key, shown);
 		return 0;
 	case K_STRING:
 		set_str(field, value);
@@ -980,7 +985,7 @@ static int apply(struct parser *p, const struct setting *set, const char *value)
 			break;
 		return 0;
 	}
-	return fail(p, "%s: expected %s, got '%s'", set->key, expected(set), shown);
+	return fail(p, _("%s: expected %s, got '%s'"), set->key, expected(set), shown);
 }
 
 /* Say where the key belongs when it is valid in the other kind of section. */
@@ -992,13 +997,13 @@ static int unknown_key(struct parser *p, const char *key)
 
 	show_value(key, shown, sizeof(shown));
 	if (strcmp(key, "bind") == 0)
-		return fail(p, "unknown key 'bind' in %s; key bindings belong in [keys]", where);
+		return fail(p, _("unknown key 'bind' in %s; key bindings belong in [keys]"), where);
 	if (other != NULL && other->scope == S_SOURCE)
-		return fail(p, "unknown key '%s' in %s; it belongs in a [source NAME] section",
+		return fail(p, _("unknown key '%s' in %s; it belongs in a [source NAME] section"),
 		            shown, where);
 	if (other != NULL)
-		return fail(p, "unknown key '%s' in %s; it belongs in [evtop]", shown, where);
-	return fail(p, "unknown key '%s' in %s", shown, where);
+		return fail(p, _("unknown key '%s' in %s; it belongs in [evtop]"), shown, where);
+	return fail(p, _("unknown key '%s' in %s"), shown, where);
 }
 
 /* A line of [mask] (doc/privacy.md): "keys = GLOB[:STYLE] ..." (the key rules, replacing the
@@ -1020,7 +1025,7 @@ static int parse_mask(struct parser *p, const char *key, char *value)
 		     t = strtok_r(NULL, " \t", &save)) {
 			if (one) {
 				if (n == 2)
-					return fail(p, "key: expected 'GLOB [keep|all]'");
+					return fail(p, _("key: expected 'GLOB [keep|all]'"));
 				words[n++] = t;
 				continue;
 			}
@@ -1029,7 +1034,7 @@ static int parse_mask(struct parser *p, const char *key, char *value)
 			if (colon != NULL) {
 				*colon = '\0';
 				if (ev_mask_style_parse(colon + 1, &st) < 0)
-					return fail(p, "keys: '%.40s': a style is keep or all",
+					return fail(p, _("keys: '%.40s': a style is keep or all"),
 					            colon + 1);
 			}
 			if (ev_mask_add_key(m, t, st, &err) < 0)
@@ -1038,9 +1043,9 @@ static int parse_mask(struct parser *p, const char *key, char *value)
 		if (one) {
 			enum ev_mask_style st = EV_MASK_KEEP;
 			if (n == 0)
-				return fail(p, "key: expected 'GLOB [keep|all]'");
+				return fail(p, _("key: expected 'GLOB [keep|all]'"));
 			if (n == 2 && ev_mask_style_parse(words[1], &st) < 0)
-				return fail(p, "key: '%.40s': a style is keep or all", words[1]);
+				return fail(p, _("key: '%.40s': a style is keep or all"), words[1]);
 			if (ev_mask_add_key(m, words[0], st, &err) < 0)
 				return fail(p, "key: %s", err.msg);
 		}
@@ -1073,11 +1078,11 @@ static int parse_mask(struct parser *p, const char *key, char *value)
 			if (i == sizeof(pats) / sizeof(pats[0])) {
 				char shown[80];
 				show_value(t, shown, sizeof(shown));
-				return fail(
-				        p,
-				        "patterns: unknown pattern '%s' (mobile, idcard, bankcard, "
-				        "email or none)",
-				        shown);
+				return fail(p,
+				            _("patterns: unknown pattern '%s' (mobile, idcard, "
+				              "bankcard, "
+				              "email or none)"),
+				            shown);
 			}
 			bits |= pats[i].bit;
 		}
@@ -1086,13 +1091,14 @@ static int parse_mask(struct parser *p, const char *key, char *value)
 	}
 	if (strcmp(key, "style") == 0) {
 		if (ev_mask_style_parse(trim(value), &m->pattern_style) < 0)
-			return fail(p, "style: keep or all");
+			return fail(p, _("style: keep or all"));
 		return 0;
 	}
 	char shown[80];
 	show_value(key, shown, sizeof(shown));
 	return fail(
-	        p, "unknown key '%s' in [mask]; expected keys, key, identifiers, patterns or style",
+	        p,
+	        _("unknown key '%s' in [mask]; expected keys, key, identifiers, patterns or style"),
 	        shown);
 }
 
@@ -1104,7 +1110,7 @@ static int parse_bind(struct parser *p, const char *key, char *value)
 	if (strcmp(key, "bind") != 0) {
 		char shown[80];
 		show_value(key, shown, sizeof(shown));
-		return fail(p, "unknown key '%s' in [keys]; expected 'bind = [VIEW] KEY ACTION'",
+		return fail(p, _("unknown key '%s' in [keys]; expected 'bind = [VIEW] KEY ACTION'"),
 		            shown);
 	}
 	for (char *save = NULL, *t = strtok_r(value, " \t", &save); t != NULL && n < 4;
@@ -1112,9 +1118,11 @@ static int parse_bind(struct parser *p, const char *key, char *value)
 		w[n++] = t;
 	if (n < 2 || n > 3)
 		return fail(p,
-		            "bind: expected '[VIEW] KEY ACTION' (e.g. 'bind = list x cancel'), "
-		            "got %d word%s",
-		            n, n == 1 ? "" : "s");
+		            n == 1 ? _("bind: expected '[VIEW] KEY ACTION' (e.g. 'bind = list x "
+		                       "cancel'), got %d word")
+		                   : _("bind: expected '[VIEW] KEY ACTION' (e.g. 'bind = list x "
+		                       "cancel'), got %d words"),
+		            n);
 	struct ev_config *cfg = p->cfg;
 	cfg->keys = ev_xrealloc(cfg->keys, (size_t)(cfg->nkeys + 1) * sizeof(*cfg->keys));
 	struct ev_keybind *b = &cfg->keys[cfg->nkeys++];
@@ -1140,15 +1148,15 @@ static int parse_line(struct parser *p, char *s)
 	while (is_alnum(s[wordlen]) || s[wordlen] == '_' || s[wordlen] == '-')
 		wordlen++;
 	if (wordlen == 8 && ascii_prefix_caseeq(s, "password"))
-		return fail(p, "password: passwords belong in an option file (defaults_file) or "
-		               "at the prompt (-p), never in evtop's config");
+		return fail(p, _("password: passwords belong in an option file (defaults_file) or "
+		                 "at the prompt (-p), never in evtop's config"));
 	eq = strchr(s, '=');
 	if (eq == NULL)
-		return fail(p, "missing '=': expected 'key = value' or a [section]");
+		return fail(p, _("missing '=': expected 'key = value' or a [section]"));
 	*eq = '\0';
 	key = trim(s);
 	if (*key == '\0')
-		return fail(p, "missing the key before '='");
+		return fail(p, _("missing the key before '='"));
 	if (p->source == SECTION_KEYS) {
 		if ((value = parse_value(p, key, eq + 1)) == NULL)
 			return -1;
@@ -1175,16 +1183,16 @@ static int check_bytes(struct parser *p, const char *s, size_t n)
 		size_t len;
 
 		if (c == '\0')
-			return fail(p, "NUL byte in the file (is it a text file?)");
+			return fail(p, _("NUL byte in the file (is it a text file?)"));
 		if ((c < 0x20 && c != '\t') || c == 0x7F)
-			return fail(p, "control character (byte 0x%02X) in the file", c);
+			return fail(p, _("control character (byte 0x%02X) in the file"), c);
 		if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
 		    (unsigned char)s[i + 1] <= 0x9F)
-			return fail(p, "control character (U+%04X) in the file",
+			return fail(p, _("control character (U+%04X) in the file"),
 			            (unsigned char)s[i + 1]);
 		len = utf8_seq_len((const unsigned char *)s + i, n - i);
 		if (len == 0)
-			return fail(p, "invalid UTF-8 (byte 0x%02X); the file must be UTF-8", c);
+			return fail(p, _("invalid UTF-8 (byte 0x%02X); the file must be UTF-8"), c);
 		i += len;
 	}
 	return 0;
@@ -1223,7 +1231,7 @@ static int parse_text(struct ev_config *cfg, const char *text, size_t len, const
 		if (n > 0 && start[n - 1] == '\r')
 			n--;
 		if (n > MAX_LINE_BYTES) {
-			rc = fail(&p, "line too long (more than %d bytes)", MAX_LINE_BYTES);
+			rc = fail(&p, _("line too long (more than %d bytes)"), MAX_LINE_BYTES);
 			break;
 		}
 		if ((rc = check_bytes(&p, start, n)) < 0)
@@ -1257,21 +1265,21 @@ int ev_config_load(struct ev_config *cfg, const char *path, bool must_exist, str
 		return 0;
 	/* A regular file of the user's or root's that no one else may write; a FIFO is refused
 	 * without hanging on it. */
-	int fd = ev_file_open_safe("the config file", path, EV_FILE_CONFIG, EV_FILE_READ, err);
+	int fd = ev_file_open_safe(_("the config file"), path, EV_FILE_CONFIG, EV_FILE_READ, err);
 	if (fd < 0) {
 		if (errno == ENOENT && !must_exist) {
 			ev_error_clear(err);
 			return 0;
 		}
 		if (errno == ENOENT || errno == EACCES)
-			return ev_error_set(err, EV_ERR_CONFIG, "cannot read %s: %s", path,
+			return ev_error_set(err, EV_ERR_CONFIG, _("cannot read %s: %s"), path,
 			                    strerror(errno));
 		return -1;
 	}
 	f = fdopen(fd, "r");
 	if (f == NULL) {
 		close(fd);
-		return ev_error_set(err, EV_ERR_CONFIG, "cannot read %s: %s", path,
+		return ev_error_set(err, EV_ERR_CONFIG, _("cannot read %s: %s"), path,
 		                    strerror(errno));
 	}
 	ev_buf_init(&buf);
@@ -1279,12 +1287,14 @@ int ev_config_load(struct ev_config *cfg, const char *path, bool must_exist, str
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && buf.len <= MAX_FILE_BYTES)
 		ev_buf_add(&buf, chunk, n);
 	if (ferror(f)) {
-		rc = ev_error_set(err, EV_ERR_CONFIG, "cannot read %s: %s", path, strerror(errno));
+		rc = ev_error_set(err, EV_ERR_CONFIG, _("cannot read %s: %s"), path,
+		                  strerror(errno));
 	} else if (buf.len > MAX_FILE_BYTES) {
-		rc = ev_error_set(err, EV_ERR_CONFIG,
-		                  "cannot read %s: larger than 1 MB, which is too big for a config "
-		                  "file (is it the right file?)",
-		                  path);
+		rc = ev_error_set(
+		        err, EV_ERR_CONFIG,
+		        _("cannot read %s: larger than 1 MB, which is too big for a config "
+		          "file (is it the right file?)"),
+		        path);
 	} else {
 		rc = parse_text(cfg, buf.data != NULL ? buf.data : "", buf.len, path, err);
 	}

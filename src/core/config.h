@@ -83,6 +83,9 @@ struct ev_config {
 	 * they copy nothing and say so. At most clipboard_max bytes of text a copy. */
 	bool clipboard;    /* default true */
 	int clipboard_max; /* default 65536; 16 .. 1048576 */
+	/* Cells a terminal gives an East Asian Ambiguous character (core/ambiguous): 1, or 2
+	 * for many Chinese terminals (Xshell, SecureCRT); the console lays out by it. */
+	int ambiguous_width; /* default 1; 1 .. 2 */
 	/* evtop archive's retention per table (seconds; 0: none configured): doctor and the
 	 * console's header say how many rows are past it (doc/archive.md). */
 	int retention_s[2];      /* [EV_TABLE_MESSAGE], [EV_TABLE_OUTBOX] */

@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include "core/cursor.h"
+#include "core/i18n.h"
 #include "core/query.h"
 
 #include <ctype.h>
@@ -64,10 +65,11 @@ int ev_cursor_decode(const char *s, struct ev_cursor *c, struct ev_error *err)
 	c->set = true;
 	return 0;
 bad:
-	return ev_error_set(err, EV_ERR_USAGE,
-	                    "bad cursor '%.60s': pass the value printed after a page (v1:ID:TIME, "
-	                    "v2:ID:N:TIME)",
-	                    whole);
+	return ev_error_set(
+	        err, EV_ERR_USAGE,
+	        _("bad cursor '%.60s': pass the value printed after a page (v1:ID:TIME, "
+	          "v2:ID:N:TIME)"),
+	        whole);
 }
 
 char *ev_cursor_encode(const struct ev_cursor *c)
@@ -334,8 +336,8 @@ int ev_mcursor_decode(const char *s, struct ev_mcursor **out, int *nout, struct 
 	if (strncmp(s, "m1,", 3) != 0)
 		return ev_error_set(
 		        err, EV_ERR_USAGE,
-		        "bad cursor '%.60s': with several sources pass the value printed "
-		        "after a page (m1,SOURCE=...)",
+		        _("bad cursor '%.60s': with several sources pass the value printed "
+		          "after a page (m1,SOURCE=...)"),
 		        s);
 	char *copy = ev_xstrdup(s + 3);
 	struct ev_mcursor *v = NULL;
@@ -346,7 +348,7 @@ int ev_mcursor_decode(const char *s, struct ev_mcursor **out, int *nout, struct 
 		char *eq = strchr(part, '=');
 		if (eq == NULL || eq == part || eq - part > 64) {
 			rc = ev_error_set(err, EV_ERR_USAGE,
-			                  "bad cursor: '%.60s' is not SOURCE=POSITION", part);
+			                  _("bad cursor: '%.60s' is not SOURCE=POSITION"), part);
 			break;
 		}
 		v = ev_xrealloc(v, (size_t)(n + 1) * sizeof(*v));
@@ -366,7 +368,8 @@ int ev_mcursor_decode(const char *s, struct ev_mcursor **out, int *nout, struct 
 	free(copy);
 	if (rc < 0 || n == 0) {
 		free(v);
-		return rc < 0 ? rc : ev_error_set(err, EV_ERR_USAGE, "bad cursor: no source in it");
+		return rc < 0 ? rc
+		              : ev_error_set(err, EV_ERR_USAGE, _("bad cursor: no source in it"));
 	}
 	*out = v;
 	*nout = n;

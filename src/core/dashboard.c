@@ -5,6 +5,8 @@
 
 #include "core/dashboard.h"
 
+#include "core/i18n.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -89,7 +91,7 @@ static const char *pick_index(const struct ev_dash_req *req, const char *group_c
 		if (name != NULL)
 			return name;
 	}
-	ev_error_set(err, EV_ERR_SCHEMA, "n/a — needs an index on (%s)",
+	ev_error_set(err, EV_ERR_SCHEMA, _("n/a — needs an index on (%s)"),
 	             which == EV_DQ_WINDOW ? "create_time" : model);
 	return NULL;
 }
@@ -103,14 +105,14 @@ struct ev_query *ev_dash_query(const struct ev_dash_req *req, enum ev_dash_query
 	struct ev_buf b;
 
 	if (t == NULL || (unsigned)which >= EV_DQ_COUNT) {
-		ev_error_set(err, EV_ERR_USAGE, "unknown table or dashboard query");
+		ev_error_set(err, EV_ERR_USAGE, _("unknown table or dashboard query"));
 		return NULL;
 	}
 	st = t->status_col;
 	if (req->dimension != NULL) {
 		const struct ev_dimension *d = ev_model_dimension(t, req->dimension);
 		if (d == NULL) {
-			ev_error_set(err, EV_ERR_USAGE, "the %s table has no dimension '%s'",
+			ev_error_set(err, EV_ERR_USAGE, _("the %s table has no dimension '%s'"),
 			             t->key, req->dimension);
 			return NULL;
 		}
@@ -453,9 +455,11 @@ const char *ev_format_age(const char *when, const char *now, char *buf, size_t s
 	if (age == LLONG_MIN)
 		snprintf(buf, size, "%s", "");
 	else if (age >= 0)
-		snprintf(buf, size, "%s ago", ev_format_duration(age, dur, sizeof(dur)));
+		/* TRANSLATORS: an age, "3m12s ago" (the units s, m, h, d stay); a detail cell. */
+		snprintf(buf, size, _("%s ago"), ev_format_duration(age, dur, sizeof(dur)));
 	else
-		snprintf(buf, size, "in %s", ev_format_duration(-age, dur, sizeof(dur)));
+		/* TRANSLATORS: a time still ahead, "in 3m12s" (the units stay). */
+		snprintf(buf, size, _("in %s"), ev_format_duration(-age, dur, sizeof(dur)));
 	return buf;
 }
 

@@ -8,6 +8,7 @@
 #include "core/doctor.h"
 #include "core/columns.h"
 #include "core/dashboard.h"
+#include "core/i18n.h"
 #include "core/query.h"
 #include "core/text.h"
 #include "core/zone.h"
@@ -28,57 +29,59 @@ static const struct ev_doc_column outbox_columns[] = {EV_OUTBOX_COLUMNS(COL)};
 #undef COL
 
 static const struct ev_doc_index message_indexes[] = {
-        {"PRIMARY", "id", true, "every write is by primary key"},
+        {"PRIMARY", "id", true, N_("every write is by primary key")},
         {"uk_event_no", "event_no", true,
-         "idempotent inserts: the same event is never written twice"},
+         N_("idempotent inserts: the same event is never written twice")},
         {"idx_status_retry_time", "event_status,next_retry_time,retry_count", false,
-         "the scanners' pending and due-retry scans"},
-        {"idx_biz_type_biz_id", "biz_type,biz_id", false, "every event of one business object"},
+         N_("the scanners' pending and due-retry scans")},
+        {"idx_biz_type_biz_id", "biz_type,biz_id", false, N_("every event of one business object")},
         {"idx_event_type_create_time", "event_type,create_time", false,
-         "counts per event_type over a time range"},
-        {"idx_trace_id", "trace_id", false, "lookups by trace_id"},
-        {"idx_create_time", "create_time", false, "archiving, cleanup and paging by creation time"},
+         N_("counts per event_type over a time range")},
+        {"idx_trace_id", "trace_id", false, N_("lookups by trace_id")},
+        {"idx_create_time", "create_time", false,
+         N_("archiving, cleanup and paging by creation time")},
 };
 
 static const struct ev_doc_index outbox_indexes[] = {
-        {"PRIMARY", "id", true, "every write is by primary key"},
+        {"PRIMARY", "id", true, N_("every write is by primary key")},
         {"uk_event_no", "event_no", true,
-         "idempotent inserts: the same event is never written twice"},
+         N_("idempotent inserts: the same event is never written twice")},
         {"idx_status_retry_time", "publish_status,next_retry_time,retry_count", false,
-         "the publishers' pending and due-retry scans"},
+         N_("the publishers' pending and due-retry scans")},
         {"idx_status_lock_until", "publish_status,lock_until", false,
-         "finding publishes whose lock expired (the lock-timeout recovery job)"},
-        {"idx_aggregate", "aggregate_type,aggregate_id", false, "every event of one aggregate"},
+         N_("finding publishes whose lock expired (the lock-timeout recovery job)")},
+        {"idx_aggregate", "aggregate_type,aggregate_id", false, N_("every event of one aggregate")},
         {"idx_event_type_create_time", "event_type,create_time", false,
-         "counts per event_type over a time range"},
+         N_("counts per event_type over a time range")},
         {"idx_topic_create_time", "topic,create_time", false,
-         "backlog and failures per topic over a time range"},
-        {"idx_trace_id", "trace_id", false, "lookups by trace_id"},
-        {"idx_create_time", "create_time", false, "archiving, cleanup and paging by creation time"},
+         N_("backlog and failures per topic over a time range")},
+        {"idx_trace_id", "trace_id", false, N_("lookups by trace_id")},
+        {"idx_create_time", "create_time", false,
+         N_("archiving, cleanup and paging by creation time")},
 };
 
 /* sql/recommended-indexes.sql; the gains are PRODUCT.md section 5's, measured on 1M rows. */
 #define REC_TYPE                                                                                   \
-	"the dashboard's backlog counts per event_type, read from the index alone (measured on "   \
-	"1M rows: ~100 -> ~17 ms)"
+	N_("the dashboard's backlog counts per event_type, read from the index alone (measured "   \
+	   "on 1M rows: ~100 -> ~17 ms)")
 #define REC_UPDATE                                                                                 \
-	"the high-retry list, read in index order without a sort (measured on 1M rows: ~45 -> "    \
-	"~1 ms)"
+	N_("the high-retry list, read in index order without a sort (measured on 1M rows: ~45 "    \
+	   "-> ~1 ms)")
 
 static const struct ev_doc_recommended message_recommended[] = {
         {"idx_evtop_status_type", "event_status,event_type,deleted", REC_TYPE},
         {"idx_evtop_status_update", "event_status,update_time", REC_UPDATE},
         {"idx_evtop_status_handle", "event_status,last_handle_time",
-         "the message table's stuck and processing lists, read in index order without a sort "
-         "(measured on 1M rows: ~10 -> ~0.7 ms)"},
+         N_("the message table's stuck and processing lists, read in index order without a "
+            "sort (measured on 1M rows: ~10 -> ~0.7 ms)")},
 };
 
 static const struct ev_doc_recommended outbox_recommended[] = {
         {"idx_evtop_status_type", "publish_status,event_type,deleted", REC_TYPE},
         {"idx_evtop_status_update", "publish_status,update_time", REC_UPDATE},
         {"idx_evtop_status_topic", "publish_status,topic",
-         "the dashboard's backlog counts per topic (d in the console, --by topic), read from "
-         "the index alone"},
+         N_("the dashboard's backlog counts per topic (d in the console, --by topic), read "
+            "from the index alone")},
 };
 
 /* What the operator actions write (PRODUCT.md section 2; sql/grants.sql): the columns whose
@@ -328,23 +331,25 @@ enum ev_doc_level ev_doctor_judge_column(const struct ev_doc_column *want,
 		} else if (is_integer_type(dt)) {
 			lvl = EV_DOC_WARN;
 			ev_buf_printf(&b,
-			              "%s, the model says BIGINT UNSIGNED (ids past %s cannot be "
-			              "stored)",
-			              ct, strcasecmp(dt, "bigint") == 0 ? "2^63" : "its range");
+			              _("%s, the model says BIGINT UNSIGNED (ids past %s cannot be "
+			                "stored)"),
+			              /* TRANSLATORS: in "ids past %s cannot be stored": the range
+			                 of the column's integer type. */
+			              ct, strcasecmp(dt, "bigint") == 0 ? "2^63" : _("its range"));
 		} else {
 			lvl = EV_DOC_FAIL;
-			ev_buf_printf(&b, "%s, the model says BIGINT UNSIGNED", ct);
+			ev_buf_printf(&b, _("%s, the model says BIGINT UNSIGNED"), ct);
 		}
 	} else if (strcmp(want->type, "INT") == 0 || strcmp(want->type, "TINYINT") == 0) {
 		if (strcasecmp(dt, want->type) == 0) {
 			/* as the model */
 		} else if (is_integer_type(dt)) {
 			lvl = EV_DOC_WARN;
-			ev_buf_printf(&b, "%s, the model says %s (an integer all the same)", ct,
+			ev_buf_printf(&b, _("%s, the model says %s (an integer all the same)"), ct,
 			              want->type);
 		} else {
 			lvl = EV_DOC_FAIL;
-			ev_buf_printf(&b, "%s, the model says %s", ct, want->type);
+			ev_buf_printf(&b, _("%s, the model says %s"), ct, want->type);
 		}
 	} else if (strcmp(want->type, "DATETIME") == 0) {
 		if (strcasecmp(dt, "datetime") == 0) {
@@ -352,12 +357,12 @@ enum ev_doc_level ev_doctor_judge_column(const struct ev_doc_column *want,
 		} else if (strcasecmp(dt, "timestamp") == 0) {
 			lvl = EV_DOC_WARN;
 			ev_buf_printf(&b,
-			              "%s, the model says DATETIME (a TIMESTAMP is stored in UTC "
-			              "and converted to the session zone; it ends in 2038)",
+			              _("%s, the model says DATETIME (a TIMESTAMP is stored in UTC "
+			                "and converted to the session zone; it ends in 2038)"),
 			              ct);
 		} else {
 			lvl = EV_DOC_FAIL;
-			ev_buf_printf(&b, "%s, the model says DATETIME", ct);
+			ev_buf_printf(&b, _("%s, the model says DATETIME"), ct);
 		}
 	} else if (strcmp(want->type, "JSON") == 0) {
 		if (strcasecmp(dt, "json") == 0 ||
@@ -366,13 +371,14 @@ enum ev_doc_level ev_doctor_judge_column(const struct ev_doc_column *want,
 			 */
 		} else if (is_text_type(dt)) {
 			lvl = EV_DOC_WARN;
-			ev_buf_printf(&b,
-			              "%s without a json_valid check, the model says JSON (the "
-			              "server does not validate it; evtop shows invalid JSON raw)",
-			              ct);
+			ev_buf_printf(
+			        &b,
+			        _("%s without a json_valid check, the model says JSON (the "
+			          "server does not validate it; evtop shows invalid JSON raw)"),
+			        ct);
 		} else {
 			lvl = EV_DOC_FAIL;
-			ev_buf_printf(&b, "%s, the model says JSON", ct);
+			ev_buf_printf(&b, _("%s, the model says JSON"), ct);
 		}
 	} else if (strncmp(want->type, "VARCHAR(", 8) == 0) {
 		long long len = atoll(want->type + 8);
@@ -380,32 +386,38 @@ enum ev_doc_level ev_doctor_judge_column(const struct ev_doc_column *want,
 			/* as the model */
 		} else if (strcasecmp(dt, "varchar") == 0 || is_text_type(dt)) {
 			lvl = EV_DOC_WARN;
-			ev_buf_printf(&b, "%s, the model says %s", ct, want->type);
 			if (have->char_len > 0 && have->char_len < len)
-				ev_buf_adds(
+				ev_buf_printf(
 				        &b,
-				        " (shorter: longer values cannot be stored, and evtop's "
-				        "filters accept the model's length)");
+				        _("%s, the model says %s (shorter: longer values cannot be "
+				          "stored, and evtop's filters accept the model's length)"),
+				        ct, want->type);
+			else
+				ev_buf_printf(&b, _("%s, the model says %s"), ct, want->type);
 		} else {
 			lvl = EV_DOC_FAIL;
-			ev_buf_printf(&b, "%s, the model says %s", ct, want->type);
+			ev_buf_printf(&b, _("%s, the model says %s"), ct, want->type);
 		}
 		if (have->charset != NULL && strncasecmp(have->charset, "utf8mb4", 7) != 0) {
 			lvl = EV_DOC_FAIL;
 			ev_buf_printf(&b,
-			              "%scharacter set %s, not utf8mb4 (emoji and some CJK "
-			              "characters cannot be stored)",
+			              _("%scharacter set %s, not utf8mb4 (emoji and some CJK "
+			                "characters cannot be stored)"),
 			              b.len ? "; " : "", have->charset);
 		}
 	}
 
 	if (want->nullable != have->nullable) {
 		lvl = worse(lvl, EV_DOC_WARN);
-		ev_buf_printf(&b, "%s%s, the model says %s", b.len ? "; " : "",
-		              have->nullable ? "NULL allowed" : "NOT NULL",
-		              want->nullable ? "NULL allowed" : "NOT NULL");
+		ev_buf_printf(&b, _("%s%s, the model says %s"), b.len ? "; " : "",
+		              /* TRANSLATORS: a column's nullability, beside NOT NULL (SQL, kept as
+		                 it is). */
+		              have->nullable ? _("NULL allowed") : "NOT NULL",
+		              want->nullable ? _("NULL allowed") : "NOT NULL");
 	}
-	snprintf(why, size, "%s", b.data ? b.data : "");
+	/* Cut (when it must be) at a character's start: the text may be translated. */
+	const char *text = b.data ? b.data : "";
+	snprintf(why, size, "%.*s", (int)ev_utf8_prefix(text, size - 1), text);
 	ev_buf_free(&b);
 	return lvl;
 }
@@ -417,23 +429,22 @@ static const char *column_impact(const struct ev_doc_column *c, const struct ev_
 		goto by_type;
 	/* NOT NULL where the model allows NULL: the columns the actions set to NULL. */
 	if (strcmp(c->name, "next_retry_time") == 0)
-		return "retry now sets next_retry_time = NULL: that write would fail";
+		return _("retry now sets next_retry_time = NULL: that write would fail");
 	if (strcmp(c->name, "locked_by") == 0 || strcmp(c->name, "lock_until") == 0)
-		return "cancel and recover set locked_by and lock_until to NULL: those writes "
-		       "would "
-		       "fail";
+		return _("cancel and recover set locked_by and lock_until to NULL: those writes "
+		         "would fail");
 by_type:
 	if (strcmp(c->type, "DATETIME") == 0)
-		return "evtop compares it with the server's NOW(): stuck, due retries, ages and "
-		       "windows";
+		return _("evtop compares it with the server's NOW(): stuck, due retries, ages and "
+		         "windows");
 	if (strcmp(c->type, "JSON") == 0)
-		return "the detail pane and --format json embed it as stored JSON";
+		return _("the detail pane and --format json embed it as stored JSON");
 	if (strcmp(c->type, "BIGINT UNSIGNED") == 0)
-		return "every write and re-read is by id";
+		return _("every write and re-read is by id");
 	if (strcmp(c->type, "INT") == 0 || strcmp(c->type, "TINYINT") == 0)
-		return "evtop compares it as a number (statuses, retry_count < max_retry_count, "
-		       "version guards)";
-	return "evtop filters and shows it as text";
+		return _("evtop compares it as a number (statuses, retry_count < max_retry_count, "
+		         "version guards)");
+	return _("evtop filters and shows it as text");
 }
 
 /* --- collation ---------------------------------------------------------------------------------
@@ -501,40 +512,64 @@ static char *dash_pick(enum ev_table_kind t, const char *table_name, const struc
 static char *def_label(const char *name)
 {
 	if (strcmp(name, "show.by_no") == 0)
-		return ev_xstrdup("show by event_no (evtop show, the console's :show, the actions' "
-		                  "lookups)");
+		return ev_xstrdup(
+		        _("show by event_no (evtop show, the console's :show, the actions' "
+		          "lookups)"));
 	if (strcmp(name, "show.by_id") == 0)
-		return ev_xstrdup("the re-read of an event by id (the detail pane, after every "
-		                  "write)");
+		return ev_xstrdup(_("the re-read of an event by id (the detail pane, after every "
+		                    "write)"));
 	if (strncmp(name, "list.", 5) == 0) {
 		char *kind = ev_xstrdup(name + 5);
 		for (char *p = kind; *p; p++)
 			if (*p == '_')
 				*p = '-';
-		char *label = ev_xasprintf("the %s list", kind);
+		/* TRANSLATORS: a list of evtop's by its name ("the failed-due list"). */
+		char *label = ev_xasprintf(_("the %s list"), kind);
 		free(kind);
 		return label;
 	}
 	return ev_xstrdup(name);
 }
 
-static const char *const dash_figures[EV_DQ_COUNT] = {
-        [EV_DQ_PENDING] = "pending",
-        [EV_DQ_PROCESSING] = "processing/stuck",
-        [EV_DQ_FAILED] = "failed",
-        [EV_DQ_WINDOW] = "created/success/cancelled",
-};
+/* The figures a dashboard query counts, as the losses name them. */
+static const char *dash_figure(enum ev_dash_query q)
+{
+	switch (q) {
+	/* TRANSLATORS: the figures of the dashboard an index serves, in "the dashboard's
+	 * pending and failed counts". */
+	case EV_DQ_PENDING:
+		return P_("doctor figure", "pending");
+	case EV_DQ_PROCESSING:
+		/* TRANSLATORS: a dashboard figure, in "the dashboard's %s counts". */
+		return P_("doctor figure", "processing/stuck");
+	case EV_DQ_FAILED:
+		/* TRANSLATORS: a dashboard figure, in "the dashboard's %s counts". */
+		return P_("doctor figure", "failed");
+	case EV_DQ_WINDOW:
+		/* TRANSLATORS: a dashboard figure, in "the dashboard's %s counts". */
+		return P_("doctor figure", "created/success/cancelled");
+	default:
+		return "?";
+	}
+}
 
 static bool same_str(const char *a, const char *b)
 {
 	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+/* "a, b" from the list so far and one more item (translated: "a、b"). */
 static void join(struct ev_buf *b, size_t *n, const char *s)
 {
-	if (*n > 0)
-		ev_buf_adds(b, ", ");
-	ev_buf_adds(b, s);
+	if (*n > 0) {
+		/* TRANSLATORS: a list so far and its next item ("a, b, c"). */
+		char *more = ev_xasprintf(P_("list", "%s, %s"), b->data, s);
+		b->len = 0;
+		ev_buf_adds(b, more);
+		free(more);
+	} else {
+		ev_buf_adds(b, s);
+	}
 	(*n)++;
 }
 
@@ -563,7 +598,8 @@ static void query_losses(struct losses *l, enum ev_table_kind t, const struct ev
 		} else if (without == NULL) {
 			join(&l->na, &l->nna, label);
 		} else {
-			char *s = ev_xasprintf("%s (through `%s`)", label, without);
+			/* TRANSLATORS: a query, and the slower index it would use instead. */
+			char *s = ev_xasprintf(_("%s (through `%s`)"), label, without);
 			join(&l->slower, &l->nslow, s);
 			free(s);
 		}
@@ -632,32 +668,48 @@ static void dash_phrase_losses(struct losses *l, const struct dash_losses *dl)
 				members[nm++] = v;
 				done[v] = true;
 			}
-		struct ev_buf s;
-		ev_buf_init(&s);
-		ev_buf_adds(&s, "the dashboard's ");
+		struct ev_buf figs, by;
+		size_t nf = 0, nb = 0;
+		ev_buf_init(&figs);
+		ev_buf_init(&by);
 		for (int k = 0; k < nm; k++) {
-			if (k > 0)
-				ev_buf_adds(&s, k == nm - 1 ? " and " : ", ");
-			ev_buf_adds(&s, dash_figures[members[k]]);
+			const char *fig = dash_figure((enum ev_dash_query)members[k]);
+			if (k > 0 && k == nm - 1) {
+				/* TRANSLATORS: a list and its last item ("a, b and c"). */
+				char *last = ev_xasprintf(P_("list", "%s and %s"), figs.data, fig);
+				figs.len = 0;
+				ev_buf_adds(&figs, last);
+				free(last);
+				nf++;
+			} else {
+				join(&figs, &nf, fig);
+			}
 		}
-		ev_buf_adds(&s, " counts");
 		unsigned all = (1u << dl->ndims) - 1;
 		if (dl->mask[w] != all) {
-			size_t k = 0;
-			ev_buf_adds(&s, " by ");
 			for (size_t i = 0; i < dl->ndims; i++)
-				if (dl->mask[w] & (1u << i)) {
-					ev_buf_printf(&s, "%s%s", k++ ? ", " : "",
-					              dl->dims[i] ? dl->dims[i] : "totals only");
-				}
+				if (dl->mask[w] & (1u << i))
+					/* TRANSLATORS: a dashboard without groups, among its
+					 * groupings
+					 * ("by event_type, totals only"). */
+					join(&by, &nb,
+					     dl->dims[i] ? dl->dims[i] : _("totals only"));
 		}
+		/* TRANSLATORS: "the dashboard's pending and failed counts" and "... by topic". */
+		char *phrase = by.len > 0 ? ev_xasprintf(_("the dashboard's %s counts by %s"),
+		                                         figs.data, by.data)
+		                          : ev_xasprintf(_("the dashboard's %s counts"), figs.data);
 		if (dl->mode[w] == 1) {
-			join(&l->na, &l->nna, s.data);
+			join(&l->na, &l->nna, phrase);
 		} else {
-			ev_buf_printf(&s, " (through `%s`)", dl->fallback[w]);
-			join(&l->slower, &l->nslow, s.data);
+			char *through =
+			        ev_xasprintf(_("%s (through `%s`)"), phrase, dl->fallback[w]);
+			join(&l->slower, &l->nslow, through);
+			free(through);
 		}
-		ev_buf_free(&s);
+		free(phrase);
+		ev_buf_free(&figs);
+		ev_buf_free(&by);
 	}
 }
 
@@ -668,14 +720,14 @@ static char *losses_text(struct losses *l, bool *breaks)
 	struct ev_buf out;
 	ev_buf_init(&out);
 	if (l->nna > 0) {
-		ev_buf_printf(&out, "will not run (n/a: evtop never scans): %s", l->na.data);
+		ev_buf_printf(&out, _("will not run (n/a: evtop never scans): %s"), l->na.data);
 		*breaks = true;
 	}
 	if (l->nscan > 0)
-		ev_buf_printf(&out, "%sscans the table (LIMIT 2, under the time limit): %s",
+		ev_buf_printf(&out, _("%sscans the table (LIMIT 2, under the time limit): %s"),
 		              out.len ? "; " : "", l->scans.data);
 	if (l->nslow > 0)
-		ev_buf_printf(&out, "%sslower, through another index and a bounded sort: %s",
+		ev_buf_printf(&out, _("%sslower, through another index and a bounded sort: %s"),
 		              out.len ? "; " : "", l->slower.data);
 	ev_buf_free(&l->na);
 	ev_buf_free(&l->scans);
@@ -765,7 +817,8 @@ static void format_bytes(long long n, char *buf, size_t size)
 	else if (n >= 1024)
 		snprintf(buf, size, "%.0f KiB", (double)n / 1024.0);
 	else
-		snprintf(buf, size, "%lld bytes", n);
+		/* TRANSLATORS: an index's estimated size (also GiB, MiB, KiB, kept as they are). */
+		snprintf(buf, size, _("%lld bytes"), n);
 }
 
 /* --- the table checks ------------------------------------------------------------------------ */
@@ -831,16 +884,16 @@ static void check_columns(struct ev_doc_report *r, const char *group, enum ev_ta
 		char *ddl = ev_doctor_column_ddl(c);
 		if (f == NULL) {
 			char *fix = alter_column("ADD", tf->name, c->name, ddl, "");
-			ev_doc_add(
-			        r, EV_DOC_FAIL, group, "column", c->name,
-			        "evtop refuses the table: its lists, dashboard and show read every "
-			        "column of the model",
-			        fix, "column %s is missing (the model: %s %s)", c->name, c->name,
-			        ddl);
+			ev_doc_add(r, EV_DOC_FAIL, group, "column", c->name,
+			           _("evtop refuses the table: its lists, dashboard and show read "
+			             "every "
+			             "column of the model"),
+			           fix, _("column %s is missing (the model: %s %s)"), c->name,
+			           c->name, ddl);
 			free(fix);
 			*usable = false;
 		} else {
-			char why[512];
+			char why[1024]; /* translated, up to 3 bytes a character */
 			enum ev_doc_level lvl = ev_doctor_judge_column(c, f, why, sizeof(why));
 			if (lvl == EV_DOC_OK) {
 				good++;
@@ -848,16 +901,17 @@ static void check_columns(struct ev_doc_report *r, const char *group, enum ev_ta
 				char *fix = alter_column("MODIFY", tf->name, c->name, ddl,
 				                         " -- check the existing values first");
 				ev_doc_add(r, lvl, group, "column", c->name, column_impact(c, f),
-				           fix, "column %s: %s", c->name, why);
+				           fix, _("column %s: %s"), c->name, why);
 				free(fix);
 			}
 		}
 		free(ddl);
 	}
 	if (good > 0)
-		ev_doc_add(r, EV_DOC_OK, group, "columns", NULL, NULL, NULL,
-		           "%zu of the model's %zu columns present with its types and nullability",
-		           good, s->ncolumns);
+		ev_doc_add(
+		        r, EV_DOC_OK, group, "columns", NULL, NULL, NULL,
+		        _("%zu of the model's %zu columns present with its types and nullability"),
+		        good, s->ncolumns);
 }
 
 /* An index of the server whose columns are exactly cols, preferring a unique one. */
@@ -890,7 +944,8 @@ static void check_indexes(struct ev_doc_report *r, const char *group, enum ev_ta
 		if (exact != NULL && (!x->unique || exact->unique)) {
 			good++;
 			if (strcasecmp(exact->name, x->name) != 0) {
-				char *s2 = ev_xasprintf("%s as `%s`", x->name, exact->name);
+				/* TRANSLATORS: a model's index found under another name. */
+				char *s2 = ev_xasprintf(_("%s as `%s`"), x->name, exact->name);
 				join(&renamed, &nrenamed, s2);
 				free(s2);
 			}
@@ -898,18 +953,20 @@ static void check_indexes(struct ev_doc_report *r, const char *group, enum ev_ta
 			/* On the columns, but not unique (or unique over more columns). */
 			const char *name = exact ? exact->name : prefix;
 			char *fix = add_key_stmt(tf->name, &tf->info, x->name, x->columns, true);
-			ev_doc_add(r, EV_DOC_WARN, group, "index", pretty,
-			           is_pk ? "evtop's writes find the row by id all the same"
-			                 : "show by event_no stops at two rows and says so; the "
-			                   "applications may write an event twice",
-			           fix,
-			           "no unique index on %s (the model's %s): `%s` does not enforce "
-			           "it — %s",
-			           pretty, x->name, name, x->purpose);
+			ev_doc_add(
+			        r, EV_DOC_WARN, group, "index", pretty,
+			        is_pk ? _("evtop's writes find the row by id all the same")
+			              : _("show by event_no stops at two rows and says so; the "
+			                  "applications may write an event twice"),
+			        fix,
+			        _("no unique index on %s (the model's %s): `%s` does not enforce "
+			          "it — %s"),
+			        pretty, x->name, name, _(x->purpose));
 			free(fix);
 		} else if (prefix != NULL) {
 			good++;
-			char *s2 = ev_xasprintf("%s served by `%s`", x->name, prefix);
+			/* TRANSLATORS: a model's index served by a wider one of the server's. */
+			char *s2 = ev_xasprintf(_("%s served by `%s`"), x->name, prefix);
 			join(&renamed, &nrenamed, s2);
 			free(s2);
 		} else {
@@ -919,16 +976,15 @@ static void check_indexes(struct ev_doc_report *r, const char *group, enum ev_ta
 			char *fix =
 			        add_key_stmt(tf->name, &tf->info, x->name, x->columns, x->unique);
 			if (impact == NULL)
-				impact = ev_xasprintf(
-				        "no query of evtop's needs it; the applications' "
-				        "do (%s)",
-				        x->purpose);
+				impact = ev_xasprintf(_("no query of evtop's needs it; the "
+				                        "applications' do (%s)"),
+				                      _(x->purpose));
 			if (is_pk) {
 				free(impact);
 				impact = ev_xstrdup(
-				        "every operator write is a single-row UPDATE by id: "
-				        "without the key it would scan and lock the table, "
-				        "so evtop must not write here");
+				        _("every operator write is a single-row UPDATE by id: "
+				          "without the key it would scan and lock the table, "
+				          "so evtop must not write here"));
 			}
 			/* A leading-column prefix (a,b) of the model's (a,b,c) is reported too. */
 			const struct ev_index_info *partial = NULL;
@@ -939,17 +995,17 @@ static void check_indexes(struct ev_doc_report *r, const char *group, enum ev_ta
 					partial = &tf->info.indexes[j];
 			}
 			if (partial != NULL)
-				ev_doc_add(
-				        r, is_pk ? EV_DOC_FAIL : EV_DOC_WARN, group, "index",
-				        pretty, impact, fix,
-				        "no index on %s (the model's %s; `%s` has only (%s)) — %s",
-				        pretty, x->name, partial->name, partial->columns,
-				        x->purpose);
+				ev_doc_add(r, is_pk ? EV_DOC_FAIL : EV_DOC_WARN, group, "index",
+				           pretty, impact, fix,
+				           _("no index on %s (the model's %s; `%s` has only (%s)) "
+				             "— %s"),
+				           pretty, x->name, partial->name, partial->columns,
+				           _(x->purpose));
 			else
 				ev_doc_add(r, is_pk ? EV_DOC_FAIL : EV_DOC_WARN, group, "index",
 				           pretty, impact, fix,
-				           "no index on %s (the model's %s) — %s", pretty, x->name,
-				           x->purpose);
+				           _("no index on %s (the model's %s) — %s"), pretty,
+				           x->name, _(x->purpose));
 			free(impact);
 			free(fix);
 		}
@@ -958,11 +1014,11 @@ static void check_indexes(struct ev_doc_report *r, const char *group, enum ev_ta
 	if (good > 0) {
 		if (nrenamed > 0)
 			ev_doc_add(r, EV_DOC_OK, group, "indexes", NULL, NULL, NULL,
-			           "%zu of the model's %zu indexes present, by columns (%s)", good,
-			           s->nindexes, renamed.data);
+			           _("%zu of the model's %zu indexes present, by columns (%s)"),
+			           good, s->nindexes, renamed.data);
 		else
 			ev_doc_add(r, EV_DOC_OK, group, "indexes", NULL, NULL, NULL,
-			           "%zu of the model's %zu indexes present, by columns", good,
+			           _("%zu of the model's %zu indexes present, by columns"), good,
 			           s->nindexes);
 	}
 	ev_buf_free(&renamed);
@@ -979,31 +1035,34 @@ static void check_recommended(struct ev_doc_report *r, const char *group, enum e
 		char *pretty = cols_pretty(x->columns);
 		if (name != NULL) {
 			ev_doc_add(r, EV_DOC_OK, group, "recommended", pretty, NULL, NULL,
-			           "recommended index %s present as `%s`: %s", pretty, name,
-			           x->speeds_up);
+			           _("recommended index %s present as `%s`: %s"), pretty, name,
+			           _(x->speeds_up));
 		} else {
 			bool breaks = false;
 			char *impact =
 			        ev_doctor_index_impact(t, tf->name, &tf->info, x->columns, &breaks);
 			char *fix = add_key_stmt(tf->name, &tf->info, x->name, x->columns, false);
-			char size[64];
+			char size[128];
 			long long per = entry_bytes(t, x->columns);
 			if (tf->rows > 0) {
 				char b2[32];
 				format_bytes(ev_doctor_index_size(t, x->columns, tf->rows), b2,
 				             sizeof(b2));
-				snprintf(size, sizeof(size), "about %s", b2);
+				/* TRANSLATORS: an estimated size ("about 8 KiB"). */
+				snprintf(size, sizeof(size), _("about %s"), b2);
 			} else {
-				snprintf(size, sizeof(size), "about %lld bytes per row",
+				snprintf(size, sizeof(size), _("about %lld bytes per row"),
 				         per * 10 / 7);
 			}
-			char *imp = ev_xasprintf("without it, %s",
-			                         impact ? impact
-			                                : "no query of evtop's would use it today");
-			ev_doc_add(r, EV_DOC_INFO, group, "recommended", pretty, imp, fix,
-			           "recommended index %s: %s; size %s (an estimate: ~%lld rows by "
-			           "information_schema x %lld bytes per entry, pages ~70%% full)",
-			           pretty, x->speeds_up, size, tf->rows > 0 ? tf->rows : 0, per);
+			char *imp = ev_xasprintf(
+			        /* TRANSLATORS: what evtop loses without the recommended index. */
+			        _("without it, %s"),
+			        impact ? impact : _("no query of evtop's would use it today"));
+			ev_doc_add(
+			        r, EV_DOC_INFO, group, "recommended", pretty, imp, fix,
+			        _("recommended index %s: %s; size %s (an estimate: ~%lld rows by "
+			          "information_schema x %lld bytes per entry, pages ~70%% full)"),
+			        pretty, _(x->speeds_up), size, tf->rows > 0 ? tf->rows : 0, per);
 			free(imp);
 			free(impact);
 			free(fix);
@@ -1022,32 +1081,36 @@ void ev_doctor_check_table(struct ev_doc_report *r, enum ev_table_kind t, enum e
 	if (!tf->exists) {
 		if (tf->select_denied != NULL) {
 			ev_doc_add(r, EV_DOC_FAIL, group, "table", tf->name,
-			           "evtop shows this table as absent: its dashboard, lists and "
-			           "actions are unavailable",
+			           _("evtop shows this table as absent: its dashboard, lists and "
+			             "actions are unavailable"),
 			           NULL,
-			           "table %s is not visible to this account (no privilege on it, "
-			           "or it "
-			           "does not exist): %s",
+			           _("table %s is not visible to this account (no privilege on it, "
+			             "or it "
+			             "does not exist): %s"),
 			           tf->name, tf->select_denied);
 			return;
 		}
 		char *fix = create_table_stmt(t, f, tf->name);
-		ev_doc_add(r, EV_DOC_FAIL, group, "table", tf->name,
-		           "evtop shows this table as absent: its dashboard, lists and actions are "
-		           "unavailable (the other table still works)",
-		           fix, "table %s (the %s table) does not exist in this database", tf->name,
-		           td->key);
+		ev_doc_add(
+		        r, EV_DOC_FAIL, group, "table", tf->name,
+		        _("evtop shows this table as absent: its dashboard, lists and actions are "
+		          "unavailable (the other table still works)"),
+		        fix, _("table %s (the %s table) does not exist in this database"), tf->name,
+		        td->key);
 		free(fix);
 		return;
 	}
 	ev_doc_add(r, EV_DOC_OK, group, "table", tf->name, NULL, NULL,
-	           "table %s exists (%s, ~%lld rows by information_schema, an estimate)", tf->name,
-	           tf->engine ? tf->engine : "engine unknown", tf->rows > 0 ? tf->rows : 0);
+	           _("table %s exists (%s, ~%lld rows by information_schema, an estimate)"),
+	           /* TRANSLATORS: in place of the table's storage engine (InnoDB). */
+	           tf->name, tf->engine ? tf->engine : _("engine unknown"),
+	           tf->rows > 0 ? tf->rows : 0);
 	if (tf->engine != NULL && strcasecmp(tf->engine, "InnoDB") != 0)
-		ev_doc_add(r, EV_DOC_WARN, group, "engine", tf->name,
-		           "the guarded updates rely on row locks and transactions, the counts on "
-		           "InnoDB's index reads",
-		           NULL, "table %s uses %s, the model says InnoDB", tf->name, tf->engine);
+		ev_doc_add(
+		        r, EV_DOC_WARN, group, "engine", tf->name,
+		        _("the guarded updates rely on row locks and transactions, the counts on "
+		          "InnoDB's index reads"),
+		        NULL, _("table %s uses %s, the model says InnoDB"), tf->name, tf->engine);
 	check_columns(r, group, t, tf, &usable);
 	check_indexes(r, group, t, tf);
 
@@ -1058,25 +1121,26 @@ void ev_doctor_check_table(struct ev_doc_report *r, enum ev_table_kind t, enum e
 	                         qt, ev_doctor_collation(f));
 	free(qt);
 	if (cl == EV_DOC_OK)
-		ev_doc_add(r, EV_DOC_OK, group, "collation", tf->collation, NULL, NULL,
-		           "collation %s%s", tf->collation,
-		           strcasecmp(tf->collation, "utf8mb4_0900_ai_ci") == 0
-		                   ? " (the model's)"
-		                   : " (equivalent to the model's utf8mb4_0900_ai_ci)");
+		ev_doc_add(
+		        r, EV_DOC_OK, group, "collation", tf->collation, NULL, NULL,
+		        strcasecmp(tf->collation, "utf8mb4_0900_ai_ci") == 0
+		                ? _("collation %s (the model's)")
+		                : _("collation %s (equivalent to the model's utf8mb4_0900_ai_ci)"),
+		        tf->collation);
 	else if (cl == EV_DOC_WARN)
 		ev_doc_add(r, EV_DOC_WARN, group, "collation", tf->collation,
-		           "filters and groups by event_type, topic or fail_reason compare "
-		           "differently from the applications' expectations (case, accents)",
+		           _("filters and groups by event_type, topic or fail_reason compare "
+		             "differently from the applications' expectations (case, accents)"),
 		           fix,
-		           "collation %s: utf8mb4, but not the model's utf8mb4_0900_ai_ci nor "
-		           "an equivalent",
+		           _("collation %s: utf8mb4, but not the model's utf8mb4_0900_ai_ci nor "
+		             "an equivalent"),
 		           tf->collation);
 	else
 		ev_doc_add(r, EV_DOC_FAIL, group, "collation",
 		           tf->collation ? tf->collation : "unknown",
-		           "payloads, reasons and ids with emoji or CJK characters cannot be "
-		           "stored or are mangled; evtop speaks utf8mb4",
-		           fix, "collation %s is not utf8mb4 (the model: utf8mb4_0900_ai_ci)",
+		           _("payloads, reasons and ids with emoji or CJK characters cannot be "
+		             "stored or are mangled; evtop speaks utf8mb4"),
+		           fix, _("collation %s is not utf8mb4 (the model: utf8mb4_0900_ai_ci)"),
 		           tf->collation ? tf->collation : "unknown");
 	free(fix);
 	check_recommended(r, group, t, tf);
@@ -1097,92 +1161,104 @@ void ev_doctor_check_server(struct ev_doc_report *r, const struct ev_doc_server 
 
 	if (v->flavour == EV_FLAVOUR_MYSQL && v->major < 8)
 		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
-		           "evtop targets MySQL 8.0+ (the model document's JSON, "
-		           "max_execution_time)",
-		           NULL, "%s %d.%d.%d (%s): older than MySQL 8.0", fl, v->major, v->minor,
-		           v->patch, s->info);
+		           _("evtop targets MySQL 8.0+ (the model document's JSON, "
+		             "max_execution_time)"),
+		           NULL, _("%s %d.%d.%d (%s): older than MySQL 8.0"), fl, v->major,
+		           v->minor, v->patch, s->info);
 	else if (v->flavour == EV_FLAVOUR_MARIADB &&
 	         (v->major < 10 || (v->major == 10 && v->minor < 6)))
 		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
-		           "evtop is tested on MariaDB 10.11; REPLICA MONITOR needs 10.5.9+", NULL,
-		           "%s %d.%d.%d (%s): older than MariaDB 10.6", fl, v->major, v->minor,
-		           v->patch, s->info);
+		           _("evtop is tested on MariaDB 10.11; REPLICA MONITOR needs 10.5.9+"),
+		           NULL, _("%s %d.%d.%d (%s): older than MariaDB 10.6"), fl, v->major,
+		           v->minor, v->patch, s->info);
 	else if (v->flavour == EV_FLAVOUR_TIDB)
 		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
-		           "TiDB is not among the servers evtop is tested on", NULL, "%s (%s)", fl,
-		           s->info);
+		           _("TiDB is not among the servers evtop is tested on"), NULL, "%s (%s)",
+		           fl, s->info);
 	else
 		ev_doc_add(r, EV_DOC_OK, "server", "version", s->info, NULL, NULL,
-		           "%s %d.%d.%d (%s) via %s, account %s, database %s", fl, v->major,
+		           _("%s %d.%d.%d (%s) via %s, account %s, database %s"), fl, v->major,
 		           v->minor, v->patch, s->info, s->host_info, s->user,
-		           s->database ? s->database : "(none)");
+		           /* TRANSLATORS: in place of the database's name when none is selected. */
+		           s->database ? s->database : _("(none)"));
 	if (s->have_vars && s->database == NULL)
-		ev_doc_add(r, EV_DOC_FAIL, "server", "database", NULL, "evtop finds no table", NULL,
-		           "no database selected (-D, or database= in the option file)");
+		ev_doc_add(r, EV_DOC_FAIL, "server", "database", NULL, _("evtop finds no table"),
+		           NULL, _("no database selected (-D, or database= in the option file)"));
 	if (!s->have_vars)
 		return;
 
 	const char *var =
 	        v->flavour == EV_FLAVOUR_MARIADB ? "max_statement_time" : "max_execution_time";
-	char *fix = ev_xasprintf("statement_timeout = %dms in evtop's config, or "
-	                         "--statement-timeout=%dms",
+	char *fix = ev_xasprintf(_("statement_timeout = %dms in evtop's config, or "
+	                           "--statement-timeout=%dms"),
 	                         s->want_limit_ms, s->want_limit_ms);
 	if (s->limit_ms <= 0)
 		ev_doc_add(r, EV_DOC_WARN, "server", "time limit", var,
-		           "a query of evtop's could run as long as the server lets it", fix,
-		           "no statement time limit in effect on evtop's session (%s = 0)", var);
+		           _("a query of evtop's could run as long as the server lets it"), fix,
+		           _("no statement time limit in effect on evtop's session (%s = 0)"), var);
 	else if ((long long)(s->limit_ms + 0.5) != s->want_limit_ms)
 		ev_doc_add(r, EV_DOC_WARN, "server", "time limit", var, NULL, fix,
-		           "statement time limit %s = %.0f ms, evtop sets %d ms", var, s->limit_ms,
-		           s->want_limit_ms);
+		           _("statement time limit %s = %.0f ms, evtop sets %d ms"), var,
+		           s->limit_ms, s->want_limit_ms);
 	else
-		ev_doc_add(
-		        r, EV_DOC_OK, "server", "time limit", var, NULL, NULL,
-		        "statement time limit %s = %.0f ms on evtop's sessions (statement_timeout)"
-		        "%s; innodb_lock_wait_timeout = %lld s",
-		        var, s->limit_ms,
-		        v->flavour == EV_FLAVOUR_MARIADB
-		                ? ""
-		                : " — SELECTs only: evtop's writes are single-row UPDATEs by "
-		                  "primary key",
-		        s->lock_wait_s);
+		ev_doc_add(r, EV_DOC_OK, "server", "time limit", var, NULL, NULL,
+		           _("statement time limit %s = %.0f ms on evtop's sessions "
+		             "(statement_timeout)"
+		             "%s; innodb_lock_wait_timeout = %lld s"),
+		           var, s->limit_ms,
+		           v->flavour == EV_FLAVOUR_MARIADB
+		                   ? ""
+		                   : _(" — SELECTs only: evtop's writes are single-row UPDATEs by "
+		                       "primary key"),
+		           s->lock_wait_s);
 	free(fix);
 
 	if (s->read_only || s->innodb_read_only || s->super_read_only)
-		ev_doc_add(r, EV_DOC_WARN, "server", "read_only", NULL,
-		           "evtop watches here but every write is refused (a replica, or a primary "
-		           "being switched over)",
-		           "point the source's write endpoint at the primary",
-		           "the server is read-only (%s = 1)",
-		           s->read_only          ? "@@read_only"
-		           : s->innodb_read_only ? "@@innodb_read_only"
-		                                 : "@@super_read_only");
+		ev_doc_add(
+		        r, EV_DOC_WARN, "server", "read_only", NULL,
+		        _("evtop watches here but every write is refused (a replica, or a primary "
+		          "being switched over)"),
+		        _("point the source's write endpoint at the primary"),
+		        _("the server is read-only (%s = 1)"),
+		        s->read_only          ? "@@read_only"
+		        : s->innodb_read_only ? "@@innodb_read_only"
+		                              : "@@super_read_only");
 	else
 		ev_doc_add(r, EV_DOC_OK, "server", "read_only", NULL, NULL, NULL,
-		           "the server accepts writes (@@read_only = 0)");
+		           _("the server accepts writes (@@read_only = 0)"));
 
 	char off[32];
 	format_offset(s->utc_offset_s, off, sizeof(off));
-	if (s->configured_zone != NULL)
+	if (s->configured_zone != NULL && s->system_time_zone != NULL)
 		ev_doc_add(
 		        r, EV_DOC_OK, "server", "session zone", s->time_zone, NULL, NULL,
-		        "session time_zone = %s (UTC%s now), from --time-zone / time_zone in the "
-		        "config%s%s%s; the tables' check of their newest rows follows",
-		        s->time_zone, off,
-		        s->system_time_zone ? "; the server's system zone is " : "",
-		        s->system_time_zone ? s->system_time_zone : "",
-		        s->system_time_zone ? " (a hint only: applications set their own session "
-		                              "zone)"
-		                            : "");
+		        _("session time_zone = %s (UTC%s now), from --time-zone / time_zone in the "
+		          "config; the server's system zone is %s (a hint only: applications set "
+		          "their own session zone); the tables' check of their newest rows "
+		          "follows"),
+		        s->time_zone, off, s->system_time_zone);
+	else if (s->configured_zone != NULL)
+		ev_doc_add(
+		        r, EV_DOC_OK, "server", "session zone", s->time_zone, NULL, NULL,
+		        _("session time_zone = %s (UTC%s now), from --time-zone / time_zone in the "
+		          "config; the tables' check of their newest rows follows"),
+		        s->time_zone, off);
+	else if (s->system_time_zone != NULL)
+		ev_doc_add(r, EV_DOC_INFO, "server", "session zone", s->time_zone,
+		           _("evtop compares the applications' DATETIMEs with NOW() in this zone"),
+		           _("time_zone = <the applications' zone, e.g. +08:00> in the config's "
+		             "[source], or --time-zone"),
+		           _("no time_zone configured: the session uses the server's default %s, "
+		             "system zone %s (UTC%s now)"),
+		           s->time_zone, s->system_time_zone, off);
 	else
 		ev_doc_add(r, EV_DOC_INFO, "server", "session zone", s->time_zone,
-		           "evtop compares the applications' DATETIMEs with NOW() in this zone",
-		           "time_zone = <the applications' zone, e.g. +08:00> in the config's "
-		           "[source], or --time-zone",
-		           "no time_zone configured: the session uses the server's default %s%s%s "
-		           "(UTC%s now)",
-		           s->time_zone, s->system_time_zone ? ", system zone " : "",
-		           s->system_time_zone ? s->system_time_zone : "", off);
+		           _("evtop compares the applications' DATETIMEs with NOW() in this zone"),
+		           _("time_zone = <the applications' zone, e.g. +08:00> in the config's "
+		             "[source], or --time-zone"),
+		           _("no time_zone configured: the session uses the server's default %s "
+		             "(UTC%s now)"),
+		           s->time_zone, off);
 }
 
 /* --- time zone -------------------------------------------------------------------------------- */
@@ -1210,60 +1286,70 @@ void ev_doctor_check_retention(struct ev_doc_report *r, enum ev_table_kind t,
                                const char *table_name, const struct ev_doc_retention *x)
 {
 	const char *group = ev_model_table(t)->key;
-	char age[32] = "", ret[32] = "", size[64] = "";
+	char age[32] = "", ret[32] = "", size[128] = "";
 
 	if (x->rows >= 0)
-		snprintf(size, sizeof(size), "about %lld rows", x->rows);
+		/* TRANSLATORS: a table's estimated size, in a retention finding. */
+		snprintf(size, sizeof(size), _("about %lld rows"), x->rows);
 	else
-		snprintf(size, sizeof(size), "its size unknown");
+		snprintf(size, sizeof(size), "%s", _("its size unknown"));
 	if (!x->checked) {
 		ev_doc_add(r, EV_DOC_INFO, group, "retention", table_name, NULL, NULL,
-		           "retention not checked on %s: %s", table_name,
-		           x->why_not ? x->why_not : "the oldest row could not be read");
+		           _("retention not checked on %s: %s"), table_name,
+		           x->why_not ? x->why_not : _("the oldest row could not be read"));
 		return;
 	}
 	if (x->oldest != NULL)
 		ev_format_duration(x->oldest_age_s, age, sizeof(age));
 	if (x->retention_s <= 0) {
-		char *fix = ev_xasprintf("set %s = 30d (or your retention) in the config, and run "
-		                         "evtop archive --table %s --older-than 30d from cron "
-		                         "(doc/archive.md)",
-		                         x->setting, group);
+		char *fix =
+		        ev_xasprintf(_("set %s = 30d (or your retention) in the config, and run "
+		                       "evtop archive --table %s --older-than 30d from cron "
+		                       "(doc/archive.md)"),
+		                     x->setting, group);
 		bool big = x->rows > EV_DOC_RETENTION_BIG;
 		ev_doc_add(r, big ? EV_DOC_WARN : EV_DOC_INFO, group, "retention", table_name,
-		           big ? "finished history grows without bound: every status scan and "
-		                 "index gets slower, and the disk fills"
+		           big ? _("finished history grows without bound: every status scan and "
+		                   "index gets slower, and the disk fills")
 		               : NULL,
-		           fix, "retention: none configured for %s (%s%s%s%s)", table_name, size,
-		           x->oldest ? ", the oldest created " : "", x->oldest ? age : "",
-		           x->oldest ? " ago" : ", empty");
+		           fix, _("retention: none configured for %s (%s%s%s%s)"), table_name, size,
+		           x->oldest ? _(", the oldest created ") : "", x->oldest ? age : "",
+		           /* TRANSLATORS: "(about 67 rows, the oldest created 2d03h ago)" or "(...,
+		              empty)". */
+		           x->oldest ? _(" ago") : _(", empty"));
 		free(fix);
 		return;
 	}
 	setting_duration(x->retention_s, ret, sizeof(ret));
-	char past[64];
+	char past[128];
 	if (x->past < 0)
-		snprintf(past, sizeof(past), "rows past it not counted");
+		snprintf(past, sizeof(past), "%s", _("rows past it not counted"));
+	else if (x->past_capped)
+		snprintf(past, sizeof(past), _("over %lld rows created before it"),
+		         (long long)EV_DOC_PAST_CAP);
 	else
-		snprintf(past, sizeof(past), "%s%lld row%s created before it",
-		         x->past_capped ? "over " : "",
-		         x->past_capped ? (long long)EV_DOC_PAST_CAP : x->past,
-		         x->past == 1 ? "" : "s");
+		snprintf(past, sizeof(past),
+		         x->past == 1 ? _("%lld row created before it")
+		                      : _("%lld rows created before it"),
+		         x->past);
 	if (x->oldest != NULL && x->oldest_age_s > 2LL * x->retention_s) {
-		char *fix = ev_xasprintf("evtop archive --table %s --older-than %s --dry-run, then "
-		                         "schedule it (doc/archive.md)",
-		                         group, ret);
+		char *fix =
+		        ev_xasprintf(_("evtop archive --table %s --older-than %s --dry-run, then "
+		                       "schedule it (doc/archive.md)"),
+		                     group, ret);
 		ev_doc_add(r, EV_DOC_WARN, group, "retention", table_name,
-		           "evtop archive is not running, or not keeping up", fix,
-		           "retention %s on %s: %s, the oldest created %s ago (%s)", ret,
+		           _("evtop archive is not running, or not keeping up"), fix,
+		           _("retention %s on %s: %s, the oldest created %s ago (%s)"), ret,
 		           table_name, past, age, size);
 		free(fix);
 		return;
 	}
 	ev_doc_add(r, EV_DOC_OK, group, "retention", table_name, NULL, NULL,
-	           "retention %s on %s: %s%s%s%s (%s)", ret, table_name, past,
-	           x->oldest ? ", the oldest created " : "", x->oldest ? age : "",
-	           x->oldest ? " ago" : ", empty", size);
+	           _("retention %s on %s: %s%s%s%s (%s)"), ret, table_name, past,
+	           x->oldest ? _(", the oldest created ") : "", x->oldest ? age : "",
+	           /* TRANSLATORS: "(about 67 rows, the oldest created 2d03h ago)" or "(...,
+	              empty)". */
+	           x->oldest ? _(" ago") : _(", empty"), size);
 }
 
 void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const char *table_name,
@@ -1275,13 +1361,13 @@ void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const c
 
 	if (!rc->checked) {
 		ev_doc_add(r, EV_DOC_INFO, group, "time zone", table_name, NULL, NULL,
-		           "time zone not checked on %s: %s", table_name,
-		           rc->why_not ? rc->why_not : "the recent rows could not be read");
+		           _("time zone not checked on %s: %s"), table_name,
+		           rc->why_not ? rc->why_not : _("the recent rows could not be read"));
 		return;
 	}
 	if (rc->rows == 0 || rc->newest == NULL) {
 		ev_doc_add(r, EV_DOC_INFO, group, "time zone", table_name, NULL, NULL,
-		           "time zone not checked on %s: the table has no rows", table_name);
+		           _("time zone not checked on %s: the table has no rows"), table_name);
 		return;
 	}
 	long long a = rc->ahead_s < 0 ? -rc->ahead_s : rc->ahead_s;
@@ -1291,48 +1377,55 @@ void ev_doctor_check_zone(struct ev_doc_report *r, enum ev_table_kind t, const c
 		ev_format_duration(shift < 0 ? -shift : shift, shift_dur, sizeof(shift_dur));
 		format_offset(rc->utc_offset + shift, zone, sizeof(zone));
 		format_offset(rc->utc_offset, now_off, sizeof(now_off));
-		char *fix = ev_xasprintf("--time-zone=%s (time_zone = %s in the config's source), "
-		                         "if the applications write %s wall-clock time; --clock-ok "
-		                         "on a write if the zone is right and the table only quiet",
-		                         zone, zone, zone);
+		char *fix =
+		        ev_xasprintf(_("--time-zone=%s (time_zone = %s in the config's source), "
+		                       "if the applications write %s wall-clock time; --clock-ok "
+		                       "on a write if the zone is right and the table only quiet"),
+		                     zone, zone, zone);
 		char *no = ev_text_sanitize(rc->event_no ? rc->event_no : "NULL",
 		                            strlen(rc->event_no ? rc->event_no : "NULL"));
 		ev_doc_add(
 		        r, EV_DOC_FAIL, group, "time zone", table_name,
-		        "every comparison with NOW() is off by that much: processing rows look "
-		        "stuck (or none do), due retries and ages are wrong; evtop refuses writes, "
-		        "marks those figures suspect and check answers UNKNOWN until the zone is "
-		        "right",
+		        _("every comparison with NOW() is off by that much: processing rows look "
+		          "stuck (or none do), due retries and ages are wrong; evtop refuses "
+		          "writes, "
+		          "marks those figures suspect and check answers UNKNOWN until the zone is "
+		          "right"),
 		        fix,
-		        "suspected time zone mismatch: the newest row of %s (event_no %s, id %llu, "
-		        "create_time %s, read through its create_time index) is %s %s NOW() (%s) "
-		        "in the session zone %s (UTC%s): a zone offset of about %s",
+		        _("suspected time zone mismatch: the newest row of %s (event_no %s, id "
+		          "%llu, "
+		          "create_time %s, read through its create_time index) is %s %s NOW() (%s) "
+		          "in the session zone %s (UTC%s): a zone offset of about %s"),
 		        table_name, no, rc->id, rc->newest, dur,
-		        rc->ahead_s > 0 ? "ahead of" : "behind", rc->now, rc->zone ? rc->zone : "?",
-		        now_off, shift_dur);
+		        /* TRANSLATORS: the newest row "is 2h00m ahead of NOW()" / "behind NOW()".
+		         */
+		        rc->ahead_s > 0 ? P_("time zone", "ahead of") : P_("time zone", "behind"),
+		        rc->now, rc->zone ? rc->zone : "?", now_off, shift_dur);
 		free(no);
 		free(fix);
 		return;
 	}
 	if (rc->ahead_s > 300) {
-		ev_doc_add(r, EV_DOC_WARN, group, "time zone", table_name,
-		           "ages and due times of those rows are wrong", NULL,
-		           "rows of %s are dated %s in the future (%s; NOW() %s): an application's "
-		           "clock, or bad data",
-		           table_name, dur, rc->newest, rc->now);
+		ev_doc_add(
+		        r, EV_DOC_WARN, group, "time zone", table_name,
+		        _("ages and due times of those rows are wrong"), NULL,
+		        _("rows of %s are dated %s in the future (%s; NOW() %s): an application's "
+		          "clock, or bad data"),
+		        table_name, dur, rc->newest, rc->now);
 		return;
 	}
 	if (rc->ahead_s >= -300)
 		ev_doc_add(r, EV_DOC_OK, group, "time zone", table_name, NULL, NULL,
-		           "time zone: the newest write in %s (%s) is %s from NOW() (%s) in the "
-		           "session zone %s: consistent",
+		           _("time zone: the newest write in %s (%s) is %s from NOW() (%s) in the "
+		             "session zone %s: consistent"),
 		           table_name, rc->newest, dur, rc->now, rc->zone ? rc->zone : "?");
 	else
-		ev_doc_add(r, EV_DOC_OK, group, "time zone", table_name, NULL, NULL,
-		           "time zone: the newest write in %s (%s) is %s old, not near a whole or "
-		           "half "
-		           "hour: no sign of a zone mismatch (a quiet table cannot prove more)",
-		           table_name, rc->newest, dur);
+		ev_doc_add(
+		        r, EV_DOC_OK, group, "time zone", table_name, NULL, NULL,
+		        _("time zone: the newest write in %s (%s) is %s old, not near a whole or "
+		          "half "
+		          "hour: no sign of a zone mismatch (a quiet table cannot prove more)"),
+		        table_name, rc->newest, dur);
 }
 
 /* --- privileges ------------------------------------------------------------------------------ */
@@ -1371,14 +1464,15 @@ void ev_doctor_check_access(struct ev_doc_report *r, enum ev_table_kind t,
 
 	if (a->select_denied != NULL) {
 		char *fix = ev_xasprintf("GRANT SELECT ON %s.%s TO %s", db, qt, who);
-		ev_doc_add(r, EV_DOC_FAIL, "privileges", "select", a->table_name,
-		           "evtop cannot read the table: no dashboard, list, show or check for it",
-		           fix, "watch: the account %s may not SELECT from %s: %s", a->user,
-		           a->table_name, a->select_denied);
+		ev_doc_add(
+		        r, EV_DOC_FAIL, "privileges", "select", a->table_name,
+		        _("evtop cannot read the table: no dashboard, list, show or check for it"),
+		        fix, _("watch: the account %s may not SELECT from %s: %s"), a->user,
+		        a->table_name, a->select_denied);
 		free(fix);
 	} else {
 		ev_doc_add(r, EV_DOC_OK, "privileges", "select", a->table_name, NULL, NULL,
-		           "watch: SELECT on %s", a->table_name);
+		           _("watch: SELECT on %s"), a->table_name);
 	}
 
 	struct ev_buf cols;
@@ -1393,23 +1487,24 @@ void ev_doctor_check_access(struct ev_doc_report *r, enum ev_table_kind t,
 	}
 	if (!a->update_checked) {
 		ev_doc_add(r, EV_DOC_INFO, "privileges", "update", a->table_name, NULL, NULL,
-		           "compensate: not checked on %s: %s", a->table_name,
-		           a->update_error ? a->update_error : "the probe could not be prepared");
+		           _("compensate: not checked on %s: %s"), a->table_name,
+		           a->update_error ? a->update_error
+		                           : _("the probe could not be prepared"));
 	} else if (a->update_denied != NULL) {
 		char *fix =
 		        ev_xasprintf("GRANT UPDATE (%s) ON %s.%s TO %s", qcols.data, db, qt, who);
 		ev_doc_add(
 		        r, EV_DOC_WARN, "privileges", "update", a->table_name,
-		        "evtop stays read-only on this table: retry, cancel and recover are "
-		        "refused (fine for a watching account)",
+		        _("evtop stays read-only on this table: retry, cancel and recover are "
+		          "refused (fine for a watching account)"),
 		        fix,
-		        "compensate: the account %s may not UPDATE the columns the actions write "
-		        "on %s: %s",
+		        _("compensate: the account %s may not UPDATE the columns the actions write "
+		          "on %s: %s"),
 		        a->user, a->table_name, a->update_denied);
 		free(fix);
 	} else {
 		ev_doc_add(r, EV_DOC_OK, "privileges", "update", a->table_name, NULL, NULL,
-		           "compensate: UPDATE on the action columns of %s (%s)", a->table_name,
+		           _("compensate: UPDATE on the action columns of %s (%s)"), a->table_name,
 		           cols.data);
 	}
 	ev_buf_free(&cols);
@@ -1427,39 +1522,42 @@ void ev_doctor_check_access_log(struct ev_doc_report *r, const struct ev_doc_acc
 
 	if (a->access_log < 0) {
 		ev_doc_add(r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log", NULL,
-		           NULL, "access log: could not tell whether evtop_access_log exists");
+		           NULL, _("access log: could not tell whether evtop_access_log exists"));
 	} else if (a->access_log == 0) {
-		char *fix = ev_xasprintf("create it with sql/%s/audit.sql (CREATE TABLE "
-		                         "evtop_access_log ...), then %s",
+		char *fix = ev_xasprintf(_("create it with sql/%s/audit.sql (CREATE TABLE "
+		                           "evtop_access_log ...), then %s"),
 		                         a->flavour == EV_FLAVOUR_MARIADB ? "mariadb" : "mysql8",
 		                         grant);
 		ev_doc_add(
 		        r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log",
-		        "data shown in the clear (--unmask, U) is recorded in the local audit file "
-		        "only",
+		        _("data shown in the clear (--unmask, U) is recorded in the local audit "
+		          "file "
+		          "only"),
 		        fix,
-		        "access log: no evtop_access_log table visible to the account %s (there "
-		        "is none, or it has no privilege on it)",
+		        _("access log: no evtop_access_log table visible to the account %s (there "
+		          "is none, or it has no privilege on it)"),
 		        a->user);
 		free(fix);
 	} else if (a->access_log_error != NULL) {
-		ev_doc_add(
-		        r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log", NULL, NULL,
-		        "access log: could not check the INSERT into evtop_access_log: %s (does it "
-		        "match sql/*/audit.sql?)",
-		        a->access_log_error);
+		ev_doc_add(r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log", NULL,
+		           NULL,
+		           _("access log: could not check the INSERT into evtop_access_log: %s "
+		             "(does it "
+		             "match sql/*/audit.sql?)"),
+		           a->access_log_error);
 	} else if (a->access_log_denied != NULL) {
 		ev_doc_add(
 		        r, EV_DOC_INFO, "privileges", "access-log", "evtop_access_log",
-		        "data shown in the clear (--unmask, U) is recorded in the local audit file "
-		        "only",
+		        _("data shown in the clear (--unmask, U) is recorded in the local audit "
+		          "file "
+		          "only"),
 		        grant,
-		        "access log: evtop_access_log exists but the account %s may not INSERT "
-		        "into it: %s",
+		        _("access log: evtop_access_log exists but the account %s may not INSERT "
+		          "into it: %s"),
 		        a->user, a->access_log_denied);
 	} else {
 		ev_doc_add(r, EV_DOC_OK, "privileges", "access-log", "evtop_access_log", NULL, NULL,
-		           "access log: INSERT into evtop_access_log");
+		           _("access log: INSERT into evtop_access_log"));
 	}
 	free(grant);
 	free(db);
@@ -1473,32 +1571,33 @@ void ev_doctor_check_audit(struct ev_doc_report *r, const struct ev_doc_access *
 
 	if (a->audit < 0) {
 		ev_doc_add(r, EV_DOC_INFO, "privileges", "audit", "evtop_audit", NULL, NULL,
-		           "audit: could not tell whether evtop_audit exists");
+		           _("audit: could not tell whether evtop_audit exists"));
 	} else if (a->audit == 0) {
 		char *fix = ev_xasprintf(
-		        "create it with sql/%s/audit.sql (CREATE TABLE evtop_audit "
-		        "...), then GRANT SELECT, INSERT ON %s.`evtop_audit` TO %s",
+		        _("create it with sql/%s/audit.sql (CREATE TABLE evtop_audit "
+		          "...), then GRANT SELECT, INSERT ON %s.`evtop_audit` TO %s"),
 		        a->flavour == EV_FLAVOUR_MARIADB ? "mariadb" : "mysql8", db, who);
 		ev_doc_add(r, EV_DOC_INFO, "privileges", "audit", "evtop_audit",
-		           "operator actions are recorded in the local audit file only", fix,
-		           "audit: no evtop_audit table in this database");
+		           _("operator actions are recorded in the local audit file only"), fix,
+		           _("audit: no evtop_audit table in this database"));
 		free(fix);
 	} else if (a->audit_error != NULL) {
-		ev_doc_add(r, EV_DOC_INFO, "privileges", "audit", "evtop_audit", NULL, NULL,
-		           "audit: could not check the INSERT into evtop_audit: %s (does it match "
-		           "sql/*/audit.sql?)",
-		           a->audit_error);
+		ev_doc_add(
+		        r, EV_DOC_INFO, "privileges", "audit", "evtop_audit", NULL, NULL,
+		        _("audit: could not check the INSERT into evtop_audit: %s (does it match "
+		          "sql/*/audit.sql?)"),
+		        a->audit_error);
 	} else if (a->audit_denied != NULL) {
 		char *fix = ev_xasprintf("GRANT SELECT, INSERT ON %s.`evtop_audit` TO %s", db, who);
-		ev_doc_add(
-		        r, EV_DOC_WARN, "privileges", "audit", "evtop_audit",
-		        "every action is refused: no change without its audit row", fix,
-		        "audit: evtop_audit exists but the account %s may not INSERT into it: %s",
-		        a->user, a->audit_denied);
+		ev_doc_add(r, EV_DOC_WARN, "privileges", "audit", "evtop_audit",
+		           _("every action is refused: no change without its audit row"), fix,
+		           _("audit: evtop_audit exists but the account %s may not INSERT into it: "
+		             "%s"),
+		           a->user, a->audit_denied);
 		free(fix);
 	} else {
 		ev_doc_add(r, EV_DOC_OK, "privileges", "audit", "evtop_audit", NULL, NULL,
-		           "audit: INSERT into evtop_audit");
+		           _("audit: INSERT into evtop_audit"));
 	}
 	free(db);
 	free(who);
@@ -1515,29 +1614,31 @@ void ev_doctor_check_replica(struct ev_doc_report *r, const struct ev_doc_server
 		                                 : "REPLICATION CLIENT",
 		                         who);
 		ev_doc_add(r, EV_DOC_WARN, "privileges", "replica lag", NULL,
-		           "on a replica, evtop cannot say how stale its figures are", fix,
-		           "replica lag not readable: the account %s lacks REPLICA MONITOR "
-		           "(MariaDB) / REPLICATION CLIENT (MySQL) or SUPER",
+		           _("on a replica, evtop cannot say how stale its figures are"), fix,
+		           _("replica lag not readable: the account %s lacks REPLICA MONITOR "
+		             "(MariaDB) / REPLICATION CLIENT (MySQL) or SUPER"),
 		           s->user);
 		free(fix);
 		free(who);
 	} else if (err_code != 0) {
 		ev_doc_add(r, EV_DOC_INFO, "privileges", "replica lag", NULL, NULL, NULL,
-		           "replica lag: could not tell: %s", err_msg ? err_msg : "error");
+		           /* TRANSLATORS: in place of the server's words when it gave none. */
+		           _("replica lag: could not tell: %s"), err_msg ? err_msg : _("error"));
 	} else if (nrows == 0) {
 		ev_doc_add(r, EV_DOC_OK, "privileges", "replica lag", NULL, NULL, NULL,
-		           "replica lag readable (this server is not a replica)");
+		           _("replica lag readable (this server is not a replica)"));
 	} else if (lag == NULL) {
-		ev_doc_add(r, EV_DOC_WARN, "privileges", "replica lag", NULL,
-		           "the figures read here stop at the moment replication stopped",
-		           "point the source's read endpoint at a running replica or the primary",
-		           "this server is a replica whose replication is not running "
-		           "(Seconds_Behind_Master is NULL)");
+		ev_doc_add(
+		        r, EV_DOC_WARN, "privileges", "replica lag", NULL,
+		        _("the figures read here stop at the moment replication stopped"),
+		        _("point the source's read endpoint at a running replica or the primary"),
+		        _("this server is a replica whose replication is not running "
+		          "(Seconds_Behind_Master is NULL)"));
 	} else {
 		ev_doc_add(
 		        r, EV_DOC_OK, "privileges", "replica lag", NULL, NULL, NULL,
-		        "replica lag readable: this server is a replica, %s s behind its primary "
-		        "(the figures read here are that old; writes go to the primary)",
+		        _("replica lag readable: this server is a replica, %s s behind its primary "
+		          "(the figures read here are that old; writes go to the primary)"),
 		        lag);
 	}
 }

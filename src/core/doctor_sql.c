@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include "core/doctor.h"
+#include "core/i18n.h"
 #include "core/query.h"
 
 #include <stdio.h>
@@ -167,7 +168,7 @@ struct ev_query *ev_doctor_query_replica(const struct ev_server_version *v)
 long long ev_doctor_replica_lag(const struct ev_rowset *rs, char *note, size_t size)
 {
 	if (rs->nrows == 0) {
-		snprintf(note, size, "not a replica (SHOW REPLICA STATUS is empty)");
+		snprintf(note, size, "%s", _("not a replica (SHOW REPLICA STATUS is empty)"));
 		return -1;
 	}
 	int c = ev_rowset_col(rs, "Seconds_Behind_Master");
@@ -175,7 +176,8 @@ long long ev_doctor_replica_lag(const struct ev_rowset *rs, char *note, size_t s
 		c = ev_rowset_col(rs, "Seconds_Behind_Source");
 	const char *v = c >= 0 ? ev_rowset_cell(rs, 0, (size_t)c)->s : NULL;
 	if (v == NULL) {
-		snprintf(note, size, "replication stopped (Seconds_Behind_Master is NULL)");
+		snprintf(note, size, "%s",
+		         _("replication stopped (Seconds_Behind_Master is NULL)"));
 		return -1;
 	}
 	return strtoll(v, NULL, 10);

@@ -4,6 +4,7 @@
 #include "core/files.h"
 
 #include "core/auditlog.h"
+#include "core/i18n.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,18 +16,18 @@
 static const char *type_name(mode_t mode)
 {
 	if (S_ISDIR(mode))
-		return "a directory";
+		return _("a directory");
 	if (S_ISFIFO(mode))
-		return "a FIFO";
+		return _("a FIFO");
 	if (S_ISLNK(mode))
-		return "a symbolic link";
+		return _("a symbolic link");
 	if (S_ISSOCK(mode))
-		return "a socket";
+		return _("a socket");
 	if (S_ISCHR(mode))
-		return "a character device";
+		return _("a character device");
 	if (S_ISBLK(mode))
-		return "a block device";
-	return "not a regular file";
+		return _("a block device");
+	return _("not a regular file");
 }
 
 /* "the audit file X is a symbolic link, not a regular file; ...". */
@@ -34,9 +35,9 @@ static int not_regular(const char *what, const char *path, mode_t mode, struct e
                        int code)
 {
 	return ev_error_set(
-	        err, code, "%s %s is %s, not a regular file%s", what, path, type_name(mode),
-	        S_ISLNK(mode) ? "; evtop never opens its own files through a link: name "
-	                        "the file itself"
+	        err, code, _("%s %s is %s, not a regular file%s"), what, path, type_name(mode),
+	        S_ISLNK(mode) ? _("; evtop never opens its own files through a link: name "
+	                          "the file itself")
 	                      : "");
 }
 
@@ -52,30 +53,33 @@ int ev_file_policy(enum ev_file_kind kind, mode_t mode, uid_t owner, uid_t euid,
 		if (owner != euid && owner != 0)
 			return ev_error_set(
 			        err, code,
-			        "%s %s belongs to uid %lu, neither to you (uid %lu) nor to "
-			        "root, and whoever owns a config decides where evtop "
-			        "connects and what it writes",
+			        _("%s %s belongs to uid %lu, neither to you (uid %lu) nor to "
+			          "root, and whoever owns a config decides where evtop "
+			          "connects and what it writes"),
 			        what, path, (unsigned long)owner, (unsigned long)euid);
 		if ((perm & 022) != 0)
 			return ev_error_set(
 			        err, code,
-			        "%s %s may be written by %s (mode %04o), and whoever can "
-			        "change a config decides where evtop connects and what it "
-			        "writes; fix it with: chmod go-w %s",
-			        what, path, (perm & 002) ? "anyone" : "its group", perm, path);
+			        _("%s %s may be written by %s (mode %04o), and whoever can "
+			          "change a config decides where evtop connects and what it "
+			          "writes; fix it with: chmod go-w %s"),
+			        what, path, (perm & 002) ? _("anyone") : _("its group"), perm,
+			        path);
 		return 0;
 	}
 	if (owner != euid)
-		return ev_error_set(err, code,
-		                    "%s %s belongs to uid %lu, not to you (uid %lu): evtop writes "
-		                    "only files of your own",
-		                    what, path, (unsigned long)owner, (unsigned long)euid);
+		return ev_error_set(
+		        err, code,
+		        _("%s %s belongs to uid %lu, not to you (uid %lu): evtop writes "
+		          "only files of your own"),
+		        what, path, (unsigned long)owner, (unsigned long)euid);
 	if (check_mode && (perm & 077) != 0)
-		return ev_error_set(err, code,
-		                    "%s %s may be read or written by others (mode %04o), and evtop "
-		                    "keeps the files it writes private to you; fix it with: chmod "
-		                    "600 %s",
-		                    what, path, perm, path);
+		return ev_error_set(
+		        err, code,
+		        _("%s %s may be read or written by others (mode %04o), and evtop "
+		          "keeps the files it writes private to you; fix it with: chmod "
+		          "600 %s"),
+		        what, path, perm, path);
 	return 0;
 }
 
@@ -89,7 +93,7 @@ static int open_failed(const char *what, const char *path, int saved, struct ev_
 	    lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		not_regular(what, path, st.st_mode, err, code);
 	else
-		ev_error_set(err, code, "cannot open %s %s: %s", what, path, strerror(saved));
+		ev_error_set(err, code, _("cannot open %s %s: %s"), what, path, strerror(saved));
 	errno = saved;
 	return -1;
 }
@@ -128,7 +132,7 @@ int ev_file_open_safe(const char *what, const char *path, enum ev_file_kind kind
 	if (fstat(fd, &st) < 0) {
 		int saved = errno;
 		close(fd);
-		ev_error_set(err, code, "cannot open %s %s: %s", what, path, strerror(saved));
+		ev_error_set(err, code, _("cannot open %s %s: %s"), what, path, strerror(saved));
 		errno = saved;
 		return -1;
 	}
@@ -143,7 +147,7 @@ int ev_file_open_safe(const char *what, const char *path, enum ev_file_kind kind
 	    (how == EV_FILE_REPLACE && (ftruncate(fd, 0) < 0 || fchmod(fd, 0600) < 0))) {
 		int saved = errno;
 		close(fd);
-		ev_error_set(err, code, "cannot open %s %s: %s", what, path, strerror(saved));
+		ev_error_set(err, code, _("cannot open %s %s: %s"), what, path, strerror(saved));
 		errno = saved;
 		return -1;
 	}
@@ -155,14 +159,15 @@ FILE *ev_file_stream(const char *what, const char *path, enum ev_file_kind kind,
 {
 	int fd = ev_file_open_safe(what, path, kind, how, err);
 	if (fd == EV_FILE_EXISTS) {
-		ev_error_set(err, EV_ERR_GENERIC, "%s %s exists already: not replaced", what, path);
+		ev_error_set(err, EV_ERR_GENERIC, _("%s %s exists already: not replaced"), what,
+		             path);
 		return NULL;
 	}
 	if (fd < 0)
 		return NULL;
 	FILE *f = fdopen(fd, how == EV_FILE_READ ? "r" : how == EV_FILE_APPEND ? "a" : "w");
 	if (f == NULL) {
-		ev_error_set(err, EV_ERR_GENERIC, "cannot open %s %s: %s", what, path,
+		ev_error_set(err, EV_ERR_GENERIC, _("cannot open %s %s: %s"), what, path,
 		             strerror(errno));
 		close(fd);
 	}
@@ -186,8 +191,8 @@ int ev_file_make_parents(const char *path, const char *what, struct ev_error *er
 		char saved = *p;
 		*p = '\0';
 		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			rc = ev_error_set(err, EV_ERR_GENERIC, "cannot create %s %s: %s", what, dir,
-			                  strerror(errno));
+			rc = ev_error_set(err, EV_ERR_GENERIC, _("cannot create %s %s: %s"), what,
+			                  dir, strerror(errno));
 			break;
 		}
 		*p = saved;

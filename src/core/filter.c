@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include "core/filter.h"
+#include "core/i18n.h"
 #include "core/query.h"
 
 #include <ctype.h>
@@ -82,21 +83,22 @@ int ev_filter_set(struct ev_filter *f, const char *key, const char *value, struc
 			continue;
 		char **slot = filter_slot(f, i);
 		if (value[0] == '\0')
-			return ev_error_set(err, EV_ERR_USAGE, "filter %s: empty value", key);
+			return ev_error_set(err, EV_ERR_USAGE, _("filter %s: empty value"), key);
 		if (i >= NKEYS - 2) {
 			char norm[21];
 			if (!ev_datetime_normalize(value, norm))
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "filter %s: expected a time like 2026-05-01 or "
-				                    "'2026-05-01 10:00:00', got '%.40s'",
-				                    key, value);
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        _("filter %s: expected a time like 2026-05-01 or "
+				          "'2026-05-01 10:00:00', got '%.40s'"),
+				        key, value);
 			free(*slot);
 			*slot = ev_xstrdup(norm);
 			return 0;
 		}
 		if (strlen(value) > filter_keys[i].maxlen)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "filter %s: longer than the column (%zu characters)",
+			                    _("filter %s: longer than the column (%zu characters)"),
 			                    key, filter_keys[i].maxlen);
 		free(*slot);
 		*slot = ev_xstrdup(value);
@@ -104,9 +106,9 @@ int ev_filter_set(struct ev_filter *f, const char *key, const char *value, struc
 	}
 	return ev_error_set(
 	        err, EV_ERR_USAGE,
-	        "unknown filter '%.40s' (known: event_type, topic, biz_type, biz_id, "
-	        "event_no, trace_id, source, locked_by, channel, fail_reason, since, until, "
-	        "payload.PATH, headers.PATH, payload~, headers~)",
+	        _("unknown filter '%.40s' (known: event_type, topic, biz_type, biz_id, "
+	          "event_no, trace_id, source, locked_by, channel, fail_reason, since, until, "
+	          "payload.PATH, headers.PATH, payload~, headers~)"),
 	        key);
 }
 
@@ -140,9 +142,10 @@ static int json_path(const char *s, struct ev_buf *out, struct ev_error *err)
 {
 	ev_buf_adds(out, "$");
 	if (*s == '\0')
-		return ev_error_set(err, EV_ERR_USAGE,
-		                    "filter: a path is needed: payload.KEY=VALUE (payload~TEXT for "
-		                    "a substring of the whole text)");
+		return ev_error_set(
+		        err, EV_ERR_USAGE,
+		        _("filter: a path is needed: payload.KEY=VALUE (payload~TEXT for "
+		          "a substring of the whole text)"));
 	while (*s) {
 		if (*s == '.') {
 			s++;
@@ -158,11 +161,12 @@ static int json_path(const char *s, struct ev_buf *out, struct ev_error *err)
 					ev_buf_addc(out, *s++);
 				}
 				if (*s != '"')
-					return ev_error_set(err, EV_ERR_USAGE,
-					                    "filter: unterminated quote in a path");
+					return ev_error_set(
+					        err, EV_ERR_USAGE,
+					        _("filter: unterminated quote in a path"));
 				if (out->len == at)
 					return ev_error_set(err, EV_ERR_USAGE,
-					                    "filter: an empty key in a path");
+					                    _("filter: an empty key in a path"));
 				s++;
 			} else {
 				size_t n = 0;
@@ -172,8 +176,8 @@ static int json_path(const char *s, struct ev_buf *out, struct ev_error *err)
 				if (n == 0)
 					return ev_error_set(
 					        err, EV_ERR_USAGE,
-					        "filter: an empty key in a path (quote a key "
-					        "with '.': payload.\"a.b\")");
+					        _("filter: an empty key in a path (quote a key "
+					          "with '.': payload.\"a.b\")"));
 				for (size_t i = 0; i < n; i++) {
 					if (s[i] == '\\')
 						ev_buf_addc(out, '\\');
@@ -188,8 +192,9 @@ static int json_path(const char *s, struct ev_buf *out, struct ev_error *err)
 			while (isdigit((unsigned char)s[n]))
 				n++;
 			if (n == 0 || n > 9 || s[n] != ']')
-				return ev_error_set(err, EV_ERR_USAGE,
-				                    "filter: an array position is [N], N a number");
+				return ev_error_set(
+				        err, EV_ERR_USAGE,
+				        _("filter: an array position is [N], N a number"));
 			ev_buf_addc(out, '[');
 			ev_buf_add(out, s, n);
 			ev_buf_addc(out, ']');
@@ -197,9 +202,9 @@ static int json_path(const char *s, struct ev_buf *out, struct ev_error *err)
 		} else {
 			return ev_error_set(
 			        err, EV_ERR_USAGE,
-			        "filter: a path is keys after '.' and positions in [N], "
-			        "not '%.20s' (quote a key with other characters: "
-			        "payload.\"x-y\")",
+			        _("filter: a path is keys after '.' and positions in [N], "
+			          "not '%.20s' (quote a key with other characters: "
+			          "payload.\"x-y\")"),
 			        s);
 		}
 	}
@@ -212,25 +217,27 @@ int ev_filter_add_json(struct ev_filter *f, const char *key, char op, const char
 	bool headers = false;
 	const char *rest = json_key(key, &headers);
 	if (rest == NULL)
-		return ev_error_set(err, EV_ERR_USAGE, "filter: '%.40s' is not a payload key", key);
+		return ev_error_set(err, EV_ERR_USAGE, _("filter: '%.40s' is not a payload key"),
+		                    key);
 	if (f->njson >= EV_FILTER_JSON_MAX)
-		return ev_error_set(err, EV_ERR_USAGE, "filter: at most %d payload terms",
+		return ev_error_set(err, EV_ERR_USAGE, _("filter: at most %d payload terms"),
 		                    EV_FILTER_JSON_MAX);
 	if (value[0] == '\0')
-		return ev_error_set(err, EV_ERR_USAGE, "filter %.40s: empty value", key);
+		return ev_error_set(err, EV_ERR_USAGE, _("filter %.40s: empty value"), key);
 	if (strlen(value) > 1000)
 		return ev_error_set(err, EV_ERR_USAGE,
-		                    "filter %.40s: a value of at most 1000 characters", key);
+		                    _("filter %.40s: a value of at most 1000 characters"), key);
 	if (strlen(key) > 256)
-		return ev_error_set(err, EV_ERR_USAGE, "filter: a path of at most 256 characters");
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    _("filter: a path of at most 256 characters"));
 	struct ev_jterm *j = &f->json[f->njson];
 	memset(j, 0, sizeof(*j));
 	if (op == '~') {
 		if (*rest != '\0')
 			return ev_error_set(
 			        err, EV_ERR_USAGE,
-			        "filter: '~' searches the whole stored text: payload~TEXT, "
-			        "not %.40s~TEXT (a path takes '=': %.40s=VALUE)",
+			        _("filter: '~' searches the whole stored text: payload~TEXT, "
+			          "not %.40s~TEXT (a path takes '=': %.40s=VALUE)"),
 			        key, key);
 		j->substring = true;
 	} else {
@@ -279,16 +286,16 @@ int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
 			}
 			if (*p != '"') {
 				ev_error_set(err, EV_ERR_USAGE,
-				             "filter: unterminated quote in '%.40s'", key.data);
+				             _("filter: unterminated quote in '%.40s'"), key.data);
 				goto fail;
 			}
 			ev_buf_addc(&key, *p++);
 		}
 		if (*p != '=' && *p != '~') {
 			ev_error_set(err, EV_ERR_USAGE,
-			             "filter: expected key=value at '%.40s' (e.g. "
-			             "event_type=PAY_SUCCESS "
-			             "reason~timeout)",
+			             _("filter: expected key=value at '%.40s' (e.g. "
+			               "event_type=PAY_SUCCESS "
+			               "reason~timeout)"),
 			             key.data);
 			goto fail;
 		}
@@ -302,7 +309,7 @@ int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
 			}
 			if (*p != '"') {
 				ev_error_set(err, EV_ERR_USAGE,
-				             "filter: unterminated quote after %s", key.data);
+				             _("filter: unterminated quote after %s"), key.data);
 				goto fail;
 			}
 			p++;
@@ -319,8 +326,8 @@ int ev_filter_parse(struct ev_filter *f, const char *expr, struct ev_error *err)
 		        strcmp(key.data, "fail_reason") == 0 || strcmp(key.data, "reason") == 0;
 		if (op == '~' && !is_reason) {
 			ev_error_set(err, EV_ERR_USAGE,
-			             "filter: '~' (substring) works on fail_reason, payload and "
-			             "headers; use %s=value",
+			             _("filter: '~' (substring) works on fail_reason, payload and "
+			               "headers; use %s=value"),
 			             key.data);
 			goto fail;
 		}

@@ -5,6 +5,7 @@
 
 #include "core/guard.h"
 #include "core/config.h"
+#include "core/i18n.h"
 #include "core/text.h"
 
 #include <errno.h>
@@ -64,19 +65,19 @@ static const char *control_name(uint32_t cp)
 	case 0x07:
 		return "BEL";
 	case 0x08:
-		return "backspace";
+		return _("backspace");
 	case 0x09:
-		return "a tab";
+		return _("a tab");
 	case 0x0A:
-		return "a newline";
+		return _("a newline");
 	case 0x0D:
-		return "a carriage return";
+		return _("a carriage return");
 	case 0x1B:
 		return "ESC";
 	case 0x7F:
 		return "DEL";
 	}
-	return "a control character";
+	return _("a control character");
 }
 
 int ev_guard_reason_check(const char *reason, struct ev_error *err)
@@ -84,8 +85,9 @@ int ev_guard_reason_check(const char *reason, struct ev_error *err)
 	if (reason == NULL || reason[0] == '\0')
 		return 0;
 	if (!ev_guard_utf8_valid(reason))
-		return ev_error_set(err, EV_GUARD_REFUSED_REASON,
-		                    "the reason is not valid UTF-8: the database would refuse it");
+		return ev_error_set(
+		        err, EV_GUARD_REFUSED_REASON,
+		        _("the reason is not valid UTF-8: the database would refuse it"));
 	size_t len = strlen(reason), off = 0, chars = 0;
 	while (off < len) {
 		uint32_t cp;
@@ -94,9 +96,10 @@ int ev_guard_reason_check(const char *reason, struct ev_error *err)
 		if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
 			return ev_error_set(
 			        err, EV_GUARD_REFUSED_REASON,
-			        "the reason holds %s (U+%04X, character %zu): a reason is one line "
-			        "of printable text, written into fail_reason and the audit as "
-			        "typed",
+			        _("the reason holds %s (U+%04X, character %zu): a reason is one "
+			          "line "
+			          "of printable text, written into fail_reason and the audit as "
+			          "typed"),
 			        control_name(cp), (unsigned)cp, chars);
 	}
 	return 0;
@@ -202,7 +205,8 @@ static char *action_sources(enum ev_action a, enum ev_table_kind t)
 	for (int s = 0; s < EV_ST_COUNT; s++) {
 		if (action_target(a, t, s) < 0)
 			continue;
-		ev_buf_printf(&b, "%s%s (%d)", n ? " or " : "", status_label(t, s), s);
+		/* TRANSLATORS: between two statuses: "pending (0) or failed (3)". */
+		ev_buf_printf(&b, "%s%s (%d)", n ? _(" or ") : "", status_label(t, s), s);
 		n++;
 	}
 	return ev_buf_steal(&b);
@@ -212,13 +216,14 @@ static const char *action_verb(enum ev_action a)
 {
 	switch (a) {
 	case EV_ACTION_RETRY_NOW:
-		return "retry now";
+		/* TRANSLATORS: in "cannot %s event %s: ...": the verb of the refused action. */
+		return P_("action verb", "retry now");
 	case EV_ACTION_RETRY_SCHEDULE:
-		return "schedule a retry of";
+		return P_("action verb", "schedule a retry of");
 	case EV_ACTION_CANCEL:
-		return "cancel";
+		return P_("action verb", "cancel");
 	case EV_ACTION_RECOVER:
-		return "recover";
+		return P_("action verb", "recover");
 	default:
 		return ev_action_name(a);
 	}
@@ -234,14 +239,14 @@ static int refuse_status(const struct ev_guard_req *req, struct ev_error *err)
 	if (st == EV_ST_SUCCESS || st == EV_ST_CANCELLED)
 		rc = ev_error_set(
 		        err, EV_GUARD_REFUSED_FINAL,
-		        "cannot %s event %s: it is %s (%d, %s), and %s is final: evtop "
-		        "never changes it",
+		        _("cannot %s event %s: it is %s (%d, %s), and %s is final: evtop "
+		          "never changes it"),
 		        action_verb(req->action), req->row->event_no, status_label(req->table, st),
 		        st, ev_model_status_name(def, st, true), status_label(req->table, st));
 	else
 		rc = ev_error_set(
 		        err, EV_GUARD_REFUSED_STATUS,
-		        "cannot %s event %s: it is %s (%d, %s); %s needs %s",
+		        _("cannot %s event %s: it is %s (%d, %s); %s needs %s"),
 		        action_verb(req->action), req->row->event_no, status_label(req->table, st),
 		        st, ev_model_status_name(def, st, true), ev_action_name(req->action), from);
 	free(from);
@@ -257,53 +262,58 @@ static int check_request(const struct ev_guard_req *req, struct ev_error *err)
 	if (req->action != EV_ACTION_RETRY_NOW && req->action != EV_ACTION_RETRY_SCHEDULE &&
 	    req->action != EV_ACTION_CANCEL && req->action != EV_ACTION_RECOVER)
 		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST,
-		                    "%s is the applications' transition, not an operator action",
+		                    _("%s is the applications' transition, not an operator action"),
 		                    ev_action_name(req->action));
 	if ((unsigned)req->table >= EV_TABLE_COUNT ||
 	    (req->table_name != NULL && !ev_ident_valid(req->table_name)))
-		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST, "not a table name: %.64s",
+		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST, _("not a table name: %.64s"),
 		                    req->table_name ? req->table_name : "?");
 	if (row->deleted != 0)
-		return ev_error_set(err, EV_GUARD_REFUSED_DELETED,
-		                    "cannot %s event %s: it is deleted (deleted = %d); evtop never "
-		                    "writes deleted rows",
-		                    action_verb(req->action), no, row->deleted);
+		return ev_error_set(
+		        err, EV_GUARD_REFUSED_DELETED,
+		        _("cannot %s event %s: it is deleted (deleted = %d); evtop never "
+		          "writes deleted rows"),
+		        action_verb(req->action), no, row->deleted);
 	if (req->action == EV_ACTION_RECOVER && req->table == EV_TABLE_MESSAGE &&
 	    !req->recover_message)
 		return ev_error_set(
 		        err, EV_GUARD_REFUSED_RECOVER_OFF,
-		        "cannot recover event %s: recover on the message table is not enabled. The "
-		        "message table has no lock owner: a consumer that is only slow would still "
-		        "finish the event after evtop recovered it, and it would be handled twice. "
-		        "Enable it with --enable-message-recover or recover_message = true",
+		        _("cannot recover event %s: recover on the message table is not enabled. "
+		          "The "
+		          "message table has no lock owner: a consumer that is only slow would "
+		          "still "
+		          "finish the event after evtop recovered it, and it would be handled "
+		          "twice. "
+		          "Enable it with --enable-message-recover or recover_message = true"),
 		        no);
 	if (action_target(req->action, req->table, row->status) < 0)
 		return refuse_status(req, err);
 	if (req->action == EV_ACTION_CANCEL && (req->reason == NULL || req->reason[0] == '\0'))
 		return ev_error_set(err, EV_GUARD_REFUSED_REASON,
-		                    "cannot cancel event %s without a reason: it is written into "
-		                    "fail_reason after the model's text",
+		                    _("cannot cancel event %s without a reason: it is written into "
+		                      "fail_reason after the model's text"),
 		                    no);
 	if (ev_guard_reason_check(req->reason, err) < 0)
 		return -1;
 	if (req->action == EV_ACTION_RETRY_SCHEDULE &&
 	    (req->schedule_delay_s < 0 || req->schedule_delay_s > 30 * 86400))
 		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST,
-		                    "a retry delay must be 0 .. 30 days, not %d s",
+		                    _("a retry delay must be 0 .. 30 days, not %d s"),
 		                    req->schedule_delay_s);
 	if (req->action == EV_ACTION_RECOVER && req->table == EV_TABLE_MESSAGE &&
 	    req->stuck_threshold_s <= 0)
 		return ev_error_set(err, EV_GUARD_REFUSED_BAD_REQUEST,
-		                    "recover on the message table needs a stuck threshold > 0");
+		                    _("recover on the message table needs a stuck threshold > 0"));
 	const char *token =
 	        ev_guard_protected_token(row->event_type, row->biz_type, req->protected_types);
 	if (token != NULL && !req->confirmed_protected) {
 		const struct ev_table_def *def = ev_model_table(req->table);
-		return ev_error_set(err, EV_GUARD_REFUSED_PROTECTED,
-		                    "event %s is of a protected type (event_type %s, %s %s: token "
-		                    "%s): confirm it explicitly (--include-protected)",
-		                    no, row->event_type ? row->event_type : "?", def->type_col,
-		                    row->biz_type ? row->biz_type : "?", token);
+		return ev_error_set(
+		        err, EV_GUARD_REFUSED_PROTECTED,
+		        _("event %s is of a protected type (event_type %s, %s %s: token "
+		          "%s): confirm it explicitly (--include-protected)"),
+		        no, row->event_type ? row->event_type : "?", def->type_col,
+		        row->biz_type ? row->biz_type : "?", token);
 	}
 	return 0;
 }
@@ -317,7 +327,7 @@ static const char *or_null(const char *s)
 static void change_to_null(struct ev_buf *b, const char *col, const char *old)
 {
 	if (old == NULL)
-		ev_buf_printf(b, ", %s stays NULL", col);
+		ev_buf_printf(b, _(", %s stays NULL"), col);
 	else
 		ev_buf_printf(b, ", %s %s -> NULL", col, old);
 }
@@ -378,7 +388,7 @@ static char *change_line(const struct ev_guard_req *req, const struct ev_guard *
 		change_to_null(&chg, "next_retry_time", row->next_retry_time);
 		break;
 	case EV_ACTION_RETRY_SCHEDULE:
-		ev_buf_printf(&chg, "%s stays %d (%s), next_retry_time %s -> NOW() + %d s", st,
+		ev_buf_printf(&chg, _("%s stays %d (%s), next_retry_time %s -> NOW() + %d s"), st,
 		              row->status, status_label(req->table, row->status),
 		              or_null(row->next_retry_time), req->schedule_delay_s);
 		break;
@@ -392,12 +402,13 @@ static char *change_line(const struct ev_guard_req *req, const struct ev_guard *
 		}
 		break;
 	default: /* EV_ACTION_RECOVER */
-		ev_buf_printf(&chg,
-		              "%s %d (%s) -> 3 (%s), retry_count %lld -> %lld, next_retry_time %s "
-		              "-> NOW() + 1 minute, fail_reason -> '%s'",
-		              st, row->status, status_label(req->table, row->status),
-		              status_label(req->table, 3), row->retry_count, row->retry_count + 1,
-		              or_null(row->next_retry_time), g->fail_reason);
+		ev_buf_printf(
+		        &chg,
+		        _("%s %d (%s) -> 3 (%s), retry_count %lld -> %lld, next_retry_time %s "
+		          "-> NOW() + 1 minute, fail_reason -> '%s'"),
+		        st, row->status, status_label(req->table, row->status),
+		        status_label(req->table, 3), row->retry_count, row->retry_count + 1,
+		        or_null(row->next_retry_time), g->fail_reason);
 		if (def->has_lock) {
 			change_to_null(&chg, "locked_by", row->locked_by);
 			change_to_null(&chg, "lock_until", row->lock_until);
@@ -409,7 +420,8 @@ static char *change_line(const struct ev_guard_req *req, const struct ev_guard *
 			ev_buf_printf(&chg, ", max_retry_count %lld -> %lld", row->max_retry_count,
 			              new_max);
 		else
-			ev_buf_printf(&chg, ", max_retry_count stays %lld", row->max_retry_count);
+			ev_buf_printf(&chg, _(", max_retry_count stays %lld"),
+			              row->max_retry_count);
 	}
 	ev_buf_printf(&chg, ", version %lld -> %lld, update_time -> NOW()", row->version,
 	              row->version + 1);
@@ -528,16 +540,18 @@ int ev_guard_build(const struct ev_guard_req *req, struct ev_guard *g, struct ev
 	    row->retry_count >= row->max_retry_count) {
 		g->grants_attempt = true;
 		g->notice = ev_xasprintf(
-		        "exhausted (retry_count %lld >= max_retry_count %lld): this retry grants "
-		        "exactly one more attempt (max_retry_count %lld -> %lld); if that attempt "
-		        "fails, the event stops again",
+		        _("exhausted (retry_count %lld >= max_retry_count %lld): this retry grants "
+		          "exactly one more attempt (max_retry_count %lld -> %lld); if that "
+		          "attempt "
+		          "fails, the event stops again"),
 		        row->retry_count, row->max_retry_count, row->max_retry_count,
 		        row->retry_count + 1);
 	} else if (req->action == EV_ACTION_RECOVER && req->table == EV_TABLE_MESSAGE) {
 		g->notice = ev_xasprintf(
-		        "risk: the message table has no lock owner: if the consumer that claimed "
-		        "this event is only slow (last_handle_time %s, stuck after %d s), it will "
-		        "still finish it, and the event will be handled twice",
+		        _("risk: the message table has no lock owner: if the consumer that claimed "
+		          "this event is only slow (last_handle_time %s, stuck after %d s), it "
+		          "will "
+		          "still finish it, and the event will be handled twice"),
 		        or_null(row->last_handle_time), req->stuck_threshold_s);
 	}
 	build_update(req, g);
@@ -636,11 +650,12 @@ static int cell_ll(const struct ev_rowset *rs, size_t r, const char *col, long l
 	const char *s = ev_rowset_get(rs, r, col);
 	char *end;
 	if (s == NULL || s[0] == '\0')
-		return ev_error_set(err, EV_ERR_SCHEMA, "column %s is missing or NULL", col);
+		return ev_error_set(err, EV_ERR_SCHEMA, _("column %s is missing or NULL"), col);
 	errno = 0;
 	*out = strtoll(s, &end, 10);
 	if (errno != 0 || *end != '\0')
-		return ev_error_set(err, EV_ERR_SCHEMA, "column %s is not a number: %.40s", col, s);
+		return ev_error_set(err, EV_ERR_SCHEMA, _("column %s is not a number: %.40s"), col,
+		                    s);
 	return 0;
 }
 
@@ -662,11 +677,11 @@ int ev_guard_row_from_rowset(const struct ev_rowset *rs, size_t r, enum ev_table
 
 	memset(row, 0, sizeof(*row));
 	if (id == NULL || id[0] == '\0')
-		return ev_error_set(err, EV_ERR_SCHEMA, "column id is missing");
+		return ev_error_set(err, EV_ERR_SCHEMA, _("column id is missing"));
 	errno = 0;
 	row->id = strtoull(id, &end, 10);
 	if (errno != 0 || *end != '\0' || id[0] == '-')
-		return ev_error_set(err, EV_ERR_SCHEMA, "column id is not a number: %.40s", id);
+		return ev_error_set(err, EV_ERR_SCHEMA, _("column id is not a number: %.40s"), id);
 	if (cell_ll(rs, r, def->status_col, &v, err) < 0)
 		return -1;
 	row->status = (int)v;
@@ -741,7 +756,7 @@ char *ev_guard_row_describe(enum ev_table_kind t, const struct ev_guard_row *row
 	if (!def->has_lock && row->status == EV_ST_PROCESSING)
 		ev_buf_printf(&b, ", last_handle_time %s", or_null(row->last_handle_time));
 	if (row->deleted)
-		ev_buf_adds(&b, ", DELETED");
+		ev_buf_adds(&b, _(", DELETED"));
 	return ev_buf_steal(&b);
 }
 
@@ -766,41 +781,43 @@ char *ev_guard_explain_skip(const struct ev_guard *g, const struct ev_guard_row 
 	long long t_now, t;
 
 	if (now == NULL)
-		return ev_xstrdup("the row is gone: no row with this id any more");
+		return ev_xstrdup(_("the row is gone: no row with this id any more"));
 	if (now->deleted)
-		return ev_xstrdup("the row was deleted meanwhile (deleted = 1)");
+		return ev_xstrdup(_("the row was deleted meanwhile (deleted = 1)"));
 	if (now->version != seen->version)
-		return ev_xasprintf("the row changed since it was read (version %lld -> %lld, %s "
-		                    "%d (%s) -> %d (%s))",
+		return ev_xasprintf(_("the row changed since it was read (version %lld -> %lld, %s "
+		                      "%d (%s) -> %d (%s))"),
 		                    seen->version, now->version, def->status_col, seen->status,
 		                    status_label(g->table, seen->status), now->status,
 		                    status_label(g->table, now->status));
 	if (now->status != g->from_status)
-		return ev_xasprintf("the row's status changed without a new version: %s is %d (%s)",
-		                    def->status_col, now->status,
-		                    status_label(g->table, now->status));
+		return ev_xasprintf(
+		        _("the row's status changed without a new version: %s is %d (%s)"),
+		        def->status_col, now->status, status_label(g->table, now->status));
 	if (g->action == EV_ACTION_RECOVER && def->has_lock) {
 		if (now->lock_until == NULL)
-			return ev_xstrdup("the row has no lock_until: its publisher's lock cannot "
-			                  "expire, so it is not stuck");
+			return ev_xstrdup(
+			        _("the row has no lock_until: its publisher's lock cannot "
+			          "expire, so it is not stuck"));
 		return ev_xasprintf(
-		        "its lock has not expired: lock_until %s is not yet past (server "
-		        "time %s); the publisher that holds it may still finish",
+		        _("its lock has not expired: lock_until %s is not yet past (server "
+		          "time %s); the publisher that holds it may still finish"),
 		        now->lock_until, or_null(now->db_now));
 	}
 	if (g->action == EV_ACTION_RECOVER) {
 		if (now->last_handle_time == NULL)
-			return ev_xstrdup("the row has no last_handle_time, so it is not stuck");
+			return ev_xstrdup(_("the row has no last_handle_time, so it is not stuck"));
 		if (parse_dt(now->db_now, &t_now) && parse_dt(now->last_handle_time, &t))
-			return ev_xasprintf("it is not stuck: last_handle_time %s is %lld s before "
-			                    "server time %s, within the stuck threshold of %d s",
-			                    now->last_handle_time, t_now - t, now->db_now,
-			                    g->stuck_threshold_s);
-		return ev_xasprintf("it is not stuck: last_handle_time %s is within the stuck "
-		                    "threshold of %d s",
+			return ev_xasprintf(
+			        _("it is not stuck: last_handle_time %s is %lld s before "
+			          "server time %s, within the stuck threshold of %d s"),
+			        now->last_handle_time, t_now - t, now->db_now,
+			        g->stuck_threshold_s);
+		return ev_xasprintf(_("it is not stuck: last_handle_time %s is within the stuck "
+		                      "threshold of %d s"),
 		                    now->last_handle_time, g->stuck_threshold_s);
 	}
-	return ev_xstrdup("the guard matched no row");
+	return ev_xstrdup(_("the guard matched no row"));
 }
 
 bool ev_guard_row_shows_applied(const struct ev_guard *g, const struct ev_guard_row *seen,
@@ -909,7 +926,7 @@ json_t *ev_audit_jstr(const char *s)
 void ev_audit_jset(json_t *o, const char *key, json_t *v)
 {
 	if (v == NULL || json_object_set_new(o, key, v) != 0)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 }
 
 static json_t *jstr(const char *s)
@@ -945,7 +962,7 @@ char *ev_audit_jline(json_t *o)
 	char *text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (text == NULL)
-		ev_fatal("out of memory (json_dumps)");
+		ev_fatal(_("out of memory (json_dumps)"));
 	char *line = ev_xasprintf("%s\n", text);
 	free(text);
 	return line;
@@ -964,7 +981,7 @@ char *ev_audit_json_line(const struct ev_audit_rec *r)
 	char id[32];
 
 	if (o == NULL || before == NULL)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 	snprintf(id, sizeof(id), "%llu", b->id);
 	who_fields(o, r->time, w);
 	jset(o, "table", jstr(r->g->table_name));
@@ -991,7 +1008,7 @@ char *ev_audit_clock_ok_line(const char *time, const struct ev_audit_who *w, con
 	json_t *o = json_object();
 
 	if (o == NULL)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 	who_fields(o, time, w);
 	jset(o, "table", jstr(table_name));
 	jset(o, "id", json_null());
@@ -1011,7 +1028,7 @@ char *ev_audit_unmask_line(const char *time, const struct ev_audit_who *w, const
 	json_t *shown = json_array();
 
 	if (o == NULL || shown == NULL)
-		ev_fatal("out of memory (jansson)");
+		ev_fatal(_("out of memory (jansson)"));
 	who_fields(o, time, w);
 	jset(o, "table", jstr(table_name));
 	jset(o, "id", json_null());

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include "core/instances.h"
+#include "core/i18n.h"
 #include "core/query.h"
 #include "core/util.h"
 
@@ -12,11 +13,13 @@ const char *ev_inst_verdict_name(enum ev_inst_verdict v)
 {
 	switch (v) {
 	case EV_INST_ALIVE:
-		return "alive";
+		/* TRANSLATORS: a publisher instance's verdicts (alive, dead, quiet), in a column
+		 * of 6 cells. */
+		return P_("instance", "alive");
 	case EV_INST_DEAD:
-		return "dead";
+		return P_("instance", "dead");
 	case EV_INST_QUIET:
-		return "quiet";
+		return P_("instance", "quiet");
 	default:
 		return "";
 	}

@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include "core/jsonview.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "core/util.h"
 
@@ -183,8 +184,11 @@ static void segs_of(const struct ev_jsonview *v, uint32_t j, bool close, bool fo
 		} else if (folded) {
 			seg_const(g, obj ? "{\xE2\x80\xA6}" : "[\xE2\x80\xA6]", EV_STYLE_JSON_FOLD);
 			seg_const(g, " ", EV_STYLE_NORMAL);
-			snprintf(g->count, sizeof(g->count), "%" PRIu32 " %s%s", d->len,
-			         obj ? "key" : "item", d->len == 1 ? "" : "s");
+			snprintf(g->count, sizeof(g->count),
+			         /* TRANSLATORS: a folded object's size: "{…} 3 keys". */
+			         obj ? (d->len == 1 ? _("%u key") : _("%u keys"))
+			             : (d->len == 1 ? _("%u item") : _("%u items")),
+			         (unsigned)d->len);
 			seg_const(g, g->count, EV_STYLE_JSON_FOLD);
 		} else {
 			seg_const(g, obj ? "{" : "[", EV_STYLE_JSON_PUNCT);
@@ -537,7 +541,7 @@ static bool validate(struct ev_jsonview *v)
 	char *msg;
 
 	if (v->len >= UINT32_MAX) {
-		v->error = ev_xasprintf("too large to pretty-print (%zu bytes)", v->len);
+		v->error = ev_xasprintf(_("too large to pretty-print (%zu bytes)"), v->len);
 		return false;
 	}
 	j = json_loadb(v->text, v->len, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL,
@@ -547,7 +551,7 @@ static bool validate(struct ev_jsonview *v)
 		return true;
 	}
 	/* jansson quotes the offending bytes ("near '...'"): sanitise. */
-	msg = ev_xasprintf("line %d, column %d: %s", err.line, err.column, err.text);
+	msg = ev_xasprintf(_("line %d, column %d: %s"), err.line, err.column, err.text);
 	v->error = ev_text_sanitize(msg, strlen(msg));
 	free(msg);
 	return false;
@@ -567,7 +571,7 @@ struct ev_jsonview *ev_jsonview_new(const char *text, size_t len, int fold_depth
 	v->valid = validate(v);
 	if (v->valid && !index_json(v)) {
 		v->valid = false;
-		v->error = ev_xstrdup("the JSON could not be indexed");
+		v->error = ev_xstrdup(_("the JSON could not be indexed"));
 	}
 	if (v->valid) {
 		set_depth(v, fold_depth);

@@ -11,6 +11,7 @@
 
 #include "core/mask.h"
 
+#include "core/i18n.h"
 #include "core/text.h"
 
 #include <assert.h>
@@ -126,18 +127,18 @@ static int check_glob(const char *glob, struct ev_error *err)
 
 		if (cp == EV_TEXT_REPLACEMENT && k == 1)
 			return ev_error_set(err, EV_ERR_USAGE,
-			                    "mask key glob: not UTF-8 at byte %zu", i + 1);
+			                    _("mask key glob: not UTF-8 at byte %zu"), i + 1);
 		if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F))
-			return ev_error_set(err, EV_ERR_USAGE,
-			                    "mask key glob: a control character at character %zu",
-			                    n + 1);
+			return ev_error_set(
+			        err, EV_ERR_USAGE,
+			        _("mask key glob: a control character at character %zu"), n + 1);
 		i += k;
 	}
 	if (n == 0)
-		return ev_error_set(err, EV_ERR_USAGE, "mask key glob: empty");
+		return ev_error_set(err, EV_ERR_USAGE, _("mask key glob: empty"));
 	if (n > EV_MASK_GLOB_MAX)
 		return ev_error_set(err, EV_ERR_USAGE,
-		                    "mask key glob: %zu characters, at most %d allowed", n,
+		                    _("mask key glob: %zu characters, at most %d allowed"), n,
 		                    EV_MASK_GLOB_MAX);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "core/mirror.h"
 
 #include "core/flow.h"
+#include "core/i18n.h"
 
 #include "core/util.h"
 
@@ -1526,7 +1527,7 @@ struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status
 		index = ev_index_find(req->info, cols);
 		if (index == NULL) {
 			ev_error_set(err, EV_ERR_SCHEMA,
-			             "the backlog mirror needs an index on (%s)", cols);
+			             _("the backlog mirror needs an index on (%s)"), cols);
 			return NULL;
 		}
 	}

@@ -4,6 +4,7 @@
 
 #include "core/model.h"
 #include "core/columns.h"
+#include "core/i18n.h"
 
 #include <string.h>
 #include <strings.h>
@@ -109,6 +110,47 @@ const char *ev_model_status_name(const struct ev_table_def *t, int status, bool 
 	if (status < 0 || status >= EV_ST_COUNT)
 		return "unknown";
 	return zh ? t->status_zh[status] : t->status_en[status];
+}
+
+const char *ev_model_status_label(const struct ev_table_def *t, int status)
+{
+	/* One context per table: the two tables name their states apart (po/README). */
+	if (t->kind == EV_TABLE_OUTBOX) {
+		switch (status) {
+		case EV_ST_PENDING:
+			return P_("outbox", "pending");
+		case EV_ST_PROCESSING:
+			return P_("outbox", "publishing");
+		case EV_ST_SUCCESS:
+			return P_("outbox", "published");
+		case EV_ST_FAILED:
+			return P_("outbox", "failed");
+		case EV_ST_CANCELLED:
+			return P_("outbox", "cancelled");
+		}
+	} else {
+		switch (status) {
+		case EV_ST_PENDING:
+			return P_("message", "pending");
+		case EV_ST_PROCESSING:
+			return P_("message", "processing");
+		case EV_ST_SUCCESS:
+			return P_("message", "succeeded");
+		case EV_ST_FAILED:
+			return P_("message", "failed");
+		case EV_ST_CANCELLED:
+			return P_("message", "cancelled");
+		}
+	}
+	/* TRANSLATORS: a status code outside 0..4 (the state of an event). */
+	return P_("status", "unknown");
+}
+
+const char *ev_model_table_label(const struct ev_table_def *t)
+{
+	/* TRANSLATORS: the table's name in titles, before its name in the database:
+	 * "outbox (biz_outbox_event)". */
+	return t->kind == EV_TABLE_OUTBOX ? P_("table", "outbox") : P_("table", "message");
 }
 
 #define BOTH   ((1u << EV_TABLE_MESSAGE) | (1u << EV_TABLE_OUTBOX))

@@ -64,8 +64,16 @@ int ev_model_table_parse(const char *key);
 const struct ev_column_def *ev_model_column(const struct ev_table_def *t, const char *name);
 /* Dimension by key in this table, or NULL (topic and channel exist in the outbox only). */
 const struct ev_dimension *ev_model_dimension(const struct ev_table_def *t, const char *key);
-/* Status label; "unknown" outside 0..4. zh = the model document's Chinese label. */
+/* Status label; "unknown" outside 0..4. zh = the model document's Chinese label. Never
+ * translated: the audit records and the guards' text use it. */
 const char *ev_model_status_name(const struct ev_table_def *t, int status, bool zh);
+/* The status as a person reads it, in the interface's language: the English name, or its
+ * translation (the table's own: the message table's "pending" is 待处理, the outbox's 待发布,
+ * as status_zh). "unknown" (translated) outside 0..4. */
+const char *ev_model_status_label(const struct ev_table_def *t, int status);
+/* The table as a person reads it, in the interface's language: its key ("outbox",
+ * "message") or its translation. */
+const char *ev_model_table_label(const struct ev_table_def *t);
 
 /* Who makes a transition. */
 enum ev_actor {

@@ -6,6 +6,8 @@
 
 #include "core/query.h"
 
+#include "core/i18n.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
@@ -172,7 +174,7 @@ const char *ev_list_name(enum ev_list_kind k)
 
 const char *ev_list_help(enum ev_list_kind k)
 {
-	return (unsigned)k < EV_LIST_COUNT ? kinds[k].help : "";
+	return (unsigned)k < EV_LIST_COUNT ? _(kinds[k].help) : "";
 }
 
 int ev_list_parse(const char *name)
@@ -370,7 +372,7 @@ void ev_query_order_text(const struct ev_query *q, enum ev_table_kind t,
 {
 	const struct ev_query_def *d = q ? ev_query_def_find(q->name, t) : NULL;
 	if (d == NULL || q->sort_col == NULL) {
-		snprintf(buf, size, "the list's own order");
+		snprintf(buf, size, _("the list's own order"));
 		return;
 	}
 	const char *index = NULL;
@@ -386,12 +388,12 @@ void ev_query_order_text(const struct ev_query *q, enum ev_table_kind t,
 			ev_buf_printf(&cols, "%c", *c);
 	const char *arrow = q->sort_desc ? "↓" : "↑";
 	if (d->sort_allowed)
-		snprintf(buf, size, "%s %s, sorted by the server among the rows %s finds",
-		         cols.data, arrow, index ? index : "its index");
+		snprintf(buf, size, _("%s %s, sorted by the server among the rows %s finds"),
+		         cols.data, arrow, index ? index : _("its index"));
 	else
 		snprintf(buf, size,
-		         "%s %s, the order of %s itself: no other order is read without sorting",
-		         cols.data, arrow, index ? index : "its index");
+		         _("%s %s, the order of %s itself: no other order is read without sorting"),
+		         cols.data, arrow, index ? index : _("its index"));
 	ev_buf_free(&cols);
 }
 
@@ -409,7 +411,7 @@ static int index_hint(struct ev_buf *b, const struct ev_query_def *d,
 			return 0;
 		}
 	}
-	return ev_error_set(err, EV_ERR_SCHEMA, "n/a — needs an index on (%s)", d->index[0]);
+	return ev_error_set(err, EV_ERR_SCHEMA, _("n/a — needs an index on (%s)"), d->index[0]);
 }
 
 static void add_eq(struct ev_query *q, struct ev_buf *b, const char *col, const char *v)
@@ -601,17 +603,18 @@ static int check_list_req(const struct ev_list_req *req, const struct ev_table_d
 	const char *s;
 
 	if (t == NULL || (unsigned)req->kind >= EV_LIST_COUNT)
-		return ev_error_set(err, EV_ERR_USAGE, "unknown table or list");
+		return ev_error_set(err, EV_ERR_USAGE, _("unknown table or list"));
 	if (req->limit < 1 || req->limit > EV_PAGE_MAX)
-		return ev_error_set(err, EV_ERR_USAGE, "page size must be 1..%d, not %d",
+		return ev_error_set(err, EV_ERR_USAGE, _("page size must be 1..%d, not %d"),
 		                    EV_PAGE_MAX, req->limit);
 	if (req->filter != NULL && (s = ev_filter_unsupported(req->filter, req->table)) != NULL)
-		return ev_error_set(err, EV_ERR_USAGE, "the %s table has no %s column", t->key, s);
+		return ev_error_set(err, EV_ERR_USAGE, _("the %s table has no %s column"), t->key,
+		                    s);
 	if (req->kind == EV_LIST_TRAIL && (req->object_type == NULL || req->object_id == NULL))
-		return ev_error_set(err, EV_ERR_USAGE, "trail needs a %s and a %s", t->type_col,
+		return ev_error_set(err, EV_ERR_USAGE, _("trail needs a %s and a %s"), t->type_col,
 		                    t->object_col);
 	if (req->kind == EV_LIST_TRACE && req->trace_id == NULL)
-		return ev_error_set(err, EV_ERR_USAGE, "trace needs a trace_id");
+		return ev_error_set(err, EV_ERR_USAGE, _("trace needs a trace_id"));
 	return 0;
 }
 
@@ -723,11 +726,11 @@ static int set_sort(struct ev_query *q, const struct ev_table_def *t, const char
 	if (strcmp(sort, "next_retry_time") == 0)
 		q->sort_mid = "retry_count";
 	if (after->set && after->has_mid != (q->sort_mid != NULL))
-		return ev_error_set(
-		        err, EV_ERR_USAGE,
-		        "bad cursor: it is not one of this list's (%s cursors are v%d:...): start "
-		        "from the first page",
-		        q->name, q->sort_mid ? 2 : 1);
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    _("bad cursor: it is not one of this list's (%s cursors are "
+		                      "v%d:...): start "
+		                      "from the first page"),
+		                    q->name, q->sort_mid ? 2 : 1);
 	return 0;
 }
 
@@ -885,12 +888,15 @@ char *ev_list_search_note(const struct ev_list_page *pg, size_t matches)
 	grouped(m, matches);
 	grouped(e, pg->examined);
 	if (pg->stopped)
-		return ev_xasprintf(
-		        "%s match%s; stopped at %s rows examined: narrow the window, or "
-		        "the next page goes on",
-		        m, matches == 1 ? "" : "es", e);
-	return ev_xasprintf("%s match%s in %s rows examined%s", m, matches == 1 ? "" : "es", e,
-	                    pg->more ? " (more on the next page)" : "");
+		return ev_xasprintf(matches == 1
+		                            ? _("%s match; stopped at %s rows examined: narrow "
+		                                "the window, or the next page goes on")
+		                            : _("%s matches; stopped at %s rows examined: "
+		                                "narrow the window, or the next page goes on"),
+		                    m, e);
+	return ev_xasprintf(matches == 1 ? _("%s match in %s rows examined%s")
+	                                 : _("%s matches in %s rows examined%s"),
+	                    m, e, pg->more ? _(" (more on the next page)") : "");
 }
 
 static struct ev_query *show_query(enum ev_table_kind kind, const char *table_name,
@@ -1099,16 +1105,16 @@ struct ev_query *ev_query_group(const struct ev_list_req *req, const char *colum
 	const struct ev_table_def *t = ev_model_table(req->table);
 	if (req->filter != NULL && req->filter->njson > 0) {
 		ev_error_set(err, EV_ERR_USAGE,
-		             "a breakdown counts the list's rows whole; payload terms search its "
-		             "pages: open the list with them");
+		             _("a breakdown counts the list's rows whole; payload terms search its "
+		               "pages: open the list with them"));
 		return NULL;
 	}
 	if (t == NULL || (strcmp(column, "fail_reason") != 0 && strcmp(column, "locked_by") != 0)) {
-		ev_error_set(err, EV_ERR_USAGE, "group by fail_reason or locked_by");
+		ev_error_set(err, EV_ERR_USAGE, _("group by fail_reason or locked_by"));
 		return NULL;
 	}
 	if (strcmp(column, "locked_by") == 0 && !t->has_lock) {
-		ev_error_set(err, EV_ERR_USAGE, "the %s table has no locked_by column", t->key);
+		ev_error_set(err, EV_ERR_USAGE, _("the %s table has no locked_by column"), t->key);
 		return NULL;
 	}
 	/* The list's own query (its index, guard conditions and filters) reads the rows, with
@@ -1151,12 +1157,13 @@ struct ev_query *ev_query_group(const struct ev_list_req *req, const char *colum
 struct ev_query *ev_query_count(const struct ev_list_req *req, long long cap, struct ev_error *err)
 {
 	if (req->filter != NULL && req->filter->njson > 0) {
-		ev_error_set(err, EV_ERR_USAGE,
-		             "a count reads the list's rows whole; payload terms search its pages");
+		ev_error_set(
+		        err, EV_ERR_USAGE,
+		        _("a count reads the list's rows whole; payload terms search its pages"));
 		return NULL;
 	}
 	if (cap < 1) {
-		ev_error_set(err, EV_ERR_USAGE, "a count needs a cap of at least one row");
+		ev_error_set(err, EV_ERR_USAGE, _("a count needs a cap of at least one row"));
 		return NULL;
 	}
 	struct ev_list_req r = *req;
@@ -1192,9 +1199,10 @@ struct ev_query *ev_query_instances(const struct ev_list_req *req, struct ev_err
 {
 	bool outbox = req->table == EV_TABLE_OUTBOX;
 	if (req->filter != NULL && req->filter->njson > 0) {
-		ev_error_set(err, EV_ERR_USAGE,
-		             "the instances count the processing rows whole; payload terms search "
-		             "a list's pages: open the list with them");
+		ev_error_set(
+		        err, EV_ERR_USAGE,
+		        _("the instances count the processing rows whole; payload terms search "
+		          "a list's pages: open the list with them"));
 		return NULL;
 	}
 	/* The processing list's own query (its index, deleted = 0 and the filters) reads the

@@ -67,19 +67,19 @@ char *ev_query_render(const struct ev_query *q);
 /* --- the lists --------------------------------------------------------------------- */
 
 #define EV_LIST_KIND_LIST(X)                                                                       \
-	X(FAILED, "failed", "failed (every bucket)")                                               \
-	X(FAILED_DUE, "failed-due", "failed, retries left, next_retry_time <= NOW()")              \
-	X(FAILED_WAITING, "failed-waiting", "failed, retries left, next_retry_time > NOW()")       \
-	X(FAILED_NORETRY, "failed-noretry", "failed, retries left, no next_retry_time")            \
-	X(FAILED_EXHAUSTED, "failed-exhausted", "failed, retry_count >= max_retry_count")          \
-	X(STUCK, "stuck", "processing past its lock (outbox) or the stuck threshold")              \
-	X(PROCESSING, "processing", "processing (stuck included)")                                 \
-	X(PENDING, "pending", "pending, oldest first")                                             \
-	X(HIGH_RETRY, "high-retry", "failed with retry_count >= N, latest update first")           \
-	X(CANCELLED, "cancelled", "cancelled, created in the window, newest first")                \
-	X(RECENT, "recent", "every event created in the window, any status, newest first")         \
-	X(TRAIL, "trail", "every event of one business object, in creation order")                 \
-	X(TRACE, "trace", "every event of one trace_id, in creation order")
+	X(FAILED, "failed", N_("failed (every bucket)"))                                           \
+	X(FAILED_DUE, "failed-due", N_("failed, retries left, next_retry_time <= NOW()"))          \
+	X(FAILED_WAITING, "failed-waiting", N_("failed, retries left, next_retry_time > NOW()"))   \
+	X(FAILED_NORETRY, "failed-noretry", N_("failed, retries left, no next_retry_time"))        \
+	X(FAILED_EXHAUSTED, "failed-exhausted", N_("failed, retry_count >= max_retry_count"))      \
+	X(STUCK, "stuck", N_("processing past its lock (outbox) or the stuck threshold"))          \
+	X(PROCESSING, "processing", N_("processing (stuck included)"))                             \
+	X(PENDING, "pending", N_("pending, oldest first"))                                         \
+	X(HIGH_RETRY, "high-retry", N_("failed with retry_count >= N, latest update first"))       \
+	X(CANCELLED, "cancelled", N_("cancelled, created in the window, newest first"))            \
+	X(RECENT, "recent", N_("every event created in the window, any status, newest first"))     \
+	X(TRAIL, "trail", N_("every event of one business object, in creation order"))             \
+	X(TRACE, "trace", N_("every event of one trace_id, in creation order"))
 
 enum ev_list_kind {
 #define X(id, name, help) EV_LIST_##id,

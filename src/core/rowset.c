@@ -3,6 +3,7 @@
 
 #include "core/rowset.h"
 
+#include "core/i18n.h"
 #include "core/util.h"
 
 #include <limits.h>
@@ -30,7 +31,7 @@ struct ev_cell *ev_rowset_add_row(struct ev_rowset *rs)
 		size_t per_row = (rs->ncols ? rs->ncols : 1) * sizeof(struct ev_cell);
 
 		if (cap < rs->cap || cap > SIZE_MAX / per_row)
-			ev_fatal("out of memory (%zu rows)", rs->cap);
+			ev_fatal(_("out of memory (%zu rows)"), rs->cap);
 		rs->cells = ev_xrealloc(rs->cells, cap * per_row);
 		rs->cap = cap;
 	}
@@ -50,7 +51,7 @@ void ev_cell_set(struct ev_cell *cell, const char *s, size_t len)
 		return;
 	}
 	if (len == SIZE_MAX)
-		ev_fatal("out of memory (%zu bytes)", len);
+		ev_fatal(_("out of memory (%zu bytes)"), len);
 	cell->s = ev_xmalloc(len + 1);
 	memcpy(cell->s, s, len);
 	cell->s[len] = '\0';

@@ -4,6 +4,9 @@
 #include <config.h>
 
 #include "core/text.h"
+
+#include "core/ambiguous.h"
+#include "core/i18n.h"
 #include "core/util.h"
 
 #include <assert.h>
@@ -140,6 +143,29 @@ static uint32_t display_cp(uint32_t cp, bool keep_nl)
 	return cp;
 }
 
+size_t ev_utf8_prefix(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	if (n < max || s[n] == '\0' || ((unsigned char)s[n] & 0xC0) != 0x80)
+		return n; /* all of s, or the cut falls before a character's first byte */
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+void ev_utf8_fix_tail(char *s)
+{
+	size_t n = strlen(s), i = n;
+	while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i == 0)
+		return;
+	unsigned char lead = (unsigned char)s[i - 1];
+	size_t want = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+	if (n - (i - 1) < want)
+		s[i - 1] = '\0';
+}
+
 int ev_text_cp_width(uint32_t cp)
 {
 	uint32_t d = display_cp(cp, false);
@@ -151,6 +177,11 @@ int ev_text_cp_width(uint32_t cp)
 		return 1;
 	if (is_combining(d))
 		return 0;
+	if (ev_ambiguous_width() == 2 && ev_ambiguous_is(d)) {
+		int cells = 2;
+		ev_ambiguous_standin(d, &cells);
+		return cells;
+	}
 	w = wcwidth((wchar_t)d);
 	return w > 2 ? 2 : w;
 }
@@ -165,7 +196,7 @@ static char *sanitize(const char *s, size_t len, bool keep_nl)
 	/* No input byte grows to more than three output bytes (a control byte or a bad byte
 	 * becomes a three-byte picture or U+FFFD), so one allocation suffices. */
 	if (len > (SIZE_MAX - 1) / 3)
-		ev_fatal("string too long to sanitise (%zu bytes)", len);
+		ev_fatal(_("string too long to sanitise (%zu bytes)"), len);
 	out = ev_xmalloc(3 * len + 1);
 	while (i < len) {
 		uint32_t cp, d;
@@ -218,9 +249,39 @@ int ev_text_width(const char *s)
 	return w > INT_MAX ? INT_MAX : (int)w;
 }
 
+/* s[0..len) into out as it is drawn: under ambiguous_width = 2 the Ambiguous characters
+ * that have a stand-in get it (their width already counted as the stand-in's). Returns the
+ * bytes written; out has room for len * 3 / 2 + 1 (a stand-in of three bytes for two). */
+static size_t copy_drawn(char *out, const char *s, size_t len)
+{
+	if (ev_ambiguous_width() != 2) {
+		memcpy(out, s, len);
+		return len;
+	}
+	size_t i = 0, o = 0, n;
+	uint32_t cp;
+	while (i < len && (n = ev_utf8_decode(s + i, len - i, &cp)) > 0) {
+		const char *in = cp >= 0xA0 ? ev_ambiguous_standin(cp, NULL) : NULL;
+		if (in != NULL) {
+			size_t k = strlen(in);
+			memcpy(out + o, in, k);
+			o += k;
+		} else {
+			memcpy(out + o, s + i, n);
+			o += n;
+		}
+		i += n;
+	}
+	return o;
+}
+
 char *ev_text_fit(const char *s, int cols, bool ellipsis, bool pad)
 {
-	int limit = ellipsis ? cols - 1 : cols; /* room for text when cut */
+	/* The ellipsis is one cell, or its stand-in's under ambiguous_width = 2. */
+	int ell_w = ev_text_cp_width(0x2026);
+	if (cols < ell_w) /* no room for it: cut without */
+		ellipsis = false;
+	int limit = ellipsis ? cols - ell_w : cols; /* room for text when cut */
 	int used = 0, cut_used = 0;
 	size_t i = 0, cut = 0, n;
 	bool over = false, past_limit = false;
@@ -256,13 +317,11 @@ char *ev_text_fit(const char *s, int cols, bool ellipsis, bool pad)
 		cut_used = used;
 		ellipsis = false;
 	}
-	o = cut;
-	out = ev_xmalloc(cut + ELLIPSIS_LEN + (size_t)cols + 1);
-	memcpy(out, s, cut);
+	out = ev_xmalloc(cut + cut / 2 + ELLIPSIS_LEN + (size_t)cols + 1);
+	o = copy_drawn(out, s, cut);
 	if (ellipsis) {
-		memcpy(out + o, ELLIPSIS, ELLIPSIS_LEN);
-		o += ELLIPSIS_LEN;
-		cut_used++;
+		o += copy_drawn(out + o, ELLIPSIS, ELLIPSIS_LEN);
+		cut_used += ell_w;
 	}
 	if (pad) {
 		for (; cut_used < cols; cut_used++)
@@ -270,6 +329,22 @@ char *ev_text_fit(const char *s, int cols, bool ellipsis, bool pad)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+size_t ev_text_prefix_cols(const char *s, int cols)
+{
+	size_t i = 0, n;
+	int used = 0;
+	uint32_t cp;
+
+	while ((n = decode_z(s + i, &cp)) > 0) {
+		int w = ev_text_cp_width(cp);
+		if (w > 0 && used + w > cols)
+			break;
+		used += w;
+		i += n;
+	}
+	return i;
 }
 
 size_t ev_text_skip_cols(const char *s, int col, int *lead)

@@ -18,6 +18,14 @@ size_t ev_utf8_decode(const char *s, size_t len, uint32_t *cp);
 /* Encode cp (<= 0x10FFFF, not a surrogate; otherwise U+FFFD) into out[0..4); returns bytes. */
 size_t ev_utf8_encode(uint32_t cp, char out[4]);
 
+/* The length of s's longest prefix of at most max bytes that ends on a character boundary: for
+ * "%.*s" in place of a byte precision ("%.190s") that could cut a character in two. */
+size_t ev_utf8_prefix(const char *s, size_t max);
+
+/* End s after its last whole UTF-8 sequence: for text that snprintf (or "%.Ns") may have cut at
+ * a byte count, in the middle of a character. Bytes before the last sequence are not checked. */
+void ev_utf8_fix_tail(char *s);
+
 /* Display width of one code point as the terminal will show it after sanitising: 0 for
  * combining marks, 2 for wide (CJK, most emoji), 1 otherwise. Never negative. */
 int ev_text_cp_width(uint32_t cp);
@@ -46,9 +54,16 @@ int ev_text_width(const char *s);
 /* Fit a sanitised string into at most `cols` columns. Returns a malloc'd copy cut at a code
  * point boundary so that its width is <= cols; a double-width character that would straddle
  * the limit is dropped (never split). With `ellipsis` and a cut, the last column shows "…"
- * (U+2026, width 1) — when cols >= 1. With `pad`, spaces fill the result to exactly `cols`.
- * Combining marks stay with their base character. cols <= 0 gives "". */
+ * (U+2026, width 1; under ambiguous_width = 2 its stand-in "...", and every Ambiguous
+ * character with a stand-in is written as it, core/ambiguous) — when cols >= 1. With `pad`, spaces
+ * fill the result to exactly `cols`. Combining marks stay with their base character. cols <= 0
+ * gives "". */
 char *ev_text_fit(const char *s, int cols, bool ellipsis, bool pad);
+
+/* Bytes of the longest start of s, in whole characters (and their combining marks), that
+ * fits in `cols` columns: where a line is wrapped, so that a wide character at the edge
+ * starts the next line. */
+size_t ev_text_prefix_cols(const char *s, int cols);
 
 /* Byte offset in s of the first character that starts at or beyond column `col` (for
  * horizontal scrolling); a wide character that straddles `col` is skipped, and *lead is set

@@ -3,6 +3,9 @@
 
 #include "core/util.h"
 
+#include "core/i18n.h"
+#include "core/text.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,7 +24,8 @@ int ev_error_set(struct ev_error *err, int code, const char *fmt, ...)
 		return -1;
 	err->code = code ? code : EV_ERR_GENERIC;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	if (vsnprintf(err->msg, sizeof(err->msg), fmt, ap) >= (int)sizeof(err->msg))
+		ev_utf8_fix_tail(err->msg); /* cut at the size: never inside a character */
 	va_end(ap);
 	return -1;
 }
@@ -58,7 +62,7 @@ void *ev_xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (p == NULL)
-		ev_fatal("out of memory (%zu bytes)", n);
+		ev_fatal(_("out of memory (%zu bytes)"), n);
 	return p;
 }
 
@@ -67,7 +71,7 @@ void *ev_xcalloc(size_t count, size_t size)
 	void *p = calloc(count ? count : 1, size ? size : 1);
 
 	if (p == NULL)
-		ev_fatal("out of memory (%zu x %zu bytes)", count, size);
+		ev_fatal(_("out of memory (%zu x %zu bytes)"), count, size);
 	return p;
 }
 
@@ -76,7 +80,7 @@ void *ev_xrealloc(void *p, size_t n)
 	void *q = realloc(p, n ? n : 1);
 
 	if (q == NULL)
-		ev_fatal("out of memory (%zu bytes)", n);
+		ev_fatal(_("out of memory (%zu bytes)"), n);
 	return q;
 }
 
@@ -104,7 +108,7 @@ char *ev_xvasprintf(const char *fmt, va_list ap)
 	n = vsnprintf(NULL, 0, fmt, aq);
 	va_end(aq);
 	if (n < 0)
-		ev_fatal("bad format string: %s", fmt);
+		ev_fatal(_("bad format string: %s"), fmt);
 	p = ev_xmalloc((size_t)n + 1);
 	vsnprintf(p, (size_t)n + 1, fmt, ap);
 	return p;

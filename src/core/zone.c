@@ -3,6 +3,7 @@
 
 #include "core/zone.h"
 #include "core/dashboard.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "core/util.h"
 
@@ -68,12 +69,12 @@ static int num_cell(const struct ev_rowset *rs, const char *col, long long *out,
                     struct ev_error *err)
 {
 	if (ev_rowset_col(rs, col) < 0)
-		return ev_error_set(err, EV_ERR_GENERIC, "zone.newest: no column %s", col);
+		return ev_error_set(err, EV_ERR_GENERIC, _("zone.newest: no column %s"), col);
 	const char *s = ev_rowset_get(rs, 0, col);
 	char *end = NULL;
 	*out = s ? strtoll(s, &end, 10) : 0;
 	if (s != NULL && (end == s || *end != '\0'))
-		return ev_error_set(err, EV_ERR_GENERIC, "zone.newest: %s is not a number", col);
+		return ev_error_set(err, EV_ERR_GENERIC, _("zone.newest: %s is not a number"), col);
 	return 0;
 }
 
@@ -123,9 +124,11 @@ char *ev_zone_summary(const struct ev_zone_newest *n)
 	ev_zone_format_offset(n->utc_offset_s + n->shift_s, apps, sizeof(apps));
 	const char *no = n->event_no ? n->event_no : "NULL";
 	char *safe = ev_text_sanitize(no, strlen(no));
-	char *s = ev_xasprintf("newest row %s (%s) is %s %s NOW(); --time-zone=%s?", safe,
-	                       n->create_time ? n->create_time : "?", dist,
-	                       n->dir == EV_ZONE_AHEAD ? "ahead of" : "behind", apps);
+	char *s =
+	        ev_xasprintf(n->dir == EV_ZONE_AHEAD
+	                             ? _("newest row %s (%s) is %s ahead of NOW(); --time-zone=%s?")
+	                             : _("newest row %s (%s) is %s behind NOW(); --time-zone=%s?"),
+	                     safe, n->create_time ? n->create_time : "?", dist, apps);
 	free(safe);
 	return s;
 }
@@ -142,13 +145,19 @@ char *ev_zone_reason(const char *table_name, const struct ev_zone_newest *n)
 	const char *no = n->event_no ? n->event_no : "NULL";
 	char *safe = ev_text_sanitize(no, strlen(no));
 	char *why = ev_xasprintf(
-	        "time zone mismatch suspected on %s: its newest row (event_no %s, id %llu, "
-	        "create_time %s) is %s %s NOW() (%s, session zone UTC%s); the applications seem "
-	        "to write UTC%s time: --time-zone=%s (time_zone in the config's source) would "
-	        "fix it; --clock-ok if the zone is right and the table only quiet",
+	        n->dir == EV_ZONE_AHEAD
+	                ? _("time zone mismatch suspected on %s: its newest row (event_no %s, id "
+	                    "%llu, create_time %s) is %s ahead of NOW() (%s, session zone UTC%s); "
+	                    "the applications seem to write UTC%s time: --time-zone=%s (time_zone "
+	                    "in the config's source) would fix it; --clock-ok if the zone is right "
+	                    "and the table only quiet")
+	                : _("time zone mismatch suspected on %s: its newest row (event_no %s, id "
+	                    "%llu, create_time %s) is %s behind NOW() (%s, session zone UTC%s); "
+	                    "the applications seem to write UTC%s time: --time-zone=%s (time_zone "
+	                    "in the config's source) would fix it; --clock-ok if the zone is right "
+	                    "and the table only quiet"),
 	        table_name, safe, n->id, n->create_time ? n->create_time : "?", dist,
-	        n->dir == EV_ZONE_AHEAD ? "ahead of" : "behind", n->now ? n->now : "?", session,
-	        apps, apps);
+	        n->now ? n->now : "?", session, apps, apps);
 	free(safe);
 	return why;
 }

@@ -4,6 +4,8 @@
 #include "db/action.h"
 #include "db/fetch.h"
 
+#include "core/i18n.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +71,7 @@ static int run_scalar(struct ev_conn *c, struct ev_query *q, long long *vals, si
 		return -1;
 	if (rs->nrows < 1 || rs->ncols < n) {
 		ev_rowset_free(&rs);
-		return ev_error_set(err, EV_ERR_GENERIC, "no answer to %s", "a check");
+		return ev_error_set(err, EV_ERR_GENERIC, "%s", _("no answer to a check"));
 	}
 	for (size_t i = 0; i < n; i++) {
 		const char *s = ev_rowset_cell(rs, 0, i)->s;
@@ -129,9 +131,9 @@ int ev_action_check_access_clock(struct ev_conn *c, enum ev_table_kind t, const 
 	memset(a, 0, sizeof(*a));
 	a->writable = false;
 	a->clock_ok = clock_ok;
-	msgf(a->why, sizeof(a->why), "not checked");
+	msgf(a->why, sizeof(a->why), _("not checked"));
 	if (run_scalar(c, ev_guard_query_server_read_only(v->flavour), ro, nro, err) < 0) {
-		msgf(a->why, sizeof(a->why), "cannot tell whether the server is read-only: %s",
+		msgf(a->why, sizeof(a->why), _("cannot tell whether the server is read-only: %s"),
 		     err->msg);
 		return -1;
 	}
@@ -139,8 +141,8 @@ int ev_action_check_access_clock(struct ev_conn *c, enum ev_table_kind t, const 
 		if (ro[i] == 0)
 			continue;
 		msgf(a->why, sizeof(a->why),
-		     "the server is read-only (%s = 1): a replica or a primary being switched "
-		     "over; writes go to the primary",
+		     _("the server is read-only (%s = 1): a replica or a primary being switched "
+		       "over; writes go to the primary"),
 		     ro_names[i]);
 		ev_conn_set_read_only(c, a->why);
 		return 0;
@@ -151,21 +153,21 @@ int ev_action_check_access_clock(struct ev_conn *c, enum ev_table_kind t, const 
 	ev_query_free(&q);
 	if (rc < 0) {
 		if (!is_denied(e.code)) {
-			msgf(a->why, sizeof(a->why), "cannot check the write privileges: %s",
+			msgf(a->why, sizeof(a->why), _("cannot check the write privileges: %s"),
 			     e.msg);
 			*err = e;
 			return -1;
 		}
 		msgf(a->why, sizeof(a->why),
-		     "the account %s may not write %s: %s (doc/actions.md lists the GRANTs "
-		     "evtop needs)",
+		     _("the account %s may not write %s: %s (doc/actions.md lists the GRANTs "
+		       "evtop needs)"),
 		     ev_conn_user(c), name, e.msg);
 		return 0;
 	}
 
 	long long n = 0;
 	if (run_scalar(c, ev_guard_query_audit_exists(), &n, 1, err) < 0) {
-		msgf(a->why, sizeof(a->why), "cannot tell whether evtop_audit exists: %s",
+		msgf(a->why, sizeof(a->why), _("cannot tell whether evtop_audit exists: %s"),
 		     err->msg);
 		return -1;
 	}
@@ -183,13 +185,14 @@ int ev_action_check_access_clock(struct ev_conn *c, enum ev_table_kind t, const 
 		ev_query_free(&q);
 		if (rc < 0) {
 			if (!is_denied(e.code)) {
-				msgf(a->why, sizeof(a->why), "cannot check evtop_audit: %s", e.msg);
+				msgf(a->why, sizeof(a->why), _("cannot check evtop_audit: %s"),
+				     e.msg);
 				*err = e;
 				return -1;
 			}
 			msgf(a->why, sizeof(a->why),
-			     "the account %s may not INSERT into evtop_audit, which records "
-			     "every write: %s",
+			     _("the account %s may not INSERT into evtop_audit, which records "
+			       "every write: %s"),
 			     ev_conn_user(c), e.msg);
 			return 0;
 		}
@@ -246,9 +249,9 @@ static enum ev_action_result resolve_in_doubt(const struct ev_action_ctx *ctx,
 
 	if (reread(ctx, g, seen, out, &err) < 0) {
 		msgf(out->msg, sizeof(out->msg),
-		     "IN DOUBT: %s, and the server cannot be reached to re-read the row (%s): "
-		     "whether the change was committed is unknown; check it with evtop show "
-		     "before acting again",
+		     _("IN DOUBT: %s, and the server cannot be reached to re-read the row (%s): "
+		       "whether the change was committed is unknown; check it with evtop show "
+		       "before acting again"),
 		     why, err.msg);
 		return EV_RESULT_FAILED;
 	}
@@ -258,15 +261,15 @@ static enum ev_action_result resolve_in_doubt(const struct ev_action_ctx *ctx,
 		applied = false;
 	if (applied) {
 		msgf(out->msg, sizeof(out->msg),
-		     "%s; re-read after reconnecting: the change was committed (version %lld)", why,
-		     out->now.version);
+		     _("%s; re-read after reconnecting: the change was committed (version %lld)"),
+		     why, out->now.version);
 		return EV_RESULT_APPLIED;
 	}
 	msgf(out->msg, sizeof(out->msg),
-	     "%s; re-read after reconnecting: the change was NOT committed (the row is at "
-	     "version %lld, %s); nothing was retried",
+	     _("%s; re-read after reconnecting: the change was NOT committed (the row is at "
+	       "version %lld, %s); nothing was retried"),
 	     why, out->have_now ? out->now.version : seen->version,
-	     out->have_now ? "as now shown" : "the row is gone");
+	     out->have_now ? _("as now shown") : _("the row is gone"));
 	return EV_RESULT_FAILED;
 }
 
@@ -293,13 +296,13 @@ static enum ev_action_result write_row(const struct ev_action_ctx *ctx, const st
 	unsigned long long affected = 0;
 
 	if (ev_conn_begin(c, &err) < 0) {
-		msgf(out->msg, sizeof(out->msg), "%s; nothing was changed", err.msg);
+		msgf(out->msg, sizeof(out->msg), _("%s; nothing was changed"), err.msg);
 		return EV_RESULT_FAILED;
 	}
 	if (ev_conn_write(c, g->update, &affected, &err) < 0) {
 		bool lost = err.code == EV_ERR_CONNECT;
 		msgf(out->msg, sizeof(out->msg), "%s%s", err.msg,
-		     lost ? "; the transaction was not committed, so nothing was changed" : "");
+		     lost ? _("; the transaction was not committed, so nothing was changed") : "");
 		ev_conn_rollback(c);
 		struct ev_error e2 = {0};
 		reread(ctx, g, seen, out, &e2); /* the row as now, if the server answers */
@@ -309,7 +312,8 @@ static enum ev_action_result write_row(const struct ev_action_ctx *ctx, const st
 		ev_conn_rollback(c);
 		if (reread(ctx, g, seen, out, &err) < 0) {
 			msgf(out->msg, sizeof(out->msg),
-			     "the guard matched no row; the row could not be re-read: %s", err.msg);
+			     _("the guard matched no row; the row could not be re-read: %s"),
+			     err.msg);
 			return EV_RESULT_SKIPPED;
 		}
 		char *why = ev_guard_explain_skip(g, seen, out->have_now ? &out->now : NULL);
@@ -320,7 +324,7 @@ static enum ev_action_result write_row(const struct ev_action_ctx *ctx, const st
 	if (affected != 1) {
 		ev_conn_rollback(c);
 		msgf(out->msg, sizeof(out->msg),
-		     "the UPDATE by primary key changed %llu rows; rolled back", affected);
+		     _("the UPDATE by primary key changed %llu rows; rolled back"), affected);
 		return EV_RESULT_FAILED;
 	}
 	if (ctx->access->audit_table) {
@@ -332,8 +336,8 @@ static enum ev_action_result write_row(const struct ev_action_ctx *ctx, const st
 		if (rc < 0) {
 			ev_conn_rollback(c);
 			msgf(out->msg, sizeof(out->msg),
-			     "the audit row could not be written, so the change was rolled back: "
-			     "%s",
+			     _("the audit row could not be written, so the change was rolled back: "
+			       "%s"),
 			     err.msg);
 			return EV_RESULT_FAILED;
 		}
@@ -353,17 +357,17 @@ static enum ev_action_result write_row(const struct ev_action_ctx *ctx, const st
 			return EV_RESULT_FAILED;
 		}
 		/* Lost: the database alone knows whether the change is in: ask it. */
-		return resolve_in_doubt(ctx, g, seen, who, "the connection was lost during COMMIT",
-		                        out);
+		return resolve_in_doubt(ctx, g, seen, who,
+		                        _("the connection was lost during COMMIT"), out);
 	}
 	if (fault(EV_POINT_AFTER_COMMIT, c) != 0) {
 		ev_conn_close(c);
-		return resolve_in_doubt(ctx, g, seen, who, "the answer to COMMIT was lost", out);
+		return resolve_in_doubt(ctx, g, seen, who, _("the answer to COMMIT was lost"), out);
 	}
 	if (g->grants_attempt)
-		msgf(out->msg, sizeof(out->msg), "exhausted: granted exactly one more attempt");
+		msgf(out->msg, sizeof(out->msg), _("exhausted: granted exactly one more attempt"));
 	if (reread(ctx, g, seen, out, &err) < 0 && out->msg[0] == '\0')
-		msgf(out->msg, sizeof(out->msg), "committed; the row could not be re-read: %s",
+		msgf(out->msg, sizeof(out->msg), _("committed; the row could not be re-read: %s"),
 		     err.msg);
 	return EV_RESULT_APPLIED;
 }
@@ -379,16 +383,16 @@ static enum ev_action_result apply_logged(const struct ev_action_ctx *ctx, const
 
 	out->result = EV_RESULT_REFUSED;
 	if (ev_conn_read_only(ctx->conn) != NULL) {
-		msgf(out->msg, sizeof(out->msg), "read-only: %s", ev_conn_read_only(ctx->conn));
+		msgf(out->msg, sizeof(out->msg), _("read-only: %s"), ev_conn_read_only(ctx->conn));
 		return out->result;
 	}
 	if (ctx->access == NULL || !ctx->access->writable) {
-		msgf(out->msg, sizeof(out->msg), "read-only: %s",
-		     ctx->access ? ctx->access->why : "the write access was not checked");
+		msgf(out->msg, sizeof(out->msg), _("read-only: %s"),
+		     ctx->access ? ctx->access->why : _("the write access was not checked"));
 		return out->result;
 	}
 	if (ctx->log == NULL || ctx->log->fd < 0) {
-		msgf(out->msg, sizeof(out->msg), "refused: the audit file is not open");
+		msgf(out->msg, sizeof(out->msg), _("refused: the audit file is not open"));
 		return out->result;
 	}
 	ev_audit_time_now(now);
@@ -398,7 +402,7 @@ static enum ev_action_result apply_logged(const struct ev_action_ctx *ctx, const
 	int rc = ev_audit_log_append(ctx->log, line, &err);
 	free(line);
 	if (rc < 0) {
-		msgf(out->msg, sizeof(out->msg), "refused: %s; nothing was done", err.msg);
+		msgf(out->msg, sizeof(out->msg), _("refused: %s; nothing was done"), err.msg);
 		return out->result;
 	}
 
@@ -465,9 +469,9 @@ int ev_access_log_write(struct ev_conn *c, const struct ev_audit_who *who, const
 failed:
 	if (is_denied(e.code))
 		ev_error_set(err, e.code,
-		             "the account %s may not INSERT into evtop_access_log (%s)",
+		             _("the account %s may not INSERT into evtop_access_log (%s)"),
 		             ev_conn_user(c), e.msg);
 	else
-		ev_error_set(err, e.code, "evtop_access_log not written: %s", e.msg);
+		ev_error_set(err, e.code, _("evtop_access_log not written: %s"), e.msg);
 	return -1;
 }

@@ -3,6 +3,8 @@
 
 #include "db/archive.h"
 #include "core/doctor.h"
+#include "core/i18n.h"
+#include "core/text.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -70,7 +72,7 @@ static int write_all(int fd, const char *s, struct ev_error *err)
 			continue;
 		if (w <= 0)
 			return ev_error_set(err, EV_ERR_GENERIC,
-			                    "cannot write the archive file: %s",
+			                    _("cannot write the archive file: %s"),
 			                    strerror(w < 0 ? errno : EIO));
 		s += w;
 		len -= (size_t)w;
@@ -82,7 +84,7 @@ static int sync_file(int fd, struct ev_error *err)
 {
 	/* A pipe or a terminal cannot be synced: its reader has the lines already. */
 	if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
-		return ev_error_set(err, EV_ERR_GENERIC, "cannot sync the archive file: %s",
+		return ev_error_set(err, EV_ERR_GENERIC, _("cannot sync the archive file: %s"),
 		                    strerror(errno));
 	return 0;
 }
@@ -91,7 +93,7 @@ static int sync_file(int fd, struct ev_error *err)
  * stop flag or --until ended the wait. */
 static bool wait_lag(const struct ev_archive_ctx *x, struct ev_archive_progress *p, double t0)
 {
-	char why[256], note[320];
+	char why[256], note[400];
 	if (x->lag == NULL)
 		return true;
 	for (;;) {
@@ -107,22 +109,24 @@ static bool wait_lag(const struct ev_archive_ctx *x, struct ev_archive_progress 
 		}
 		if (rc < 0)
 			snprintf(note, sizeof(note),
-			         "paused: the replica's lag cannot be read (%s)", why);
+			         _("paused: the replica's lag cannot be read (%s)"), why);
 		else if (lag < 0)
 			snprintf(note, sizeof(note),
-			         "paused: the replica's lag reads NULL (its replication is "
-			         "stopped)");
+			         _("paused: the replica's lag reads NULL (its replication is "
+			           "stopped)"));
 		else
 			snprintf(note, sizeof(note),
-			         "paused: the replica is %llds behind (--max-lag %llds)", lag,
+			         _("paused: the replica is %llds behind (--max-lag %llds)"), lag,
 			         x->max_lag_s);
+		ev_utf8_fix_tail(note); /* why may be long: cut on a whole character */
 		p->waiting = note;
 		report(x, p, t0);
 		p->waiting = NULL;
 		nap(x, 1000);
 		if (stopped(x) || (x->until != 0 && time(NULL) >= x->until))
 			return false;
-		p->waiting = "paused";
+		/* TRANSLATORS: the archive run waits for the replica (after its progress line). */
+		p->waiting = _("paused");
 	}
 }
 
@@ -157,8 +161,8 @@ static int run_write(struct ev_conn *c, struct ev_query *q, size_t want, const c
 		return -1;
 	if (affected != want)
 		return ev_error_set(err, EV_ERR_GENERIC,
-		                    "%s changed %llu rows, not the %zu locked: rolled back", what,
-		                    affected, want);
+		                    _("%s changed %llu rows, not the %zu locked: rolled back"),
+		                    what, affected, want);
 	return 0;
 }
 
@@ -287,9 +291,9 @@ static int move_rows(struct batch_state *st, struct ev_rowset **locked)
 	ev_rowset_free(locked);
 	if (arc == 0 && s->target == EV_ARCHIVE_TO_TABLE)
 		arc = run_write(x->conn, ev_archive_query_copy(s, st->ids, n), n,
-		                "the copy into the archive", &st->err);
+		                _("the copy into the archive"), &st->err);
 	if (arc == 0)
-		arc = run_write(x->conn, ev_archive_query_delete(s, st->ids, n), n, "the delete",
+		arc = run_write(x->conn, ev_archive_query_delete(s, st->ids, n), n, _("the delete"),
 		                &st->err);
 	return arc;
 }
@@ -353,18 +357,18 @@ static int commit_failed(struct batch_state *st, struct ev_archive_cursor *curso
 		if (x->save_cursor != NULL)
 			x->save_cursor(cursor, x->save_arg);
 		snprintf(out->error, sizeof(out->error),
-		         "batch %u: the COMMIT lost its answer (%s); re-read: it committed "
-		         "(its %zu rows are gone from the online table)",
+		         _("batch %u: the COMMIT lost its answer (%s); re-read: it committed "
+		           "(its %zu rows are gone from the online table)"),
 		         st->number, st->err.msg, n);
 	} else {
 		audit(x, &st->b, "failed", st->err.msg, &aerr, &ignore);
 		snprintf(out->error, sizeof(out->error),
 		         left == (long long)n
-		                 ? "batch %u: COMMIT failed (%s); re-read: not committed, "
-		                   "nothing deleted"
-		                 : "batch %u: COMMIT failed (%s); re-read: its rows could "
-		                   "not "
-		                   "be counted; run again to finish",
+		                 ? _("batch %u: COMMIT failed (%s); re-read: not committed, "
+		                     "nothing deleted")
+		                 : _("batch %u: COMMIT failed (%s); re-read: its rows could "
+		                     "not "
+		                     "be counted; run again to finish"),
 		         st->number, st->err.msg);
 	}
 	return -1;
@@ -405,8 +409,8 @@ static int commit_batch(struct batch_state *st, struct ev_archive_cursor *cursor
 		x->save_cursor(cursor, x->save_arg);
 	if (rc < 0) {
 		snprintf(st->out->error, sizeof(st->out->error),
-		         "batch %u committed, but its record could not be written: %s", st->number,
-		         st->err.msg);
+		         _("batch %u committed, but its record could not be written: %s"),
+		         st->number, st->err.msg);
 		return -1;
 	}
 	return 1;
@@ -449,14 +453,14 @@ static int batch(const struct ev_archive_ctx *x, size_t size, struct ev_archive_
 	}
 	if (arc == 0 && x->log_table)
 		arc = run_write(c, ev_archive_query_log(x->spec, &x->who, &st.b), 1,
-		                "the evtop_archive_log row", &st.err);
+		                _("the evtop_archive_log row"), &st.err);
 	if (arc < 0) {
 		ev_conn_rollback(c);
 		struct ev_error aerr = {0};
 		int ignore = 0;
 		audit(x, &st.b, "failed", st.err.msg, &aerr, &ignore);
-		snprintf(out->error, sizeof(out->error), "batch %u: %s; nothing deleted", st.number,
-		         st.err.msg);
+		snprintf(out->error, sizeof(out->error), _("batch %u: %s; nothing deleted"),
+		         st.number, st.err.msg);
 		goto done;
 	}
 	rc = commit_batch(&st, cursor);
@@ -469,7 +473,7 @@ fail:
 	ev_archive_pick_clear(&st.pick);
 	if (ev_conn_is_connected(c))
 		ev_conn_rollback(c);
-	snprintf(out->error, sizeof(out->error), "batch %u: %s; nothing deleted", st.number,
+	snprintf(out->error, sizeof(out->error), _("batch %u: %s; nothing deleted"), st.number,
 	         st.err.msg);
 	return -1;
 }
@@ -509,8 +513,11 @@ int ev_archive_run(const struct ev_archive_ctx *x, struct ev_archive_cursor *cur
 		double started = mono_s();
 		size_t before = p->moved;
 		int rc = batch(x, p->batch_size, cursor, p, out);
-		if (rc < 0)
+		if (rc < 0) {
+			ev_utf8_fix_tail(
+			        out->error); /* its message may have been cut by snprintf */
 			break;
+		}
 		if (rc == 2) { /* rolled back over the lock budget: smaller, at once */
 			p->batch_size = p->batch_size / 2 > EV_ARCHIVE_BATCH_MIN
 			                        ? p->batch_size / 2
@@ -557,7 +564,7 @@ long long ev_archive_count(struct ev_conn *c, const struct ev_archive_spec *s,
 	                      : -1;
 	ev_rowset_free(&rs);
 	if (n < 0)
-		ev_error_set(err, EV_ERR_GENERIC, "the count returned no row");
+		ev_error_set(err, EV_ERR_GENERIC, _("the count returned no row"));
 	return n;
 }
 

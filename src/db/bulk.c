@@ -3,6 +3,8 @@
 
 #include "db/bulk.h"
 
+#include "core/i18n.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -76,7 +78,7 @@ static int count_list(struct ev_conn *c, struct ev_bulk_snapshot *s,
 
 	for (;;) {
 		if (flag_set(tg->stop))
-			return ev_error_set(err, EV_ERR_GENERIC, "stopped while counting");
+			return ev_error_set(err, EV_ERR_GENERIC, _("stopped while counting"));
 		size_t want = max_rows - read;
 		struct ev_list_req req = {
 		        .info = tg->info,
@@ -168,10 +170,11 @@ int ev_bulk_count(struct ev_conn *c, const struct ev_bulk_spec *spec,
 
 	*out = NULL;
 	if (max_rows > EV_BULK_MAX_ROWS_MAX)
-		return ev_error_set(err, EV_ERR_USAGE, "at most %d rows in one bulk action",
+		return ev_error_set(err, EV_ERR_USAGE, _("at most %d rows in one bulk action"),
 		                    EV_BULK_MAX_ROWS_MAX);
 	if (tg->n_ids == 0 && !ev_bulk_list_fits(spec->action, tg->list))
-		return ev_error_set(err, EV_ERR_USAGE, "%s does not act on the rows of the %s list",
+		return ev_error_set(err, EV_ERR_USAGE,
+		                    _("%s does not act on the rows of the %s list"),
 		                    ev_action_name(spec->action), ev_list_name(tg->list));
 	struct ev_bulk_snapshot *s = ev_bulk_snapshot_new(spec);
 	if (tg->n_ids > 0) {
@@ -179,7 +182,7 @@ int ev_bulk_count(struct ev_conn *c, const struct ev_bulk_spec *spec,
 		s->truncated = tg->n_ids > n;
 		for (size_t off = 0; off < n && rc == 0; off += EV_PAGE_MAX) {
 			if (flag_set(tg->stop)) {
-				rc = ev_error_set(err, EV_ERR_GENERIC, "stopped while counting");
+				rc = ev_error_set(err, EV_ERR_GENERIC, _("stopped while counting"));
 				break;
 			}
 			size_t k = n - off < EV_PAGE_MAX ? n - off : EV_PAGE_MAX;
@@ -363,21 +366,22 @@ static int resolve_in_doubt(struct run *r, struct brow *rows, size_t n, unsigned
 		report(r, false);
 	}
 	if (!read_back) {
-		const char *given_up = flag_set(r->ctx->stop) ? "; waiting for it was stopped" : "";
+		const char *given_up =
+		        flag_set(r->ctx->stop) ? _("; waiting for it was stopped") : "";
 		for (size_t i = 0; i < n; i++)
 			if (want[i])
 				item_set(rows[i].it, EV_BULK_FAILED, batch,
-				         ev_xasprintf("IN DOUBT: %s, and the server could not be "
-				                      "reached to re-read the row (%d tries over "
-				                      "%lld s%s: %s): whether the change was "
-				                      "committed is unknown; check it with evtop "
-				                      "show before acting again",
+				         ev_xasprintf(_("IN DOUBT: %s, and the server could not be "
+				                        "reached to re-read the row (%d tries over "
+				                        "%lld s%s: %s): whether the change was "
+				                        "committed is unknown; check it with evtop "
+				                        "show before acting again"),
 				                      why, tries, wait_ms / 1000, given_up,
 				                      err.msg));
 		r->s->tally.unresolved = true;
 		set_error(r->s,
-		          "batch %u is in doubt: %s, and the server could not be reached to "
-		          "re-read its rows (%d tries%s: %s)",
+		          _("batch %u is in doubt: %s, and the server could not be reached to "
+		            "re-read its rows (%d tries%s: %s)"),
 		          batch, why, tries, given_up, err.msg);
 		rc = -1;
 		goto out;
@@ -394,17 +398,17 @@ static int resolve_in_doubt(struct run *r, struct brow *rows, size_t n, unsigned
 		if (applied)
 			item_set(b->it, EV_BULK_APPLIED, batch,
 			         ev_xasprintf(
-			                 "%s; re-read from the server: the change was committed "
-			                 "(version %lld)",
+			                 _("%s; re-read from the server: the change was committed "
+			                   "(version %lld)"),
 			                 why, now[i].version));
 		else
-			item_set(
-			        b->it, EV_BULK_FAILED, batch,
-			        ev_xasprintf(
-			                "%s; re-read from the server: the change was NOT committed "
-			                "(the row is at version %lld%s); nothing was retried",
-			                why, have[i] ? now[i].version : b->it->row.version,
-			                have[i] ? "" : ", or gone"));
+			item_set(b->it, EV_BULK_FAILED, batch,
+			         ev_xasprintf(
+			                 _("%s; re-read from the server: the change was NOT "
+			                   "committed "
+			                   "(the row is at version %lld%s); nothing was retried"),
+			                 why, have[i] ? now[i].version : b->it->row.version,
+			                 have[i] ? "" : _(", or gone")));
 	}
 out:
 	for (size_t i = 0; i < n; i++)
@@ -435,10 +439,10 @@ static void explain(struct run *r, struct brow *rows, size_t n, unsigned batch)
 		for (size_t i = 0; i < n; i++)
 			if (want[i] && rows[i].it->state == EV_BULK_SKIPPED)
 				item_set(rows[i].it, EV_BULK_SKIPPED, batch,
-				         ev_xasprintf("the guard matched no row (the row changed "
-				                      "since it "
-				                      "was "
-				                      "counted); it could not be re-read: %s",
+				         ev_xasprintf(_("the guard matched no row (the row changed "
+				                        "since it "
+				                        "was "
+				                        "counted); it could not be re-read: %s"),
 				                      err.msg));
 		k = 0;
 	}
@@ -494,7 +498,7 @@ static int write_results(struct run *r, struct brow *rows, size_t n, unsigned ba
 	int rc = b.len > 0 ? ev_audit_log_append(r->ctx->log, b.data, &err) : 0;
 	ev_buf_free(&b);
 	if (rc < 0)
-		set_error(r->s, "the audit file's result lines of batch %u were not written: %s",
+		set_error(r->s, _("the audit file's result lines of batch %u were not written: %s"),
 		          batch, err.msg);
 	return rc;
 }
@@ -530,11 +534,11 @@ static int write_intent(struct run *r, const struct brow *rows, size_t n, unsign
 	int rc = ev_audit_log_append(r->ctx->log, line, err);
 	free(line);
 	if (rc < 0) {
-		set_error(
-		        r->s,
-		        "the audit file's intent line of batch %u could not be written, so nothing "
-		        "more was done: %s",
-		        batch, err->msg);
+		set_error(r->s,
+		          _("the audit file's intent line of batch %u could not be written, so "
+		            "nothing "
+		            "more was done: %s"),
+		          batch, err->msg);
 		return -1;
 	}
 	return 0;
@@ -557,15 +561,15 @@ static int write_audit_row(struct run *r, struct brow *rows, size_t k, unsigned 
 	b->written = -1;
 	abandon(r, rows, k, batch);
 	item_set(b->it, EV_BULK_FAILED, batch,
-	         ev_xasprintf("the audit row could not be written, so the change was "
-	                      "rolled back with the batch: %s",
+	         ev_xasprintf(_("the audit row could not be written, so the change was "
+	                        "rolled back with the batch: %s"),
 	                      err->msg));
 	/* Without its audit row no change is made: stop unless it was only this row's bad luck
 	 * (a lock wait, a lost connection). */
 	*stop_after =
 	        !lost(err) && err->code != 1205 && err->code != 1213 && err->code != EV_ERR_TIMEOUT;
 	if (*stop_after)
-		set_error(r->s, "batch %u: the audit row could not be written: %s", batch,
+		set_error(r->s, _("batch %u: the audit row could not be written: %s"), batch,
 		          err->msg);
 	return -1;
 }
@@ -582,20 +586,21 @@ static enum row_outcome write_row(struct run *r, struct brow *rows, size_t k, un
 	unsigned long long affected = 0;
 
 	if (ev_bulk_item_guard(r->s, b->it, &b->g, err) < 0) {
-		item_set(b->it, EV_BULK_FAILED, batch, ev_xasprintf("refused: %s", err->msg));
+		item_set(b->it, EV_BULK_FAILED, batch, ev_xasprintf(_("refused: %s"), err->msg));
 		return ROW_UNCHANGED;
 	}
 	b->built = true;
 	if (ev_conn_write(r->ctx->conn, b->g.update, &affected, err) < 0) {
 		bool gone = lost(err);
 		abandon(r, rows, k, batch);
-		item_set(b->it, EV_BULK_FAILED, batch,
-		         ev_xasprintf("%s; the batch's transaction was rolled back, so nothing of "
-		                      "it was changed%s",
-		                      err->msg, gone ? " (the connection was lost)" : ""));
+		item_set(
+		        b->it, EV_BULK_FAILED, batch,
+		        ev_xasprintf(_("%s; the batch's transaction was rolled back, so nothing of "
+		                       "it was changed%s"),
+		                     err->msg, gone ? _(" (the connection was lost)") : ""));
 		*stop_after = stops_run(err);
 		if (*stop_after)
-			set_error(r->s, "batch %u: %s", batch, err->msg);
+			set_error(r->s, _("batch %u: %s"), batch, err->msg);
 		return ROW_ABORTED;
 	}
 	if (affected == 0) {
@@ -605,8 +610,8 @@ static enum row_outcome write_row(struct run *r, struct brow *rows, size_t k, un
 	if (affected != 1) {
 		abandon(r, rows, k, batch);
 		item_set(b->it, EV_BULK_FAILED, batch,
-		         ev_xasprintf("the UPDATE by primary key changed %llu rows; the batch "
-		                      "was rolled back",
+		         ev_xasprintf(_("the UPDATE by primary key changed %llu rows; the batch "
+		                        "was rolled back"),
 		                      affected));
 		return ROW_ABORTED;
 	}
@@ -673,8 +678,8 @@ static void commit_rows(struct run *r, struct brow *rows, size_t k, unsigned bat
 			if (rows[i].written == 1)
 				item_set(rows[i].it, EV_BULK_APPLIED, batch,
 				         rows[i].g.grants_attempt
-				                 ? ev_xasprintf("exhausted: granted "
-				                                "exactly one more attempt")
+				                 ? ev_xasprintf(_("exhausted: granted "
+				                                  "exactly one more attempt"))
 				                 : NULL);
 	} else if (!answer_lost && !lost(err)) {
 		/* The server answered COMMIT with an error (a conflict with another node, a
@@ -683,11 +688,11 @@ static void commit_rows(struct run *r, struct brow *rows, size_t k, unsigned bat
 		for (size_t i = 0; i < k; i++)
 			if (rows[i].written == 1)
 				item_set(rows[i].it, EV_BULK_FAILED, batch,
-				         ev_xasprintf("the batch was rolled back at COMMIT: %s",
+				         ev_xasprintf(_("the batch was rolled back at COMMIT: %s"),
 				                      err->msg));
 	} else {
-		char *why = answer_lost ? ev_xstrdup("the answer to COMMIT was lost")
-		            : lost(err) ? ev_xstrdup("the connection was lost during COMMIT")
+		char *why = answer_lost ? ev_xstrdup(_("the answer to COMMIT was lost"))
+		            : lost(err) ? ev_xstrdup(_("the connection was lost during COMMIT"))
 		                        : ev_xstrdup(err->msg);
 		if (resolve_in_doubt(r, rows, k, batch, why) < 0)
 			*stop_after = true;
@@ -726,7 +731,8 @@ static int run_batch(struct run *r, struct brow *rows, size_t n)
 	if (write_intent(r, rows, n, batch, &err) < 0)
 		return -1;
 	if (ev_conn_begin(c, &err) < 0) {
-		set_error(s, "batch %u could not start: %s; nothing more was done", batch, err.msg);
+		set_error(s, _("batch %u could not start: %s; nothing more was done"), batch,
+		          err.msg);
 		return -1;
 	}
 	s->tally.batches = batch;
@@ -842,16 +848,17 @@ int ev_bulk_apply(const struct ev_bulk_ctx *ctx, struct ev_bulk_snapshot *s, str
 	struct run r = {.ctx = ctx, .s = s};
 
 	if (s->run_id[0] != '\0')
-		return ev_error_set(err, EV_ERR_GENERIC, "this bulk action has already been run");
+		return ev_error_set(err, EV_ERR_GENERIC,
+		                    _("this bulk action has already been run"));
 	if (ev_conn_read_only(ctx->conn) != NULL)
-		return ev_error_set(err, EV_ERR_GENERIC, "read-only: %s",
+		return ev_error_set(err, EV_ERR_GENERIC, _("read-only: %s"),
 		                    ev_conn_read_only(ctx->conn));
 	if (ctx->access == NULL || !ctx->access->writable)
-		return ev_error_set(err, EV_ERR_GENERIC, "read-only: %s",
+		return ev_error_set(err, EV_ERR_GENERIC, _("read-only: %s"),
 		                    ctx->access ? ctx->access->why
-		                                : "the write access was not checked");
+		                                : _("the write access was not checked"));
 	if (ctx->log == NULL || ctx->log->fd < 0)
-		return ev_error_set(err, EV_ERR_GENERIC, "refused: the audit file is not open");
+		return ev_error_set(err, EV_ERR_GENERIC, _("refused: the audit file is not open"));
 
 	r.who = *ctx->who;
 	/* A copy: a reconnect (to resolve a lost COMMIT) replaces the connection's own. */

@@ -3,6 +3,7 @@
 
 #include "db/conn.h"
 
+#include "core/i18n.h"
 #include "core/refresh.h"
 
 #include <errmsg.h>
@@ -202,7 +203,7 @@ static MYSQL_STMT *stmt_kept(struct ev_conn *c, const char *sql, int *slot)
 	stmt_forget(c, k);
 	st = mysql_stmt_init(c->db);
 	if (st == NULL)
-		ev_fatal("out of memory (mysql_stmt_init)");
+		ev_fatal(_("out of memory (mysql_stmt_init)"));
 	c->stmts[k].st = st;
 	c->stmts[k].sql = ev_xstrdup(sql);
 	c->stmts[k].used = c->stmt_clock;
@@ -248,7 +249,7 @@ static MYSQL *new_handle(const struct ev_conn *c)
 	unsigned int t;
 
 	if (db == NULL)
-		ev_fatal("out of memory (mysql_init)");
+		ev_fatal(_("out of memory (mysql_init)"));
 	if (s->defaults_file != NULL)
 		mysql_options(db, MYSQL_READ_DEFAULT_FILE, s->defaults_file);
 	mysql_options(db, MYSQL_READ_DEFAULT_GROUP,
@@ -292,27 +293,27 @@ static int connect_error(const struct ev_conn *c, MYSQL *db, struct ev_error *er
 	const struct ev_source *s = c->src;
 	const char *where = s->host     ? s->host
 	                    : s->socket ? s->socket
-	                                : "the server in the option files";
+	                                : _("the server in the option files");
 
 	switch (no) {
 	case ER_ACCESS_DENIED_ERROR:
 		return ev_error_set(
 		        err, (int)no,
-		        "access denied: %s (check the user and password: -u, -p, or the "
-		        "option file)",
+		        _("access denied: %s (check the user and password: -u, -p, or the "
+		          "option file)"),
 		        msg);
 	case ER_BAD_DB_ERROR:
 		return ev_error_set(err, (int)no,
-		                    "no such database: %s (check -D or the option file)", msg);
+		                    _("no such database: %s (check -D or the option file)"), msg);
 	case CR_CONNECTION_ERROR:
 	case CR_CONN_HOST_ERROR:
 	case CR_UNKNOWN_HOST:
 	case CR_SERVER_LOST:
 	case CR_SERVER_GONE_ERROR:
-		return ev_error_set(err, EV_ERR_CONNECT, "cannot connect to %s: %s", where, msg);
+		return ev_error_set(err, EV_ERR_CONNECT, _("cannot connect to %s: %s"), where, msg);
 	default:
-		return ev_error_set(err, no ? (int)no : EV_ERR_CONNECT, "cannot connect to %s: %s",
-		                    where, msg);
+		return ev_error_set(err, no ? (int)no : EV_ERR_CONNECT,
+		                    _("cannot connect to %s: %s"), where, msg);
 	}
 }
 
@@ -332,7 +333,7 @@ int ev_conn_connect(struct ev_conn *c, struct ev_error *err)
 	}
 	/* An option file may name another character set; evtop always speaks utf8mb4. */
 	if (mysql_set_character_set(db, "utf8mb4") != 0) {
-		ev_error_set(err, EV_ERR_CONNECT, "cannot use utf8mb4: %s", mysql_error(db));
+		ev_error_set(err, EV_ERR_CONNECT, _("cannot use utf8mb4: %s"), mysql_error(db));
 		mysql_close(db);
 		return -1;
 	}
@@ -353,9 +354,10 @@ int ev_conn_connect(struct ev_conn *c, struct ev_error *err)
 				snprintf(why, sizeof(why), "%s", err->msg);
 				ev_error_set(
 				        err, EV_ERR_CONFIG,
-				        "the server refused time zone '%s': %.300s (named zones "
-				        "need the server's time zone tables; an offset like +08:00 "
-				        "always works)",
+				        _("the server refused time zone '%s': %.300s (named zones "
+				          "need the server's time zone tables; an offset like "
+				          "+08:00 "
+				          "always works)"),
 				        s->time_zone, why);
 			}
 			ev_strv_free(&setup);
@@ -400,10 +402,11 @@ int ev_conn_exec(struct ev_conn *c, const char *sql, struct ev_error *err)
 	double t0 = now_ms();
 
 	if (c->db == NULL)
-		return ev_error_set(err, EV_ERR_CONNECT, "not connected");
+		return ev_error_set(err, EV_ERR_CONNECT, _("not connected"));
 	/* A cancelled job starts nothing more either: only the end of its transaction. */
 	if (atomic_load(&c->cancelled) && strncmp(sql, "ROLLBACK", 8) != 0)
-		return ev_error_set(err, ER_QUERY_INTERRUPTED, "cancelled: %.60s (not run)", sql);
+		return ev_error_set(err, ER_QUERY_INTERRUPTED, _("cancelled: %.60s (not run)"),
+		                    sql);
 	if (mysql_query(c->db, sql) != 0) {
 		ev_error_set(err, (int)mysql_errno(c->db), "%s", mysql_error(c->db));
 		c->charged_ms += ev_refresh_charge_ms((int)mysql_errno(c->db),
@@ -439,24 +442,24 @@ static int stmt_error(struct ev_conn *c, const struct ev_query *q, unsigned int 
 	if (no == ER_STATEMENT_TIMEOUT || no == ER_MYSQL_QUERY_TIMEOUT)
 		return ev_error_set(
 		        err, EV_ERR_TIMEOUT,
-		        "timeout: %s stopped by the server's statement time limit (%d ms)", q->name,
-		        c->cfg->statement_timeout_ms);
+		        _("timeout: %s stopped by the server's statement time limit (%d ms)"),
+		        q->name, c->cfg->statement_timeout_ms);
 	if (no == ER_QUERY_INTERRUPTED)
-		return ev_error_set(err, (int)no, "cancelled: %s", q->name);
+		return ev_error_set(err, (int)no, _("cancelled: %s"), q->name);
 	if (no == ER_NO_SUCH_TABLE)
-		return ev_error_set(err, EV_ERR_SCHEMA, "missing table: %s", msg);
+		return ev_error_set(err, EV_ERR_SCHEMA, _("missing table: %s"), msg);
 	if (no == ER_BAD_FIELD_ERROR)
 		return ev_error_set(
 		        err, EV_ERR_SCHEMA,
-		        "missing column: %s (the table differs from the model document; "
-		        "evtop doctor explains)",
+		        _("missing column: %s (the table differs from the model document; "
+		          "evtop doctor explains)"),
 		        msg);
 	if (no == ER_KEY_DOES_NOT_EXISTS)
-		return ev_error_set(err, EV_ERR_SCHEMA, "missing index: %s", msg);
+		return ev_error_set(err, EV_ERR_SCHEMA, _("missing index: %s"), msg);
 	if (no == ER_TABLEACCESS_DENIED_ERROR || no == ER_COLUMNACCESS_DENIED_ERROR)
-		return ev_error_set(err, (int)no, "not allowed: %s", msg);
+		return ev_error_set(err, (int)no, _("not allowed: %s"), msg);
 	if (is_lost(no))
-		return ev_error_set(err, EV_ERR_CONNECT, "connection lost: %s", msg);
+		return ev_error_set(err, EV_ERR_CONNECT, _("connection lost: %s"), msg);
 	(void)sqlstate;
 	return ev_error_set(err, no ? (int)no : EV_ERR_GENERIC, "%s: %s", q->name, msg);
 }
@@ -517,7 +520,7 @@ static int prepare_stmt(struct ev_conn *c, const struct ev_query *q, MYSQL_STMT 
 	}
 	*st = mysql_stmt_init(c->db);
 	if (*st == NULL)
-		ev_fatal("out of memory (mysql_stmt_init)");
+		ev_fatal(_("out of memory (mysql_stmt_init)"));
 	if (mysql_stmt_prepare(*st, q->sql, strlen(q->sql)) != 0)
 		return -1;
 	return 0;
@@ -652,7 +655,7 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 	if (prepare_stmt(c, q, &st, &slot) < 0)
 		goto fail;
 	if (q->nparams != mysql_stmt_param_count(st)) {
-		ev_error_set(err, EV_ERR_GENERIC, "%s: %zu parameters for %lu placeholders",
+		ev_error_set(err, EV_ERR_GENERIC, _("%s: %zu parameters for %lu placeholders"),
 		             q->name, q->nparams, mysql_stmt_param_count(st));
 		goto out;
 	}
@@ -662,7 +665,7 @@ static int run_once(struct ev_conn *c, const struct ev_query *q, struct ev_rowse
 		/* Cancelled while it was being prepared (a prepare waits for a table's lock as
 		 * the statement would): never executed. */
 		c->last_errno = ER_QUERY_INTERRUPTED;
-		ev_error_set(err, ER_QUERY_INTERRUPTED, "cancelled: %s", q->name);
+		ev_error_set(err, ER_QUERY_INTERRUPTED, _("cancelled: %s"), q->name);
 		goto out;
 	}
 	if (mysql_stmt_execute(st) != 0)
@@ -702,7 +705,7 @@ int ev_conn_run(struct ev_conn *c, const struct ev_query *q, struct ev_rowset **
 		bool lost = false;
 		/* A cancelled job starts nothing more: not its next statement, not a retry. */
 		if (atomic_load(&c->cancelled))
-			return ev_error_set(err, ER_QUERY_INTERRUPTED, "cancelled: %s (not run)",
+			return ev_error_set(err, ER_QUERY_INTERRUPTED, _("cancelled: %s (not run)"),
 			                    q->name);
 		if (c->db == NULL && ev_conn_connect(c, err) < 0)
 			return -1;
@@ -791,7 +794,7 @@ int ev_conn_kill_query(struct ev_conn *c, struct ev_error *err)
 	int qrc = mysql_query(db, sql);
 	free(sql);
 	if (qrc != 0 && mysql_errno(db) != ER_NO_SUCH_THREAD)
-		rc = ev_error_set(err, (int)mysql_errno(db), "KILL QUERY failed: %s",
+		rc = ev_error_set(err, (int)mysql_errno(db), _("KILL QUERY failed: %s"),
 		                  mysql_error(db));
 	mysql_close(db);
 	return rc;
@@ -957,24 +960,25 @@ static int write_error(struct ev_conn *c, const struct ev_query *q, unsigned int
                        const char *msg, const char *sqlstate, struct ev_error *err)
 {
 	if (write_lost(no))
-		return ev_error_set(err, EV_ERR_CONNECT, "connection lost during %s: %s", q->name,
-		                    msg);
+		return ev_error_set(err, EV_ERR_CONNECT, _("connection lost during %s: %s"),
+		                    q->name, msg);
 	if (no == ER_LOCK_WAIT_TIMEOUT)
-		return ev_error_set(err, (int)no,
-		                    "lock wait timeout: another session holds the row (waited "
-		                    "innodb_lock_wait_timeout); nothing was changed and nothing is "
-		                    "retried");
+		return ev_error_set(
+		        err, (int)no,
+		        _("lock wait timeout: another session holds the row (waited "
+		          "innodb_lock_wait_timeout); nothing was changed and nothing is "
+		          "retried"));
 	if (no == ER_LOCK_DEADLOCK)
 		return ev_error_set(
 		        err, (int)no,
-		        "deadlock (or a conflict with another node): the transaction was "
-		        "rolled back; nothing was changed and nothing is retried");
+		        _("deadlock (or a conflict with another node): the transaction was "
+		          "rolled back; nothing was changed and nothing is retried"));
 	if (no == ER_OPTION_PREVENTS_STATEMENT)
-		return ev_error_set(err, (int)no, "the server refuses writes: %s", msg);
+		return ev_error_set(err, (int)no, _("the server refuses writes: %s"), msg);
 	if (no == ER_WSREP_NOT_READY)
 		return ev_error_set(err, (int)no,
-		                    "the node is not part of the cluster's primary component "
-		                    "(%s); nothing was changed",
+		                    _("the node is not part of the cluster's primary component "
+		                      "(%s); nothing was changed"),
 		                    msg);
 	return stmt_error(c, q, no, msg, sqlstate, err);
 }
@@ -990,9 +994,9 @@ int ev_conn_write(struct ev_conn *c, const struct ev_query *q, unsigned long lon
 
 	*affected = 0;
 	if (c->read_only != NULL)
-		return ev_error_set(err, EV_ERR_GENERIC, "read-only: %s", c->read_only);
+		return ev_error_set(err, EV_ERR_GENERIC, _("read-only: %s"), c->read_only);
 	if (c->db == NULL)
-		return ev_error_set(err, EV_ERR_CONNECT, "not connected");
+		return ev_error_set(err, EV_ERR_CONNECT, _("not connected"));
 	int slot;
 	MYSQL_STMT *st = stmt_kept(c, q->sql, &slot);
 	if (st == NULL) {
@@ -1000,7 +1004,7 @@ int ev_conn_write(struct ev_conn *c, const struct ev_query *q, unsigned long lon
 		goto fail;
 	}
 	if (q->nparams != mysql_stmt_param_count(st)) {
-		ev_error_set(err, EV_ERR_GENERIC, "%s: %zu parameters for %lu placeholders",
+		ev_error_set(err, EV_ERR_GENERIC, _("%s: %zu parameters for %lu placeholders"),
 		             q->name, q->nparams, mysql_stmt_param_count(st));
 		goto out;
 	}
@@ -1046,7 +1050,7 @@ int ev_conn_begin(struct ev_conn *c, struct ev_error *err)
 		}
 		unsigned int no = mysql_errno(c->db);
 		ev_error_set(err, write_lost(no) ? EV_ERR_CONNECT : (int)no,
-		             "cannot start a transaction: %s", mysql_error(c->db));
+		             _("cannot start a transaction: %s"), mysql_error(c->db));
 		if (!write_lost(no))
 			return -1;
 		ev_conn_close(c); /* nothing was written: safe to reconnect and try again */
@@ -1059,30 +1063,31 @@ int ev_conn_commit(struct ev_conn *c, struct ev_error *err)
 	double t0 = now_ms();
 
 	if (c->db == NULL)
-		return ev_error_set(err, EV_ERR_CONNECT, "connection lost before COMMIT");
+		return ev_error_set(err, EV_ERR_CONNECT, _("connection lost before COMMIT"));
 	if (mysql_commit(c->db) != 0) {
 		unsigned int no = mysql_errno(c->db);
 		if (write_lost(no)) {
-			ev_error_set(err, EV_ERR_CONNECT, "connection lost during COMMIT: %s",
+			ev_error_set(err, EV_ERR_CONNECT, _("connection lost during COMMIT: %s"),
 			             mysql_error(c->db));
 			log_sql(c, "COMMIT", now_ms() - t0, -1, err->msg);
 			ev_conn_close(c);
 			return -1;
 		}
 		if (no == ER_LOCK_DEADLOCK)
-			ev_error_set(err, (int)no,
-			             "conflict: %s changed the row first (%s); the transaction was "
-			             "rolled back, nothing was changed and nothing is retried",
-			             c->galera ? "another node of the cluster" : "another session",
-			             mysql_error(c->db));
+			ev_error_set(
+			        err, (int)no,
+			        _("conflict: %s changed the row first (%s); the transaction was "
+			          "rolled back, nothing was changed and nothing is retried"),
+			        c->galera ? _("another node of the cluster") : _("another session"),
+			        mysql_error(c->db));
 		else if (no == ER_WSREP_NOT_READY)
 			ev_error_set(
 			        err, (int)no,
-			        "COMMIT refused: the node is not part of the cluster's primary "
-			        "component (%s); nothing was changed",
+			        _("COMMIT refused: the node is not part of the cluster's primary "
+			          "component (%s); nothing was changed"),
 			        mysql_error(c->db));
 		else
-			ev_error_set(err, (int)no, "COMMIT failed: %s", mysql_error(c->db));
+			ev_error_set(err, (int)no, _("COMMIT failed: %s"), mysql_error(c->db));
 		log_sql(c, "COMMIT", now_ms() - t0, -1, err->msg);
 		ev_conn_rollback(c);
 		return -1;
@@ -1115,7 +1120,7 @@ int ev_conn_prepare_check(struct ev_conn *c, const struct ev_query *q, struct ev
 		return -1;
 	MYSQL_STMT *st = mysql_stmt_init(c->db);
 	if (st == NULL)
-		ev_fatal("out of memory (mysql_stmt_init)");
+		ev_fatal(_("out of memory (mysql_stmt_init)"));
 	if (mysql_stmt_prepare(st, q->sql, strlen(q->sql)) != 0) {
 		unsigned int no = mysql_stmt_errno(st);
 		if (no == ER_TABLEACCESS_DENIED_ERROR || no == ER_COLUMNACCESS_DENIED_ERROR)

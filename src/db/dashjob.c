@@ -4,6 +4,8 @@
 #include "db/dashjob.h"
 
 #include "core/doctor.h"
+#include "core/i18n.h"
+#include "core/text.h"
 #include "core/util.h"
 #include "db/fan.h"
 
@@ -12,6 +14,12 @@
 #include <string.h>
 
 const char ev_dashjob_all_dim[] = "source";
+
+/* A table's note: at most 190 bytes of text, cut on a whole character. */
+static void note_set(char *note, size_t size, const char *text)
+{
+	snprintf(note, size, "%.*s", (int)ev_utf8_prefix(text, 190), text);
+}
 
 void ev_dashjob_arg_free(void *p)
 {
@@ -148,11 +156,12 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 			r->unix_time = parts[i].unix_time;
 		}
 	}
-	snprintf(r->server, sizeof(r->server), "%d of %d sources answer", up, nall);
+	snprintf(r->server, sizeof(r->server), _("%d of %d sources answer"), up, nall);
 	if (up == 0) {
 		r->failed = true;
-		ev_error_set(&r->err, parts[0].err.code, "no source answers (%s: %.300s)",
-		             arg->all.src[0].name, parts[0].err.msg);
+		ev_error_set(&r->err, parts[0].err.code, _("no source answers (%s: %.*s)"),
+		             arg->all.src[0].name, (int)ev_utf8_prefix(parts[0].err.msg, 300),
+		             parts[0].err.msg);
 		*err = r->err;
 	}
 	for (int t = 0; up > 0 && t < EV_TABLE_COUNT; t++) {
@@ -169,10 +178,12 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 			names[k] = src->name;
 			dash[k++] = parts[i].dash[t];
 			if (!parts[i].ok)
-				ev_buf_printf(&why, "%s%s: no answer (%.120s)", why.len ? "; " : "",
-				              src->name, parts[i].err.msg);
+				ev_buf_printf(&why, _("%s%s: no answer (%.*s)"),
+				              why.len ? "; " : "", src->name,
+				              (int)ev_utf8_prefix(parts[i].err.msg, 120),
+				              parts[i].err.msg);
 			else if (parts[i].dash[t] == NULL)
-				ev_buf_printf(&why, "%s%s: no such table", why.len ? "; " : "",
+				ev_buf_printf(&why, _("%s%s: no such table"), why.len ? "; " : "",
 				              src->name);
 		}
 		struct ev_dash_req req = {
@@ -183,9 +194,9 @@ static int all_job(struct ev_job *job, struct ev_error *err)
 		r->dash[t] = ev_dash_by_source(dash, names, k, &req);
 		free(names);
 		if (why.len > 0)
-			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", why.data);
+			note_set(r->note[t], sizeof(r->note[t]), why.data);
 		else if (r->dash[t]->notes != NULL)
-			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", r->dash[t]->notes);
+			note_set(r->note[t], sizeof(r->note[t]), r->dash[t]->notes);
 		ev_buf_free(&why);
 		for (int i = 0; i < nall; i++)
 			ev_dash_free(&parts[i].dash[t]);
@@ -228,8 +239,9 @@ int ev_dashjob_run(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	for (int t = 0; t < EV_TABLE_COUNT; t++) {
 		struct ev_table_info *ti = arg->need_info ? &r->info[t] : &arg->info[t];
 		if (arg->table_name[t] == NULL) {
-			snprintf(r->note[t], sizeof(r->note[t]),
-			         "not watched on this source (the config's tables leave it out)");
+			note_set(
+			        r->note[t], sizeof(r->note[t]),
+			        _("not watched on this source (the config's tables leave it out)"));
 			continue;
 		}
 		if (arg->need_info && ev_conn_table_info(c, arg->table_name[t], ti, err) < 0) {
@@ -239,7 +251,8 @@ int ev_dashjob_run(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 		}
 		if (!ti->exists) {
 			snprintf(r->note[t], sizeof(r->note[t]),
-			         "%s: no such table in this database", arg->table_name[t]);
+			         _("%s: no such table in this database"), arg->table_name[t]);
+			ev_utf8_fix_tail(r->note[t]);
 			continue;
 		}
 		struct ev_dash_req req = {
@@ -263,12 +276,12 @@ int ev_dashjob_run(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 				*err = qerr;
 				return -1;
 			}
-			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", qerr.msg);
+			note_set(r->note[t], sizeof(r->note[t]), qerr.msg);
 			r->gone[t] = qerr.code == EV_ERR_SCHEMA;
 		} else if (r->dash[t] != NULL && r->dash[t]->notes != NULL) {
 			/* Why some figures show ? (a time limit hit, an index missing): said under
 			 * the table, as the sub-command says it. */
-			snprintf(r->note[t], sizeof(r->note[t]), "%.190s", r->dash[t]->notes);
+			note_set(r->note[t], sizeof(r->note[t]), r->dash[t]->notes);
 		}
 		/* The size and history, now and then; best effort (the header leaves it out). */
 		if (arg->facts[t] && r->dash[t] != NULL) {

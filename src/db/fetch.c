@@ -2,6 +2,8 @@
 
 #include "db/fetch.h"
 
+#include "core/i18n.h"
+
 #include <string.h>
 #include <time.h>
 
@@ -39,7 +41,9 @@ int ev_dash_fetch(struct ev_conn *c, const struct ev_dash_req *req, struct ev_da
 		if (ev_conn_run(c, q, &rs, &qerr) < 0) {
 			ev_query_free(&q);
 			if (qerr.code == EV_ERR_TIMEOUT) {
-				ev_dash_unknown(d, (enum ev_dash_query)w, "timeout");
+				/* TRANSLATORS: why a query's figures are unknown, after its name:
+				 * "pending: timeout". */
+				ev_dash_unknown(d, (enum ev_dash_query)w, _("timeout"));
 				continue;
 			}
 			*err = qerr;

@@ -5,6 +5,8 @@
 
 #include "db/fetch.h"
 
+#include "core/i18n.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,16 +353,16 @@ int ev_mirror_fetch(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash
 			return -1;
 		}
 		for (int w = EV_DQ_PENDING; w <= EV_DQ_FAILED; w++)
-			ev_dash_unknown(d, (enum ev_dash_query)w, "timeout");
+			ev_dash_unknown(d, (enum ev_dash_query)w, _("timeout"));
 		d->skipped &= ~backlog;
 	} else if (rc == 1) {
 		/* Past the cap: today's capped counts, said so. */
 		ev_dash_free(&d);
 		if (ev_dash_fetch(c, req, &d, err) < 0)
 			return -1;
-		char note[96];
+		char note[160];
 		snprintf(note, sizeof(note),
-		         "mirror: the backlog passes its cap of %zu rows (capped counts)",
+		         _("mirror: the backlog passes its cap of %zu rows (capped counts)"),
 		         ev_mirror_cap());
 		add_note(d, note);
 		*out = d;

@@ -3,6 +3,7 @@
 
 #include "db/worker.h"
 
+#include "core/i18n.h"
 #include "core/refresh.h"
 
 #include <errno.h>
@@ -162,7 +163,7 @@ static void *worker_main(void *p)
 			(void)ev_conn_take_charged_ms(j->conns[i]);
 		if (!ev_conn_is_connected(w->conn) && now + RETRY_SLACK_MS < w->retry_at) {
 			gated = true;
-			rc = ev_error_set(&err, EV_ERR_CONNECT, "reconnecting in %.0f s: %s",
+			rc = ev_error_set(&err, EV_ERR_CONNECT, _("reconnecting in %.0f s: %s"),
 			                  (w->retry_at - now) / 1000.0, w->last_err.msg);
 		} else if (!ev_conn_is_connected(w->conn) && ev_conn_connect(w->conn, &err) < 0) {
 			rc = -1;
@@ -222,7 +223,7 @@ struct ev_worker *ev_worker_start(struct ev_conn *conn, struct ev_error *err)
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-		ev_error_set(err, EV_ERR_GENERIC, "cannot start a worker thread");
+		ev_error_set(err, EV_ERR_GENERIC, _("cannot start a worker thread"));
 		close(fds[0]);
 		close(fds[1]);
 		pthread_mutex_destroy(&w->lock);
@@ -321,7 +322,8 @@ static void cancel_where(struct ev_worker *w, bool all, int tag, unsigned long g
 		if (all || (j->tag == tag && j->gen < gen)) {
 			*pp = j->next;
 			j->cancelled = true;
-			j->rc = ev_error_set(&j->err, EV_ERR_GENERIC, "cancelled");
+			/* TRANSLATORS: a query dropped before it ran (superseded or stopped). */
+			j->rc = ev_error_set(&j->err, EV_ERR_GENERIC, _("cancelled"));
 			finish_locked(w, j);
 			continue;
 		}

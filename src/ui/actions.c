@@ -8,6 +8,7 @@
 
 #include "core/auditlog.h"
 #include "core/guard.h"
+#include "core/i18n.h"
 #include "core/style.h"
 #include "db/action.h"
 #include "ui/app.h"
@@ -65,7 +66,8 @@ static void protected_done(struct app *a, const char *text)
 	if (!ui_write_current()->active)
 		return;
 	if (strcmp(text, P.seen.event_no ? P.seen.event_no : "") != 0) {
-		app_message(a, EV_STYLE_WARNING, "the event_no typed does not match: nothing done");
+		app_message(a, EV_STYLE_WARNING,
+		            _("the event_no typed does not match: nothing done"));
 		ui_write_end();
 		return;
 	}
@@ -99,14 +101,20 @@ static void build_and_confirm(struct app *a)
 			 * end of the prompt (the line is sanitised when drawn). */
 			const char *token = ev_guard_protected_token(
 			        P.seen.event_type, P.seen.biz_type, a->cfg->protected_types);
-			char label[256];
+			char label[512];
+			const char *tok = token ? token : "?";
+			const char *no = P.seen.event_no ? P.seen.event_no : "?";
 			snprintf(label, sizeof(label),
-			         "a protected type (%.40s): to go on, type its event_no, %.64s: ",
-			         token ? token : "?", P.seen.event_no ? P.seen.event_no : "?");
+			         /* TRANSLATORS: a prompt; the protected type's token, then the
+			          * event_no to type (last: a narrow screen shows the prompt's
+			          * end). */
+			         _("a protected type (%.*s): to go on, type its event_no, %.*s: "),
+			         app_cut(tok, 40), tok, app_cut(no, 64), no);
 			app_prompt(a, label, "", protected_done);
 			return;
 		}
-		app_message(a, EV_STYLE_ERROR, "refused: %s", err.msg);
+		/* TRANSLATORS: the guard refused the write; %s says why. */
+		app_message(a, EV_STYLE_ERROR, _("refused: %s"), err.msg);
 		ui_write_end();
 		return;
 	}
@@ -161,7 +169,7 @@ struct apply_result {
 	bool not_writable;
 	bool clock; /* refused for a suspected time zone mismatch (not cached: :clock-ok lifts it)
 	             */
-	char why[512];
+	char why[1024];
 	unsigned long long id;
 };
 
@@ -204,8 +212,8 @@ static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	}
 	if (rc == UI_WRITE_NO_AUDIT) {
 		r->result = EV_RESULT_REFUSED;
-		snprintf(r->why, sizeof(r->why), "the audit file cannot be written: %.400s",
-		         err->msg);
+		snprintf(r->why, sizeof(r->why), _("the audit file cannot be written: %.*s"),
+		         app_cut(err->msg, 400), err->msg);
 		return 0;
 	}
 	struct ev_action_ctx ctx = {.conn = c, .access = &access, .log = &log, .who = &who};
@@ -225,9 +233,26 @@ static bool single_yes(struct app *a)
 	ev_guard_row_copy(&x->seen, &P.seen);
 	ui_write_who_take(a, w->site, &x->who);
 	app_pop(a); /* the confirmation */
-	app_message(a, EV_STYLE_WARNING, "applying…");
+	app_message(a, EV_STYLE_WARNING, "%s", _("applying…"));
 	ui_write_submit(a, -1, apply_job, x, free_apply_arg, apply_done);
 	return true;
+}
+
+/* A write's result as a person reads it (ev_action_result_name's, translated). */
+static const char *result_label(enum ev_action_result r)
+{
+	switch (r) {
+	case EV_RESULT_APPLIED:
+		/* TRANSLATORS: a write's result, before why: "failed: …", "refused: …". */
+		return P_("result", "applied");
+	case EV_RESULT_SKIPPED:
+		return P_("result", "skipped");
+	case EV_RESULT_REFUSED:
+		return P_("result", "refused");
+	case EV_RESULT_FAILED:
+		break;
+	}
+	return P_("result", "failed");
 }
 
 /* apply_job finished: say what the database did. */
@@ -239,28 +264,32 @@ static void apply_done(void *ctx, struct ev_job *job)
 	a->applying = false;
 	enum ev_table_kind t = w->table;
 	if (job->rc < 0 || r == NULL) {
-		app_message(a, EV_STYLE_ERROR, "failed: %s (the row was not changed)",
+		app_message(a, EV_STYLE_ERROR, _("failed: %s (the row was not changed)"),
 		            job->err.msg);
 	} else if (r->not_writable && r->clock) {
-		app_message(a, EV_STYLE_WARNING, "refused: %s", r->why);
+		app_message(a, EV_STYLE_WARNING, _("refused: %s"), r->why);
 	} else if (r->not_writable) {
 		struct site *st = app_site_at(a, w->site);
 		snprintf(st->not_writable[t], sizeof(st->not_writable[t]), "%s", r->why);
-		app_message(a, EV_STYLE_WARNING, "read-only: %s", r->why);
+		/* TRANSLATORS: the table may not be written; %s says why. */
+		app_message(a, EV_STYLE_WARNING, _("read-only: %s"), r->why);
 	} else if (r->result == EV_RESULT_APPLIED) {
-		app_message(a, EV_STYLE_CHANGED, "applied: %s %s (version %lld → %lld)",
-		            ev_action_name(w->action), P.seen.event_no, P.seen.version,
+		/* TRANSLATORS: the action, the event_no, the row's version before and after. */
+		app_message(a, EV_STYLE_CHANGED, _("applied: %s %s (version %lld → %lld)"),
+		            ui_write_action_label(w->action), P.seen.event_no, P.seen.version,
 		            r->out.have_now ? r->out.now.version : P.seen.version + 1);
 		a->highlight_id = r->id;
 	} else if (r->result == EV_RESULT_SKIPPED) {
 		char *now = r->out.have_now ? ev_guard_row_describe(t, &r->out.now) : NULL;
 		app_message(a, EV_STYLE_WARNING,
-		            "skipped: the row changed since it was read — now %s",
-		            now ? now : "gone");
+		            /* TRANSLATORS: %s is the row as it is now, or "gone". */
+		            _("skipped: the row changed since it was read — now %s"),
+		            now ? now : _("gone"));
 		free(now);
 		a->highlight_id = r->id;
 	} else {
-		app_message(a, EV_STYLE_ERROR, "%s: %s", ev_action_result_name(r->result),
+		/* TRANSLATORS: a write's result ("failed", "refused"), then why. */
+		app_message(a, EV_STYLE_ERROR, _("%s: %s"), result_label(r->result),
 		            r->out.msg[0] ? r->out.msg : r->why);
 	}
 	if (job->rc == 0 && r != NULL &&
@@ -282,7 +311,7 @@ static void write_statement(struct app *a, FILE *f, const char *path, void *ctx)
 	(void)ctx;
 	if (sql == NULL) {
 		fclose(f);
-		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
+		app_message(a, EV_STYLE_ERROR, _("cannot write %s"), path);
 		return;
 	}
 	fprintf(f, "-- evtop: %s %s on %s (not applied by this file)\n%s;\n",
@@ -290,10 +319,10 @@ static void write_statement(struct app *a, FILE *f, const char *path, void *ctx)
 	        app_table_name(a, w->site, w->table), sql);
 	free(sql);
 	if (fclose(f) != 0)
-		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
+		app_message(a, EV_STYLE_ERROR, _("cannot write %s"), path);
 	else
 		app_message(a, EV_STYLE_NORMAL,
-		            "wrote the statement to %s (y applies, any key: No)", path);
+		            _("wrote the statement to %s (y applies, any key: No)"), path);
 }
 
 static void export_statement_done(struct app *a, const char *name)
@@ -305,7 +334,7 @@ static bool single_key(struct app *a, enum ev_ui_action act)
 {
 	if (act != EV_UA_EXPORT)
 		return false;
-	app_prompt(a, "write the statement to FILE: ", "evtop-statement.sql",
+	app_prompt(a, _("write the statement to FILE: "), "evtop-statement.sql",
 	           export_statement_done);
 	return true;
 }
@@ -316,42 +345,50 @@ static struct view *confirm_new(struct app *a)
 	struct text_view *c = ui_write_confirm_new();
 	const struct ev_table_def *def = ev_model_table(w->table);
 	char line[2048];
-	char where[96] = "";
+	char where[192] = "";
+	const char *src = app_source_name(a, w->site);
 	if (a->nsources > 1)
-		snprintf(where, sizeof(where), " of source %.64s", app_source_name(a, w->site));
-	snprintf(line, sizeof(line), "%s %s on %s (%s)%s?", ev_action_name(w->action),
-	         P.seen.event_no ? P.seen.event_no : "?", def->key,
+		/* TRANSLATORS: after the table in the confirmation's question; %.*s the source. */
+		snprintf(where, sizeof(where), _(" of source %.*s"), app_cut(src, 64), src);
+	/* TRANSLATORS: the confirmation's question: the action, the event_no, the table and
+	 * its name in the database, " of source S" or nothing. */
+	snprintf(line, sizeof(line), _("%s %s on %s (%s)%s?"), ui_write_action_label(w->action),
+	         P.seen.event_no ? P.seen.event_no : "?", ev_model_table_label(def),
 	         app_table_name(a, w->site, w->table), where);
 	text_view_add(c, EV_STYLE_TITLE, line);
 	text_view_add(c, EV_STYLE_NORMAL, "");
-	snprintf(line, sizeof(line), "status: %d %s → %d %s", P.g.from_status,
-	         ev_model_status_name(def, P.g.from_status, false), P.g.to_status,
-	         ev_model_status_name(def, P.g.to_status, false));
+	/* TRANSLATORS: the status code and name before and after. */
+	snprintf(line, sizeof(line), _("status: %d %s → %d %s"), P.g.from_status,
+	         ev_model_status_label(def, P.g.from_status), P.g.to_status,
+	         ev_model_status_label(def, P.g.to_status));
 	text_view_add(c, EV_STYLE_NORMAL, line);
 	char *now = ev_guard_row_describe(w->table, &P.seen);
-	snprintf(line, sizeof(line), "as read: %s", now);
+	/* TRANSLATORS: the row as it was read (its status, version, retries…). */
+	snprintf(line, sizeof(line), _("as read: %s"), now);
 	free(now);
 	text_view_add(c, EV_STYLE_NORMAL, line);
-	snprintf(line, sizeof(line), "change: %s", P.g.change ? P.g.change : "");
+	/* TRANSLATORS: what the statement changes (columns and values). */
+	snprintf(line, sizeof(line), _("change: %s"), P.g.change ? P.g.change : "");
 	text_view_add(c, EV_STYLE_NORMAL, line);
 	if (P.g.notice) {
-		snprintf(line, sizeof(line), "note: %s", P.g.notice);
+		snprintf(line, sizeof(line), _("note: %s"), P.g.notice);
 		text_view_add(c, EV_STYLE_WARNING, line);
 	}
 	if (P.g.protected_token) {
-		snprintf(line, sizeof(line), "protected type (%s): confirmed by its event_no",
+		snprintf(line, sizeof(line), _("protected type (%s): confirmed by its event_no"),
 		         P.g.protected_token);
 		text_view_add(c, EV_STYLE_WARNING, line);
 	}
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	text_view_add(c, EV_STYLE_HEADER,
-	              "the statement, one row by primary key, guarded by the row as read:");
+	              _("the statement, one row by primary key, guarded by the row as read:"));
 	char *sql = ev_query_render(P.g.update);
 	text_view_add(c, EV_STYLE_NORMAL, sql);
 	free(sql);
 	text_view_add(c, EV_STYLE_NORMAL, "");
-	text_view_add(c, EV_STYLE_TITLE,
-	              "Apply? y applies; e writes the statement to a file, C copies it; any other "
-	              "key: No");
+	text_view_add(
+	        c, EV_STYLE_TITLE,
+	        _("Apply? y applies; e writes the statement to a file, C copies it; any other "
+	          "key: No"));
 	return &c->base;
 }

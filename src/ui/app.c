@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include "ui/app.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/action.h"
 #include "ui/term.h"
@@ -20,12 +21,47 @@ long long app_now(const struct app *a)
 	return a->scripted ? a->vclock : ev_mono_ms();
 }
 
+int app_cut(const char *s, int max)
+{
+	size_t n = strnlen(s, max > 0 ? (size_t)max : 0);
+	/* A cut before a continuation byte would split its character: cut before its lead. */
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return (int)n;
+}
+
+/* A string that snprintf cut at its buffer's end: without a last character cut short. */
+static void drop_partial(char *s)
+{
+	size_t len = strlen(s), i = len;
+	while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i == 0)
+		return;
+	unsigned char lead = (unsigned char)s[i - 1];
+	size_t need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+	if (len - (i - 1) < need)
+		s[i - 1] = '\0';
+}
+
+void app_buf_pad(struct ev_buf *b, const char *s, int cols, int max_bytes)
+{
+	char *safe = ev_text_sanitize(s, (size_t)app_cut(s, max_bytes));
+	int w = ev_text_width(safe);
+	ev_buf_adds(b, safe);
+	for (; w < cols; w++)
+		ev_buf_addc(b, ' ');
+	free(safe);
+}
+
 void app_message(struct app *a, int style, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
+	int n = vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(a->msg))
+		drop_partial(a->msg);
 	a->msg_style = style;
 	a->dirty = true;
 }
@@ -34,14 +70,16 @@ void app_copy(struct app *a, const char *what, const char *text, size_t n)
 {
 	if (!a->cfg->clipboard) {
 		app_message(a, EV_STYLE_WARNING,
-		            "copy: the clipboard is off (clipboard = off): "
-		            "nothing copied");
+		            _("copy: the clipboard is off (clipboard = off): "
+		              "nothing copied"));
 		return;
 	}
 	if (n > (size_t)a->cfg->clipboard_max) {
 		app_message(a, EV_STYLE_WARNING,
-		            "copy: %s is %zu bytes, more than clipboard_max (%d): nothing copied "
-		            "(E writes it to a file)",
+		            /* TRANSLATORS: %s is what is copied ("the event_no", "the
+		             * statement"). */
+		            _("copy: %s is %zu bytes, more than clipboard_max (%d): nothing copied "
+		              "(E writes it to a file)"),
 		            what, n, a->cfg->clipboard_max);
 		return;
 	}
@@ -49,11 +87,13 @@ void app_copy(struct app *a, const char *what, const char *text, size_t n)
 	int rc = ev_term_send(seq, strlen(seq));
 	free(seq);
 	if (rc < 0)
-		app_message(a, EV_STYLE_ERROR, "copy: the terminal could not be written");
+		app_message(a, EV_STYLE_ERROR, _("copy: the terminal could not be written"));
 	else
 		app_message(a, EV_STYLE_NORMAL,
-		            "copied %s (%zu bytes) to the clipboard (OSC 52; tmux: set -g "
-		            "set-clipboard on)",
+		            /* TRANSLATORS: %s is what was copied ("the event_no", "the
+		             * statement"). */
+		            _("copied %s (%zu bytes) to the clipboard (OSC 52; tmux: set -g "
+		              "set-clipboard on)"),
 		            what, n);
 }
 
@@ -160,7 +200,9 @@ void app_prompt(struct app *a, const char *label, const char *initial,
                 void (*done)(struct app *a, const char *text))
 {
 	a->prompting = true;
-	snprintf(a->prompt_label, sizeof(a->prompt_label), "%s", label);
+	if (snprintf(a->prompt_label, sizeof(a->prompt_label), "%s", label) >=
+	    (int)sizeof(a->prompt_label))
+		drop_partial(a->prompt_label);
 	/* An earlier filter is offered for editing, with a space to add a term. */
 	snprintf(a->prompt_text, sizeof(a->prompt_text), "%s%s", initial ? initial : "",
 	         initial && initial[0] ? " " : "");
@@ -270,7 +312,8 @@ int app_clock_ok_audit(struct app *a, const char *reason, const char *why, struc
 	ev_audit_time_now(now);
 	char *line = ev_audit_clock_ok_line(now, &who, tables.len ? tables.data : NULL, reason,
 	                                    why != NULL && why[0] ? why : NULL);
-	int rc = a->audit_path == NULL ? ev_error_set(err, EV_ERR_GENERIC, "no home directory")
+	int rc = a->audit_path == NULL
+	                 ? ev_error_set(err, EV_ERR_GENERIC, "%s", _("no home directory"))
 	         : ev_audit_log_open(&log, a->audit_path, err) < 0
 	                 ? -1
 	                 : ev_audit_log_append(&log, line, err);
@@ -327,7 +370,7 @@ static void access_log_done(void *ctx, struct ev_job *j)
 	struct app *a = ctx;
 	if (j->rc < 0)
 		app_message(a, EV_STYLE_WARNING,
-		            "shown in the clear, recorded in the local audit file only: %s",
+		            _("shown in the clear, recorded in the local audit file only: %s"),
 		            j->err.msg);
 }
 
@@ -349,7 +392,8 @@ int app_unmask_audit(struct app *a, int site, const char *table_name, const char
 	ev_audit_time_now(now);
 	const char *nos[] = {event_no};
 	char *line = ev_audit_unmask_line(now, &who, table_name, reason, nos, 1);
-	int rc = a->audit_path == NULL ? ev_error_set(err, EV_ERR_GENERIC, "no home directory")
+	int rc = a->audit_path == NULL
+	                 ? ev_error_set(err, EV_ERR_GENERIC, "%s", _("no home directory"))
 	         : ev_audit_log_open(&log, a->audit_path, err) < 0
 	                 ? -1
 	                 : ev_audit_log_append(&log, line, err);
@@ -462,7 +506,7 @@ struct site *app_site_at(struct app *a, int index)
 	struct site *st = &a->sites[index];
 	struct ev_error err = {0};
 	if (st->wlist == NULL && start_site(a, index, &err) < 0)
-		ev_fatal("cannot start the workers of source %s: %s", app_source_name(a, index),
+		ev_fatal(_("cannot start the workers of source %s: %s"), app_source_name(a, index),
 		         err.msg);
 	return st;
 }
@@ -521,9 +565,9 @@ bool app_clock_refuses(struct app *a, int site, enum ev_table_kind t)
 	if (a->clock_ok || !a->clock_suspect[t] || a->all_mode || site != a->cur_source)
 		return false;
 	app_message(a, EV_STYLE_WARNING,
-	            "refused: a time zone mismatch is suspected: %s (:clock-ok if the zone is "
-	            "right)",
-	            a->clock_summary[t][0] ? a->clock_summary[t] : "see the dashboard");
+	            _("refused: a time zone mismatch is suspected: %s (:clock-ok if the zone is "
+	              "right)"),
+	            a->clock_summary[t][0] ? a->clock_summary[t] : _("see the dashboard"));
 	return true;
 }
 

@@ -95,7 +95,7 @@ struct site {
 	struct ev_worker *wwrite;
 	struct ev_table_info info[EV_TABLE_COUNT];
 	bool have_info;
-	char not_writable[EV_TABLE_COUNT][512]; /* why a table is read-only for this account */
+	char not_writable[EV_TABLE_COUNT][1024]; /* why a table is read-only for this account */
 	long long lag_s; /* with every source at once, its replica's lag (-1: unknown) */
 };
 
@@ -109,7 +109,7 @@ struct app {
 	struct ev_source *read_src; /* src's read endpoint (owned) while reading there, or NULL */
 	bool read_primary;          /* read from the primary even where a replica is set */
 	long long lag_s;            /* the read endpoint's lag: seconds, or -1 while unknown */
-	char lag_note[160];         /* why it is unknown */
+	char lag_note[320];         /* why it is unknown */
 	struct ev_worker *wdash;    /* dashboards: a slow one never blocks lists (their own) */
 	struct site *sites;         /* per source, as sources */
 	/* Every source at once (the dashboard by source): a connection per source on its read
@@ -129,10 +129,10 @@ struct app {
 	long long server_offset_s;
 	bool have_offset;
 	enum conn_state state;
-	char last_error[256];
+	char last_error[512];
 	char stale_since[32]; /* server time of the last good refresh, when stale */
 	/* Tables. */
-	char table_note[EV_TABLE_COUNT][160];
+	char table_note[EV_TABLE_COUNT][320];
 	/* Refresh and budget. */
 	int refresh_ms;
 	int effective_ms;
@@ -144,18 +144,18 @@ struct app {
 	bool have_ok;            /* a refresh has succeeded on this source */
 	long long last_ok_at;    /* app_now() of the last good refresh: how old the data is */
 	long long server_now_at; /* app_now() when server_now was read */
-	char drawn_status[768];  /* the status line as last drawn (its clock moves) */
+	char drawn_status[1024]; /* the status line as last drawn (its clock moves) */
 	/* Views. */
 	struct view *views[MAX_VIEWS];
 	int nviews;
 	int next_tag;
 	/* The message line. */
-	char msg[256];
+	char msg[1024]; /* room for a translated message (3 bytes a character) */
 	int msg_style;
 	/* A prompt on the message line. */
 	bool prompting;
-	char prompt_label[480]; /* room for a full path ("… exists: replace it?") or a whole
-	                         * event_no (64) and its type */
+	char prompt_label[640]; /* room for a full path ("… exists: replace it?") or a whole
+	                         * event_no (64) and its type, translated */
 	char prompt_text[512];
 	size_t prompt_len;
 	void (*on_prompt)(struct app *a, const char *text);
@@ -170,7 +170,7 @@ struct app {
 	 * clock-dependent figures are marked and writes refused, unless the operator said the
 	 * zone is right (--clock-ok, :clock-ok: audited), which lets writes through. */
 	bool clock_suspect[EV_TABLE_COUNT];
-	char clock_summary[EV_TABLE_COUNT][256]; /* the dashboard's words for it, or "" */
+	char clock_summary[EV_TABLE_COUNT][512]; /* the dashboard's words for it, or "" */
 	bool clock_ok;
 	bool clock_ok_audited; /* --clock-ok's audit line is written (once, when first needed) */
 	unsigned long long highlight_id; /* the row an action just touched */
@@ -185,6 +185,12 @@ struct app {
 long long app_now(const struct app *a);
 void app_message(struct app *a, int style, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* How many bytes of s, at most max, end where a character ends: the precision for "%.*s"
+ * where a string is cut by bytes, so that a cut never splits a UTF-8 character. */
+int app_cut(const char *s, int max);
+/* Append s to b, cut at max_bytes (never inside a character) and padded with spaces to at
+ * least cols cells: "%-COLS.MAXs" by display cells (s is sanitised first). */
+void app_buf_pad(struct ev_buf *b, const char *s, int cols, int max_bytes);
 void app_push(struct app *a, struct view *v);
 void app_pop(struct app *a);
 struct view *app_top(struct app *a);

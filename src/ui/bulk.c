@@ -11,6 +11,7 @@
 
 #include "core/bulk.h"
 #include "core/guard.h"
+#include "core/i18n.h"
 #include "core/style.h"
 #include "db/bulk.h"
 #include "ui/app.h"
@@ -192,7 +193,7 @@ static void start_count(struct app *a)
 	x->high_retry_min = a->cfg->high_retry_min;
 	x->window_s = a->cfg->window_s;
 	x->search_cap = a->cfg->search_cap;
-	app_message(a, EV_STYLE_WARNING, "counting the rows… (reads only)");
+	app_message(a, EV_STYLE_WARNING, "%s", _("counting the rows… (reads only)"));
 	ui_write_submit(a, count_tag, count_job, x, free_count_arg, count_done);
 }
 
@@ -245,8 +246,9 @@ void ui_bulk_start(struct app *a, struct view *origin, int site, enum ev_ui_acti
 		         rows->all_what ? rows->all_what : "");
 		snprintf(B.match, sizeof(B.match), "%s", rows->match ? rows->match : "");
 	} else if (!ev_bulk_list_fits(w->action, rows->kind)) {
-		app_message(a, EV_STYLE_WARNING, "%s does not apply to the rows of a %s list",
-		            ev_action_name(w->action), ev_list_name(rows->kind));
+		/* TRANSLATORS: an action, then a list's name as the CLI writes it ("failed"). */
+		app_message(a, EV_STYLE_WARNING, _("%s does not apply to the rows of a %s list"),
+		            ui_write_action_label(w->action), ev_list_name(rows->kind));
 		ui_write_end();
 		return;
 	}
@@ -266,10 +268,11 @@ static void protected_done(struct app *a, const char *text)
 	bool include = strcmp(text, want) == 0;
 	if (text[0] != '\0' && !include) {
 		app_message(a, EV_STYLE_WARNING,
-		            "the count typed does not match: protected rows skipped");
+		            _("the count typed does not match: protected rows skipped"));
 	}
 	if (ev_bulk_plan(B.snap, include, &err) < 0) {
-		app_message(a, EV_STYLE_ERROR, "refused: %s", err.msg);
+		/* TRANSLATORS: the plan refused the run; %s says why. */
+		app_message(a, EV_STYLE_ERROR, _("refused: %s"), err.msg);
 		ui_write_end();
 		return;
 	}
@@ -309,8 +312,9 @@ static int apply_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 	int rc = ui_write_prepare(c, &x->who, x->snap->table, x->snap->table_name, &access, &log,
 	                          &who, err);
 	if (rc == UI_WRITE_NOT_WRITABLE)
-		return ev_error_set(err, EV_ERR_GENERIC, "%s%s",
-		                    access.clock_suspect ? "refused: " : "read-only: ", access.why);
+		return ev_error_set(err, EV_ERR_GENERIC,
+		                    access.clock_suspect ? _("refused: %s") : _("read-only: %s"),
+		                    access.why);
 	if (rc != 0)
 		return -1;
 	struct ev_bulk_ctx ctx = {
@@ -386,12 +390,14 @@ static void replan(struct app *a, const struct settings_copy *before, const char
 		B.snap->action = w->action;
 		ui_bulk_settings(&B.snap->set);
 		if (ev_bulk_plan(B.snap, B.snap->include_protected, &again) < 0) {
-			app_message(a, EV_STYLE_ERROR, "refused: %s", again.msg);
+			app_message(a, EV_STYLE_ERROR, _("refused: %s"), again.msg);
 			app_pop(a);
 			ui_write_end();
 			return;
 		}
-		app_message(a, EV_STYLE_ERROR, "%s: %s; unchanged", what, err.msg);
+		/* TRANSLATORS: the setting asked ("rate: 5 events per second"), why it is
+		 * refused. */
+		app_message(a, EV_STYLE_ERROR, _("%s: %s; unchanged"), what, err.msg);
 		return;
 	}
 	if (ui_write_is_confirm(app_top(a)))
@@ -411,18 +417,21 @@ static void rate_done(struct app *a, const char *text)
 	bool paced_only = !is_retry(w->action); /* cancel, recover: 0 = no pace, as before */
 	if (end == text || *end != '\0' || !(paced_only ? r >= 0 : r > 0) || r > EV_BULK_RATE_MAX) {
 		app_message(a, EV_STYLE_ERROR,
-		            "rate: expected events per second, %s and at most %d, got '%.40s'; "
-		            "unchanged",
-		            paced_only ? "0 (no pace)" : "above 0", EV_BULK_RATE_MAX, text);
+		            /* TRANSLATORS: %s is "0 (no pace)" or "above 0"; then the most, what
+		             * was typed. */
+		            _("rate: expected events per second, %s and at most %d, got '%.*s'; "
+		              "unchanged"),
+		            paced_only ? _("0 (no pace)") : _("above 0"), EV_BULK_RATE_MAX,
+		            app_cut(text, 40), text);
 		return;
 	}
 	settings_save(&before);
 	B.rate = r;
-	char what[96];
+	char what[256];
 	if (r > 0)
-		snprintf(what, sizeof(what), "rate: %g events per second", r);
+		snprintf(what, sizeof(what), _("rate: %g events per second"), r);
 	else
-		snprintf(what, sizeof(what), "rate: no pace");
+		snprintf(what, sizeof(what), "%s", _("rate: no pace"));
 	replan(a, &before, what);
 }
 
@@ -436,15 +445,15 @@ static void delay_done(struct app *a, const char *text)
 	    ms % 1000 != 0) {
 		app_message(
 		        a, EV_STYLE_ERROR,
-		        "delay: expected whole seconds from 0 to 7d (30s, 5m, 2h), got '%.40s'; "
-		        "unchanged",
-		        text);
+		        _("delay: expected whole seconds from 0 to 7d (30s, 5m, 2h), got '%.*s'; "
+		          "unchanged"),
+		        app_cut(text, 40), text);
 		return;
 	}
 	settings_save(&before);
 	B.delay_s = (int)(ms / 1000);
-	char what[64];
-	snprintf(what, sizeof(what), "delay: %d s before the first is due", B.delay_s);
+	char what[256];
+	snprintf(what, sizeof(what), _("delay: %d s before the first is due"), B.delay_s);
 	replan(a, &before, what);
 }
 
@@ -456,14 +465,14 @@ static void batch_done(struct app *a, const char *text)
 		return;
 	if (ev_parse_int(text, 1, EV_BULK_BATCH_MAX, &n) < 0) {
 		app_message(a, EV_STYLE_ERROR,
-		            "batch size: expected 1 .. %d rows, got '%.40s'; unchanged",
-		            EV_BULK_BATCH_MAX, text);
+		            _("batch size: expected 1 .. %d rows, got '%.*s'; unchanged"),
+		            EV_BULK_BATCH_MAX, app_cut(text, 40), text);
 		return;
 	}
 	settings_save(&before);
 	B.batch_size = (int)n;
-	char what[64];
-	snprintf(what, sizeof(what), "batch size: %d rows", B.batch_size);
+	char what[256];
+	snprintf(what, sizeof(what), _("batch size: %d rows"), B.batch_size);
 	replan(a, &before, what);
 }
 
@@ -474,16 +483,17 @@ static void pause_done(struct app *a, const char *text)
 	if (B.snap == NULL || text[0] == '\0')
 		return;
 	if (ev_parse_duration_ms(text, &ms) < 0 || ms < 0 || ms > 600000) {
-		app_message(a, EV_STYLE_ERROR,
-		            "pause: expected a duration from 0 to 10m (0, 500ms, 2s), got '%.40s'; "
-		            "unchanged",
-		            text);
+		app_message(
+		        a, EV_STYLE_ERROR,
+		        _("pause: expected a duration from 0 to 10m (0, 500ms, 2s), got '%.*s'; "
+		          "unchanged"),
+		        app_cut(text, 40), text);
 		return;
 	}
 	settings_save(&before);
 	B.pause_ms = (int)ms;
-	char what[64];
-	snprintf(what, sizeof(what), "pause: %d ms between batches", B.pause_ms);
+	char what[256];
+	snprintf(what, sizeof(what), _("pause: %d ms between batches"), B.pause_ms);
 	replan(a, &before, what);
 }
 
@@ -492,14 +502,16 @@ static void pause_done(struct app *a, const char *text)
 static void setting_key(struct app *a, enum ev_ui_action act)
 {
 	struct ui_write *w = ui_write_current();
-	char label[200];
+	char label[512];
 	struct settings_copy before;
 	switch (act) {
 	case EV_UA_BULK_MODE:
 		if (!is_retry(w->action)) {
-			app_message(a, EV_STYLE_NORMAL,
-			            "m chooses how a retry runs; %s has one way (r sets its pace)",
-			            ev_action_name(w->action));
+			app_message(
+			        a, EV_STYLE_NORMAL,
+			        /* TRANSLATORS: %s is the action (cancel, recover). */
+			        _("m chooses how a retry runs; %s has one way (r sets its pace)"),
+			        ui_write_action_label(w->action));
 			return;
 		}
 		settings_save(&before);
@@ -507,43 +519,46 @@ static void setting_key(struct app *a, enum ev_ui_action act)
 		                                                  : EV_ACTION_RETRY_SCHEDULE;
 		replan(a, &before,
 		       w->action == EV_ACTION_RETRY_NOW
-		               ? "mode: retry now, paced (m: scheduled again)"
-		               : "mode: scheduled, spread through next_retry_time (the default)");
+		               ? _("mode: retry now, paced (m: scheduled again)")
+		               : _("mode: scheduled, spread through next_retry_time (the "
+		                   "default)"));
 		return;
 	case EV_UA_BULK_RATE:
 		if (w->action == EV_ACTION_RETRY_SCHEDULE)
 			snprintf(label, sizeof(label),
-			         "rate: events made due per second (now %g; Enter keeps it): ",
+			         _("rate: events made due per second (now %g; Enter keeps it): "),
 			         B.snap->set.rate);
 		else if (B.snap->set.pace > 0)
 			snprintf(label, sizeof(label),
-			         "rate: events written per second (now %g; Enter keeps it): ",
+			         _("rate: events written per second (now %g; Enter keeps it): "),
 			         B.snap->set.pace);
 		else
-			snprintf(label, sizeof(label),
-			         "rate: events written per second (now no pace; Enter keeps it): ");
+			snprintf(label, sizeof(label), "%s",
+			         _("rate: events written per second (now no pace; Enter keeps "
+			           "it): "));
 		app_prompt(a, label, "", rate_done);
 		return;
 	case EV_UA_BULK_DELAY:
 		if (w->action != EV_ACTION_RETRY_SCHEDULE) {
-			app_message(a, EV_STYLE_NORMAL, "a delay is for a scheduled retry%s",
-			            is_retry(w->action) ? " (m schedules)" : "");
+			/* TRANSLATORS: %s is " (m schedules)" or nothing. */
+			app_message(a, EV_STYLE_NORMAL, _("a delay is for a scheduled retry%s"),
+			            is_retry(w->action) ? _(" (m schedules)") : "");
 			return;
 		}
 		snprintf(label, sizeof(label),
-		         "delay before the first is due (now %d s; 0 .. 7d; Enter keeps it): ",
+		         _("delay before the first is due (now %d s; 0 .. 7d; Enter keeps it): "),
 		         B.delay_s);
 		app_prompt(a, label, "", delay_done);
 		return;
 	case EV_UA_BULK_BATCH:
 		snprintf(label, sizeof(label),
-		         "batch size: rows per transaction (now %d; 1 .. %d; Enter keeps it): ",
+		         _("batch size: rows per transaction (now %d; 1 .. %d; Enter keeps it): "),
 		         B.batch_size, EV_BULK_BATCH_MAX);
 		app_prompt(a, label, "", batch_done);
 		return;
 	default:
 		snprintf(label, sizeof(label),
-		         "pause between batches (now %d ms; 0 .. 10m; Enter keeps it): ",
+		         _("pause between batches (now %d ms; 0 .. 10m; Enter keeps it): "),
 		         B.pause_ms);
 		app_prompt(a, label, "", pause_done);
 		return;
@@ -556,16 +571,17 @@ static void scope_switch(struct app *a)
 {
 	struct ui_write *w = ui_write_current();
 	if (!B.can_all) {
-		app_message(a, EV_STYLE_NORMAL, "%s",
-		            B.n_marked == 0 && B.n_ids == 0
-		                    ? "a: this run is on every row that matches already"
-		                    : "a: the marked rows are of a list of every source: a run on "
-		                      "the whole list runs on one source (open its list)");
+		app_message(
+		        a, EV_STYLE_NORMAL, "%s",
+		        B.n_marked == 0 && B.n_ids == 0
+		                ? _("a: this run is on every row that matches already")
+		                : _("a: the marked rows are of a list of every source: a run on "
+		                    "the whole list runs on one source (open its list)"));
 		return;
 	}
 	if (!B.all && !ev_bulk_list_fits(w->action, B.kind)) {
-		app_message(a, EV_STYLE_WARNING, "%s does not apply to the rows of a %s list",
-		            ev_action_name(w->action), ev_list_name(B.kind));
+		app_message(a, EV_STYLE_WARNING, _("%s does not apply to the rows of a %s list"),
+		            ui_write_action_label(w->action), ev_list_name(B.kind));
 		return;
 	}
 	B.all = !B.all;
@@ -607,45 +623,49 @@ static void confirm_add_settings(struct text_view *c, const struct ev_bulk_snaps
 	const struct ev_bulk_settings *set = &s->set;
 	char line[1024];
 	if (w->action == EV_ACTION_RETRY_SCHEDULE) {
-		snprintf(line, sizeof(line),
-		         "mode: scheduled (the default) — next_retry_time = NOW() + %d .. %lld s, "
-		         "%g "
-		         "due a second, the applications' retry path · m: now",
-		         set->delay_s, s->spread_last_s, set->rate);
+		snprintf(
+		        line, sizeof(line),
+		        _("mode: scheduled (the default) — next_retry_time = NOW() + %d .. %lld s, "
+		          "%g "
+		          "due a second, the applications' retry path · m: now"),
+		        set->delay_s, s->spread_last_s, set->rate);
 		text_view_add(c, EV_STYLE_NORMAL, line);
 		if (B.asked_now)
 			text_view_add(
 			        c, EV_STYLE_NORMAL,
-			        "  (many events are retried through the schedule unless now is "
-			        "chosen: m)");
-		snprintf(line, sizeof(line),
-		         "rate: %g per second (r) · delay: %d s (d) · batch size: %d (b) · pause: "
-		         "%d ms (w)",
-		         set->rate, set->delay_s, set->batch_size, set->pause_ms);
+			        _("  (many events are retried through the schedule unless now is "
+			          "chosen: m)"));
+		snprintf(
+		        line, sizeof(line),
+		        _("rate: %g per second (r) · delay: %d s (d) · batch size: %d (b) · pause: "
+		          "%d ms (w)"),
+		        set->rate, set->delay_s, set->batch_size, set->pause_ms);
 	} else if (w->action == EV_ACTION_RETRY_NOW) {
 		snprintf(line, sizeof(line),
-		         "mode: now — pending at once, written at most %g per second (about %.0f s "
-		         "for %zu) · m: scheduled",
+		         _("mode: now — pending at once, written at most %g per second (about %.0f "
+		           "s "
+		           "for %zu) · m: scheduled"),
 		         set->pace, set->pace > 0 ? (double)s->n_pending / set->pace : 0.0,
 		         s->n_pending);
 		text_view_add(c, EV_STYLE_WARNING, line);
 		snprintf(line, sizeof(line),
-		         "rate: %g per second (r) · batch size: %d (b) · pause: %d ms (w)",
+		         _("rate: %g per second (r) · batch size: %d (b) · pause: %d ms (w)"),
 		         set->pace, set->batch_size, set->pause_ms);
 	} else if (set->pace > 0) {
 		snprintf(line, sizeof(line),
-		         "rate: at most %g written per second (r) · batch size: %d (b) · pause: %d "
-		         "ms (w)",
+		         _("rate: at most %g written per second (r) · batch size: %d (b) · pause: "
+		           "%d "
+		           "ms (w)"),
 		         set->pace, set->batch_size, set->pause_ms);
 	} else {
 		snprintf(line, sizeof(line),
-		         "rate: no pace (r sets one) · batch size: %d (b) · pause: %d ms (w)",
+		         _("rate: no pace (r sets one) · batch size: %d (b) · pause: %d ms (w)"),
 		         set->batch_size, set->pause_ms);
 	}
 	text_view_add(c, EV_STYLE_NORMAL, line);
 	snprintf(line, sizeof(line),
-	         "batches: %u of at most %d rows, %d ms apart at least, one transaction each, "
-	         "with the audit rows",
+	         _("batches: %u of at most %d rows, %d ms apart at least, one transaction each, "
+	           "with the audit rows"),
 	         s->batches_planned, ev_bulk_batch_rows(set), set->pause_ms);
 	text_view_add(c, EV_STYLE_NORMAL, line);
 }
@@ -657,49 +677,61 @@ static struct view *confirm_new(struct app *a)
 	const struct ev_bulk_snapshot *s = B.snap;
 	const struct ev_table_def *def = ev_model_table(w->table);
 	char line[2048];
-	snprintf(line, sizeof(line), "%s on %zu events of %s (%s)?", ev_action_name(w->action),
-	         s->n_pending, def->key, app_table_name(a, w->site, w->table));
+	/* TRANSLATORS: the bulk confirmation's question: the action, how many events, the
+	 * table and its name in the database. */
+	snprintf(line, sizeof(line), _("%s on %zu events of %s (%s)?"),
+	         ui_write_action_label(w->action), s->n_pending, ev_model_table_label(def),
+	         app_table_name(a, w->site, w->table));
 	text_view_add(c, EV_STYLE_TITLE, line);
 	text_view_add(c, EV_STYLE_NORMAL, "");
-	snprintf(line, sizeof(line), "counted: %zu (%s)%s", s->n, B.target,
-	         s->truncated ? " — more matched than one run reads; run it again for the rest"
+	/* TRANSLATORS: the rows counted, what was counted ("3 marked rows"), then a note or
+	 * nothing. */
+	snprintf(line, sizeof(line), _("counted: %zu (%s)%s"), s->n, B.target,
+	         s->truncated ? _(" — more matched than one run reads; run it again for the rest")
 	                      : "");
 	text_view_add(c, EV_STYLE_NORMAL, line);
 	if (B.can_all && B.all)
-		snprintf(line, sizeof(line), "a: only the %s instead", B.marked_what);
+		/* TRANSLATORS: %s is the marked rows ("3 marked rows"). */
+		snprintf(line, sizeof(line), _("a: only the %s instead"), B.marked_what);
 	else if (B.can_all)
-		snprintf(line, sizeof(line), "a: all %s%sthat match instead (%s)", B.match,
+		/* TRANSLATORS: the list's count ("1234", "≥100000") and a space, or nothing;
+		 * then what the list is ("list failed, event_type=X"). */
+		snprintf(line, sizeof(line), _("a: all %s%sthat match instead (%s)"), B.match,
 		         B.match[0] ? " " : "", B.all_what);
 	if (B.can_all)
 		text_view_add(c, EV_STYLE_NORMAL, line);
 	char *prot = ev_bulk_protected_text(s);
-	snprintf(line, sizeof(line), "to act on: %zu · protected: %s · refused by the guard: %zu",
-	         s->n_pending, prot, s->n_refused);
+	snprintf(line, sizeof(line),
+	         _("to act on: %zu · protected: %s · refused by the guard: %zu"), s->n_pending,
+	         prot, s->n_refused);
 	free(prot);
 	text_view_add(c, EV_STYLE_NORMAL, line);
 	if (s->change) {
-		snprintf(line, sizeof(line), "change (first row): %s", s->change);
+		snprintf(line, sizeof(line), _("change (first row): %s"), s->change);
 		text_view_add(c, EV_STYLE_NORMAL, line);
 	}
 	if (s->notice) {
-		snprintf(line, sizeof(line), "note: %s", s->notice);
+		snprintf(line, sizeof(line), _("note: %s"), s->notice);
 		text_view_add(c, EV_STYLE_WARNING, line);
 	}
 	if (s->n_pending > 0)
 		confirm_add_settings(c, s);
 	text_view_add(c, EV_STYLE_NORMAL, "");
 	text_view_add(c, EV_STYLE_HEADER,
-	              "each row's statement (the first shown; each binds its own id and version):");
-	text_view_add(c, EV_STYLE_NORMAL, s->example ? s->example : "(nothing to do)");
+	              _("each row's statement (the first shown; each binds its own id and "
+	                "version):"));
+	text_view_add(c, EV_STYLE_NORMAL, s->example ? s->example : _("(nothing to do)"));
 	text_view_add(c, EV_STYLE_NORMAL, "");
-	snprintf(line, sizeof(line),
-	         "Apply? y applies (then x stops, X pauses); %sm r d b w change the run; C copies "
-	         "the statement; any other key: No",
-	         B.can_all ? "a " : "");
+	snprintf(
+	        line, sizeof(line),
+	        /* TRANSLATORS: %s is "a " (a key) or nothing, before the keys m r d b w. */
+	        _("Apply? y applies (then x stops, X pauses); %sm r d b w change the run; C copies "
+	          "the statement; any other key: No"),
+	        B.can_all ? "a " : "");
 	text_view_add(c, EV_STYLE_TITLE,
 	              s->n_pending ? line
-	              : B.can_all  ? "Nothing to do: a changes the rows; any other key goes back"
-	                           : "Nothing to do: any key goes back");
+	              : B.can_all  ? _("Nothing to do: a changes the rows; any other key goes back")
+	                           : _("Nothing to do: any key goes back"));
 	return &c->base;
 }
 
@@ -708,30 +740,56 @@ static struct view *confirm_new(struct app *a)
 /* The rows that did not apply, those that need a look first: failed (with why, an IN DOUBT
  * among them), skipped (changed meanwhile), then those the run did not reach, then those it
  * left alone. */
+/* A row's state after a run, as a person reads it (ev_bulk_state_name's, translated); a row
+ * still pending was not attempted: the run stopped first. */
+static const char *item_state_label(enum ev_bulk_state st)
+{
+	switch (st) {
+	case EV_BULK_PENDING:
+		/* TRANSLATORS: a row's state in the bulk results' column (13 cells). */
+		return P_("bulk", "not attempted");
+	case EV_BULK_PROTECTED:
+		return P_("bulk", "protected");
+	case EV_BULK_REFUSED:
+		return P_("bulk", "refused");
+	case EV_BULK_APPLIED:
+		return P_("bulk", "applied");
+	case EV_BULK_SKIPPED:
+		return P_("bulk", "skipped");
+	case EV_BULK_FAILED:
+		break;
+	}
+	return P_("bulk", "failed");
+}
+
 static void results_add_items(struct text_view *c, const struct ev_bulk_snapshot *s)
 {
 	static const enum ev_bulk_state order[] = {EV_BULK_FAILED, EV_BULK_SKIPPED, EV_BULK_PENDING,
 	                                           EV_BULK_PROTECTED, EV_BULK_REFUSED};
-	char line[1200];
 	size_t shown = 0;
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		for (size_t i = 0; i < s->n && shown < 500; i++) {
 			const struct ev_bulk_item *it = &s->items[i];
 			if (it->state != order[k])
 				continue;
-			/* After a run, a row still pending was not attempted: it stopped first. */
-			const char *state = it->state == EV_BULK_PENDING
-			                            ? "not attempted"
-			                            : ev_bulk_state_name(it->state);
-			snprintf(line, sizeof(line), "%-24.64s %-13s %.400s%s%.400s",
-			         it->row.event_no ? it->row.event_no : "", state,
-			         it->msg ? it->msg : "", it->now ? " — now " : "",
-			         it->now ? it->now : "");
+			/* The columns padded by cells: "%-24.64s %-13s %.400s" by bytes would
+			 * misalign a wide character and could split one. */
+			const char *msg = it->msg ? it->msg : "", *now = it->now ? it->now : "";
+			struct ev_buf line;
+			ev_buf_init(&line);
+			app_buf_pad(&line, it->row.event_no ? it->row.event_no : "", 24, 64);
+			ev_buf_addc(&line, ' ');
+			app_buf_pad(&line, item_state_label(it->state), 13, 256);
+			ev_buf_printf(&line, " %.*s%s%.*s", app_cut(msg, 400), msg,
+			              /* TRANSLATORS: the bulk results: why a row did not apply,
+			               * " — now " and the row as it is now. */
+			              it->now ? _(" — now ") : "", app_cut(now, 400), now);
 			text_view_add(c,
 			              it->state == EV_BULK_SKIPPED || it->state == EV_BULK_FAILED
 			                      ? EV_STYLE_WARNING
 			                      : EV_STYLE_NORMAL,
-			              line);
+			              line.data);
+			ev_buf_free(&line);
 			shown++;
 		}
 	}
@@ -800,7 +858,7 @@ static void count_done(void *ctx, struct ev_job *job)
 	struct count_result *r = job->result;
 	a->applying = false;
 	if (job->rc < 0 || r == NULL || r->snap == NULL) {
-		app_message(a, EV_STYLE_ERROR, "counting failed: %s (nothing written)",
+		app_message(a, EV_STYLE_ERROR, _("counting failed: %s (nothing written)"),
 		            job->err.msg);
 		ui_write_end();
 		return;
@@ -808,9 +866,11 @@ static void count_done(void *ctx, struct ev_job *job)
 	B.snap = r->snap;
 	r->snap = NULL;
 	if (B.snap->n_protected > 0) {
-		char label[200];
+		char label[1024];
 		snprintf(label, sizeof(label),
-		         "%zu protected (%s): type %zu to include them, Enter to leave them: ",
+		         /* TRANSLATORS: a prompt: how many rows are of a protected type, the
+		          * types, and the count to type to include them. */
+		         _("%zu protected (%s): type %zu to include them, Enter to leave them: "),
 		         B.snap->n_protected,
 		         B.snap->protected_summary ? B.snap->protected_summary : "",
 		         B.snap->n_protected);
@@ -831,56 +891,64 @@ static void apply_done(void *ctx, struct ev_job *job)
 	shared.running = false;
 	pthread_mutex_unlock(&shared.lock);
 	if (job->rc < 0) {
-		app_message(a, EV_STYLE_ERROR, "not started: %s (nothing written)", job->err.msg);
+		app_message(a, EV_STYLE_ERROR, _("not started: %s (nothing written)"),
+		            job->err.msg);
 	} else {
 		tell_dashboard(a, x->snap);
 		char *tally = ev_bulk_tally_describe(&x->snap->tally);
-		char marks[160] = "";
+		char marks[256] = "";
 		size_t unmarked = 0;
 		int left = 0;
 		if (unmark_applied(a, x->snap, &unmarked, &left) && left > 0)
-			snprintf(marks, sizeof(marks), "; %zu unmarked, %d still marked", unmarked,
-			         left);
+			snprintf(marks, sizeof(marks), _("; %zu unmarked, %d still marked"),
+			         unmarked, left);
 		else if (unmarked > 0)
-			snprintf(marks, sizeof(marks), "; %zu unmarked", unmarked);
+			snprintf(marks, sizeof(marks), _("; %zu unmarked"), unmarked);
 		app_message(a,
 		            x->snap->tally.skipped || x->snap->tally.failed ? EV_STYLE_WARNING
 		                                                            : EV_STYLE_CHANGED,
-		            "%s%s%s", x->snap->tally.stopped ? "stopped: " : "done: ", tally,
+		            /* TRANSLATORS: the end of a bulk run: "stopped: " or "done: ", the
+		             * tally, the marks. */
+		            "%s%s%s", x->snap->tally.stopped ? _("stopped: ") : _("done: "), tally,
 		            marks);
 		/* The rows that did not apply, as they are now. */
 		struct text_view *c = text_view_new(&results_ops);
-		char line[1200];
-		char paused[64] = "";
+		char line[2048];
+		char paused[128] = "";
 		pthread_mutex_lock(&shared.lock);
 		double paused_s = shared.p.paused_s;
 		pthread_mutex_unlock(&shared.lock);
 		if (paused_s >= 0.5)
-			snprintf(paused, sizeof(paused), "; paused %.0f s", paused_s);
-		snprintf(line, sizeof(line), "%s on %s: %s; %u batch%s%s",
-		         ev_action_name(x->snap->action), x->snap->target ? x->snap->target : "",
-		         tally, x->snap->tally.batches, x->snap->tally.batches == 1 ? "" : "es",
+			snprintf(paused, sizeof(paused), _("; paused %.0f s"), paused_s);
+		snprintf(line, sizeof(line),
+		         /* TRANSLATORS: the bulk results' title: the action, what it ran on, the
+		          * tally, the batches, "; paused N s" or nothing. */
+		         x->snap->tally.batches == 1 ? _("%s on %s: %s; %u batch%s")
+		                                     : _("%s on %s: %s; %u batches%s"),
+		         ui_write_action_label(x->snap->action),
+		         x->snap->target ? x->snap->target : "", tally, x->snap->tally.batches,
 		         paused);
 		text_view_add(c, EV_STYLE_TITLE, line);
 		if (left > 0) {
 			snprintf(line, sizeof(line),
-			         "marks: the %zu rows applied are unmarked; the %d not applied are "
-			         "still "
-			         "marked in the list",
+			         _("marks: the %zu rows applied are unmarked; the %d not applied "
+			           "are "
+			           "still "
+			           "marked in the list"),
 			         unmarked, left);
 			text_view_add(c, EV_STYLE_WARNING, line);
 		} else if (unmarked > 0) {
-			snprintf(line, sizeof(line), "marks: the %zu rows applied are unmarked",
+			snprintf(line, sizeof(line), _("marks: the %zu rows applied are unmarked"),
 			         unmarked);
 			text_view_add(c, EV_STYLE_NORMAL, line);
 		}
 		if (x->snap->error[0]) {
-			snprintf(line, sizeof(line), "stopped because: %s", x->snap->error);
+			snprintf(line, sizeof(line), _("stopped because: %s"), x->snap->error);
 			text_view_add(c, EV_STYLE_ERROR, line);
 		}
 		text_view_add(c, EV_STYLE_NORMAL, "");
 		text_view_add(c, EV_STYLE_HEADER,
-		              "rows not applied (applied rows are not listed); q goes back");
+		              _("rows not applied (applied rows are not listed); q goes back"));
 		results_add_items(c, x->snap);
 		free(tally);
 		app_push(a, &c->base);
@@ -911,58 +979,64 @@ bool ui_bulk_progress_line(char *buf, size_t size, int width)
 	bar[n] = '\0';
 	if (p.rereading) {
 		snprintf(buf, size,
-		         "IN DOUBT: batch %u's COMMIT lost its answer; re-reading it once the "
-		         "server "
-		         "answers · applied %zu skipped %zu failed %zu · x stops waiting",
+		         _("IN DOUBT: batch %u's COMMIT lost its answer; re-reading it once the "
+		           "server "
+		           "answers · applied %zu skipped %zu failed %zu · x stops waiting"),
 		         p.batches, p.applied, p.skipped, p.failed);
 		return true;
 	}
 	bool hold = atomic_load(&shared.hold);
 	if (hold || p.paused) {
 		/* Between batches: no transaction open; a row changed meanwhile will be skipped. */
-		snprintf(buf, size,
-		         "%s %zu/%zu %s · applied %zu skipped %zu failed %zu · paused %.0fs · %s",
-		         !hold      ? "resuming:"
-		         : p.paused ? "PAUSED after a batch (nothing open):"
-		                    : "pausing after this batch:",
-		         p.done, p.total, bar, p.applied, p.skipped, p.failed, p.paused_s,
-		         hold ? "X resumes · x stops" : "X pauses · x stops");
+		snprintf(
+		        buf, size,
+		        /* TRANSLATORS: the bulk progress line, paused: the state (below),
+		         * done/total, a bar, the counts, how long paused, the keys. */
+		        _("%s %zu/%zu %s · applied %zu skipped %zu failed %zu · paused %.0fs · %s"),
+		        !hold      ? _("resuming:")
+		        : p.paused ? _("PAUSED after a batch (nothing open):")
+		                   : _("pausing after this batch:"),
+		        p.done, p.total, bar, p.applied, p.skipped, p.failed, p.paused_s,
+		        hold ? _("X resumes · x stops") : _("X pauses · x stops"));
 		return true;
 	}
 	char eta[32] = "?";
 	if (p.eta_s >= 0)
 		snprintf(eta, sizeof(eta), "%.0fs", p.eta_s);
-	snprintf(
-	        buf, size,
-	        "%s %zu/%zu %s · %.0f/s · %s left · applied %zu skipped %zu failed %zu · x stops · "
-	        "X pauses",
-	        atomic_load(&shared.stop) ? "stopping after this batch:" : "applying", p.done,
-	        p.total, bar, p.rate, eta, p.applied, p.skipped, p.failed);
+	snprintf(buf, size,
+	         /* TRANSLATORS: the bulk progress line: the state, done/total, a bar, the rate,
+	          * the time left, the counts, the keys. */
+	         _("%s %zu/%zu %s · %.0f/s · %s left · applied %zu skipped %zu failed %zu · x "
+	           "stops · "
+	           "X pauses"),
+	         atomic_load(&shared.stop) ? _("stopping after this batch:") : _("applying"),
+	         p.done, p.total, bar, p.rate, eta, p.applied, p.skipped, p.failed);
 	return true;
 }
 
 void ui_bulk_stop(struct app *a)
 {
 	if (!shared.running) {
-		app_message(a, EV_STYLE_NORMAL, "nothing to stop");
+		app_message(a, EV_STYLE_NORMAL, "%s", _("nothing to stop"));
 		return;
 	}
 	atomic_store(&shared.stop, true);
-	app_message(a, EV_STYLE_WARNING, "stopping after the current batch…");
+	app_message(a, EV_STYLE_WARNING, "%s", _("stopping after the current batch…"));
 }
 
 void ui_bulk_hold(struct app *a)
 {
 	if (!shared.running) {
-		app_message(a, EV_STYLE_NORMAL, "nothing to pause: X pauses a bulk action running");
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            _("nothing to pause: X pauses a bulk action running"));
 		return;
 	}
 	bool hold = !atomic_load(&shared.hold);
 	atomic_store(&shared.hold, hold);
 	app_message(a, hold ? EV_STYLE_WARNING : EV_STYLE_NORMAL, "%s",
-	            hold ? "pausing after the current batch… (X resumes; rows that change "
-	                   "meanwhile are skipped)"
-	                 : "resuming…");
+	            hold ? _("pausing after the current batch… (X resumes; rows that change "
+	                     "meanwhile are skipped)")
+	                 : _("resuming…"));
 }
 
 void ui_bulk_quit(void)

@@ -8,9 +8,11 @@
 #include <config.h>
 
 #include "ui/app.h"
+#include "core/ambiguous.h"
 #include "core/audit.h"
 #include "core/doctor.h"
 #include "core/files.h"
+#include "core/i18n.h"
 #include "core/refresh.h"
 #include "core/text.h"
 #include "ui/term.h"
@@ -56,6 +58,52 @@ static void fmt_ms(char *buf, size_t size, long long ms)
 		snprintf(buf, size, "%.1fs", (double)ms / 1000.0);
 }
 
+/* Which source, when there are several, into source; where its reads come from, when it has
+ * a replica, into lag: a replica's figures are as old as its lag. Returns the line's style,
+ * a warning when a replica is behind. */
+static int status_where(struct app *a, char *source, size_t ssize, char *lag, size_t lsize,
+                        int style)
+{
+	const char *src_name = a->src->name ? a->src->name : "default";
+	if (a->all_mode)
+		/* TRANSLATORS: the status line: every source at once. */
+		snprintf(source, ssize, _("all %d sources · "), a->nsources);
+	else if (a->nsources > 1)
+		/* TRANSLATORS: the status line: the source's name, its place among the sources. */
+		snprintf(source, ssize, _("source %.*s [%d/%d] · "), app_cut(src_name, 64),
+		         src_name, a->cur_source + 1, a->nsources);
+	int behind = 0;
+	for (int i = 0; a->all_mode && a->all_endpoints != NULL && i < a->nsources; i++)
+		if (a->all_endpoints[i] != NULL &&
+		    (a->sites[i].lag_s < 0 || a->sites[i].lag_s >= a->cfg->lag_warning_s))
+			behind++;
+	if (a->all_mode) {
+		/* Each source's row shows its replica's lag; the line says that one is behind. */
+		if (behind > 0)
+			snprintf(lag, lsize,
+			         behind > 1 ? _(" · %d replicas behind or lag unknown")
+			                    : _(" · %d replica behind or lag unknown"),
+			         behind);
+		if (behind > 0 && a->state == CONN_OK && style == EV_STYLE_STATUS_LINE)
+			style = EV_STYLE_WARNING;
+	} else if (a->read_src != NULL && a->lag_s >= 0)
+		/* TRANSLATORS: the status line: the replica's lag in seconds, then " (BEHIND)"
+		 * or nothing. */
+		snprintf(lag, lsize, _(" · replica lag %llds%s"), a->lag_s,
+		         a->lag_s >= a->cfg->lag_warning_s ? _(" (BEHIND)") : "");
+	else if (a->read_src != NULL)
+		/* TRANSLATORS: the status line: the replica's lag is unknown; %s%.*s is why. */
+		snprintf(lag, lsize, _(" · replica lag ?%s%.*s"), a->lag_note[0] ? " " : "",
+		         app_cut(a->lag_note, 120), a->lag_note);
+	else if (ev_source_has_replica(a->src))
+		snprintf(lag, lsize, "%s", _(" · reading the primary"));
+	if (!a->all_mode && a->read_src != NULL &&
+	    (a->lag_s < 0 || a->lag_s >= a->cfg->lag_warning_s) && a->state == CONN_OK &&
+	    style == EV_STYLE_STATUS_LINE)
+		style = EV_STYLE_WARNING;
+	return style;
+}
+
 /* The status line, in the order an incident needs it: whether the data is live (the
  * connection, how old the data is), whether evtop may write, any warning; then the server's
  * clock and the refresh; then where the data comes from. At 80 columns the first three are
@@ -75,30 +123,32 @@ static void status_text(struct app *a, char *line, size_t size, int *style_out)
 	case CONN_OK:
 		/* Up, but no refresh has come back in time (one hangs, or the refresh is
 		 * paused): not "connected". */
-		state = !old ? "connected" : a->paused ? "paused" : "waiting";
+		state = !old ? _("connected") : a->paused ? _("paused") : _("waiting");
 		break;
 	case CONN_LOST:
-		state = "reconnecting";
+		state = _("reconnecting");
 		break;
 	default:
-		state = "connecting";
+		state = _("connecting");
 		break;
 	}
 	/* How old the data is, once it is older than the refresh: "STALE since" (hh:mm:ss of
 	 * the server's day, the date too when it was another day) past two intervals. */
-	char stale[128] = "";
+	char stale[256] = "";
 	ev_format_duration(age / 1000, dur, sizeof(dur));
 	const char *since = a->stale_since[0] ? a->stale_since : a->server_now;
 	if (a->have_ok && (a->stale_since[0] || old)) {
 		char today[32];
 		ev_refresh_clock(a->server_now, now - a->server_now_at, today, sizeof(today));
 		bool same_day = strlen(since) > 11 && strncmp(since, today, 11) == 0;
-		snprintf(stale, sizeof(stale), " · STALE since %s (data %s old)",
+		/* TRANSLATORS: the status line; %s the server's time, then an age ("5s"). */
+		snprintf(stale, sizeof(stale), _(" · STALE since %s (data %s old)"),
 		         same_day ? since + 11 : since, dur);
 	} else if (a->stale_since[0]) {
-		snprintf(stale, sizeof(stale), " · STALE since %s", a->stale_since);
+		snprintf(stale, sizeof(stale), _(" · STALE since %s"), a->stale_since);
 	} else if (a->have_ok && age > a->effective_ms) {
-		snprintf(stale, sizeof(stale), " · data %s old", dur);
+		/* TRANSLATORS: the status line; %s is an age ("5s"). */
+		snprintf(stale, sizeof(stale), _(" · data %s old"), dur);
 	}
 	if (a->stale_since[0] || old || a->state == CONN_LOST)
 		style = EV_STYLE_STALE;
@@ -106,9 +156,11 @@ static void status_text(struct app *a, char *line, size_t size, int *style_out)
 	fmt_ms(eff, sizeof(eff), a->effective_ms);
 	char refresh[96];
 	if (a->paused)
-		snprintf(refresh, sizeof(refresh), "PAUSED");
+		/* TRANSLATORS: the status line's refresh: paused (p). */
+		snprintf(refresh, sizeof(refresh), "%s", _("PAUSED"));
 	else if (a->effective_ms > a->refresh_ms)
-		snprintf(refresh, sizeof(refresh), "%s→%s (budget %.1f%%)", every, eff,
+		/* TRANSLATORS: the status line's refresh, stretched: "2s→4s (budget 5.0%)". */
+		snprintf(refresh, sizeof(refresh), _("%s→%s (budget %.1f%%)"), every, eff,
 		         a->cfg->budget_permille / 10.0);
 	else
 		snprintf(refresh, sizeof(refresh), "%s", every);
@@ -123,66 +175,43 @@ static void status_text(struct app *a, char *line, size_t size, int *style_out)
 	if (a->have_offset && !a->scripted && (a->server_offset_s > 1 || a->server_offset_s < -1))
 		snprintf(offset, sizeof(offset), " (%+llds)", a->server_offset_s);
 	/* A suspected time zone mismatch: the figures that compare with NOW() are off. */
-	char zone[48] = "";
+	char zone[96] = "";
 	bool suspect = false;
 	for (int t = 0; t < EV_TABLE_COUNT; t++)
 		suspect = suspect || a->clock_suspect[t];
 	if (suspect)
-		snprintf(zone, sizeof(zone), " · CLOCK SUSPECT%s",
+		/* TRANSLATORS: the status line: a time zone mismatch is suspected; %s is
+		 * " (clock-ok)" (a command's name) or nothing. */
+		snprintf(zone, sizeof(zone), _(" · CLOCK SUSPECT%s"),
 		         a->clock_ok ? " (clock-ok)" : "");
 	if (suspect && a->state == CONN_OK && style == EV_STYLE_STATUS_LINE)
 		style = EV_STYLE_WARNING;
-	char marked[32] = "";
+	char marked[64] = "";
 	if (a->marked > 0)
-		snprintf(marked, sizeof(marked), " · %d marked", a->marked);
-	/* Which source, when there are several; where its reads come from, when it has a
-	 * replica: a replica's figures are as old as its lag. */
-	char source[160] = "";
-	if (a->all_mode)
-		snprintf(source, sizeof(source), "all %d sources · ", a->nsources);
-	else if (a->nsources > 1)
-		snprintf(source, sizeof(source), "source %.64s [%d/%d] · ",
-		         a->src->name ? a->src->name : "default", a->cur_source + 1, a->nsources);
-	char lag[200] = "";
-	int behind = 0;
-	for (int i = 0; a->all_mode && a->all_endpoints != NULL && i < a->nsources; i++)
-		if (a->all_endpoints[i] != NULL &&
-		    (a->sites[i].lag_s < 0 || a->sites[i].lag_s >= a->cfg->lag_warning_s))
-			behind++;
-	if (a->all_mode) {
-		/* Each source's row shows its replica's lag; the line says that one is behind. */
-		if (behind > 0)
-			snprintf(lag, sizeof(lag), " · %d replica%s behind or lag unknown", behind,
-			         behind > 1 ? "s" : "");
-		if (behind > 0 && a->state == CONN_OK && style == EV_STYLE_STATUS_LINE)
-			style = EV_STYLE_WARNING;
-	} else if (a->read_src != NULL && a->lag_s >= 0)
-		snprintf(lag, sizeof(lag), " · replica lag %llds%s", a->lag_s,
-		         a->lag_s >= a->cfg->lag_warning_s ? " (BEHIND)" : "");
-	else if (a->read_src != NULL)
-		snprintf(lag, sizeof(lag), " · replica lag ?%s%.120s", a->lag_note[0] ? " " : "",
-		         a->lag_note);
-	else if (ev_source_has_replica(a->src))
-		snprintf(lag, sizeof(lag), " · reading the primary");
-	if (!a->all_mode && a->read_src != NULL &&
-	    (a->lag_s < 0 || a->lag_s >= a->cfg->lag_warning_s) && a->state == CONN_OK &&
-	    style == EV_STYLE_STATUS_LINE)
-		style = EV_STYLE_WARNING;
+		/* TRANSLATORS: the status line: how many rows are marked. */
+		snprintf(marked, sizeof(marked), _(" · %d marked"), a->marked);
+	char source[192] = "", lag[400] = "";
+	style = status_where(a, source, sizeof(source), lag, sizeof(lag), style);
 	/* What matters in an incident first: is the data live, may evtop write, is the clock
 	 * right; then where it comes from. */
 	/* Personal data: masked (doc/privacy.md), or said plainly that it is not. */
 	const char *mask =
-	        ui_mask_for(a, a->all_mode ? -1 : a->cur_source) ? " masked" : " MASK OFF";
-	snprintf(line, size, "evtop · %s · %s%s%s%s%s · %s%s%s · %s%s · %s · tz %s%s", state,
-	         a->cfg->read_only ? "READ-ONLY" : "rw", mask, zone, stale, lag, source, clock,
-	         offset, refresh, took, a->server[0] ? a->server : "…",
+	        /* TRANSLATORS: the status line: personal data masked, or not (a warning). */
+	        ui_mask_for(a, a->all_mode ? -1 : a->cur_source) ? _(" masked") : _(" MASK OFF");
+	/* TRANSLATORS: the status line: the state, READ-ONLY or rw, the mask, warnings; the
+	 * source, the server's clock, the refresh, the server, its time zone (tz). Keep it
+	 * short: at 80 columns the first three are never cut. */
+	snprintf(line, size, _("evtop · %s · %s%s%s%s%s · %s%s%s · %s%s · %s · tz %s%s"), state,
+	         /* TRANSLATORS: the status line: writes refused (a warning), or allowed. */
+	         a->cfg->read_only ? _("READ-ONLY") : _("rw"), mask, zone, stale, lag, source,
+	         clock, offset, refresh, took, a->server[0] ? a->server : "…",
 	         a->src->time_zone ? a->src->time_zone : "SYSTEM", marked);
 	*style_out = style;
 }
 
 static void draw_status(struct app *a, int cols)
 {
-	char line[768];
+	char line[1024];
 	int style;
 	status_text(a, line, sizeof(line), &style);
 	snprintf(a->drawn_status, sizeof(a->drawn_status), "%s", line);
@@ -192,10 +221,54 @@ static void draw_status(struct app *a, int cols)
 /* Whether the status line would read differently now (its clock, how old the data is). */
 static bool status_changed(struct app *a)
 {
-	char line[768];
+	char line[1024];
 	int style;
 	status_text(a, line, sizeof(line), &style);
 	return strcmp(line, a->drawn_status) != 0;
+}
+
+/* An action's word in the hint bar: its name, translated (the names that scripts and
+ * bindings use stay English: ev_ui_action_name). */
+static const char *hint_label(enum ev_ui_action act)
+{
+	switch (act) {
+	case EV_UA_QUIT:
+		/* TRANSLATORS: the hint bar after each key ("q quit ? help"); one or two words:
+		 * every hint shares one line of 80 columns. */
+		return P_("hint", "quit");
+	case EV_UA_HELP:
+		return P_("hint", "help");
+	case EV_UA_OPEN:
+		return P_("hint", "open");
+	case EV_UA_NEXT_TABLE:
+		return P_("hint", "next-table");
+	case EV_UA_DIMENSION:
+		return P_("hint", "dimension");
+	case EV_UA_FILTER:
+		return P_("hint", "filter");
+	case EV_UA_PAUSE:
+		return P_("hint", "pause");
+	case EV_UA_RETRY_NOW:
+		return P_("hint", "retry");
+	case EV_UA_RETRY_SCHEDULE:
+		return P_("hint", "schedule");
+	case EV_UA_CANCEL:
+		return P_("hint", "cancel");
+	case EV_UA_RECOVER:
+		return P_("hint", "recover");
+	case EV_UA_GROUP:
+		return P_("hint", "group");
+	case EV_UA_TRAIL:
+		return P_("hint", "trail");
+	case EV_UA_TRACE:
+		return P_("hint", "trace");
+	case EV_UA_FOLD:
+		return P_("hint", "fold");
+	case EV_UA_SEARCH:
+		return P_("hint", "search");
+	default:
+		return ev_ui_action_name(act);
+	}
 }
 
 static void draw_hints(struct app *a, int y, int cols)
@@ -223,7 +296,7 @@ static void draw_hints(struct app *a, int y, int cols)
 		     !v->ops->allows(a, v, (enum ev_ui_action)act)))
 			continue;
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %s", n ? "  " : "", key,
-		                      ev_ui_action_name((enum ev_ui_action)act));
+		                      hint_label((enum ev_ui_action)act));
 		if (n >= sizeof(line))
 			break;
 	}
@@ -254,7 +327,7 @@ static void draw_message(struct app *a, int y, int cols)
 		free(safe);
 		return;
 	}
-	char progress[300];
+	char progress[640]; /* a translated line: 3 bytes a character, the bar too */
 	if (ui_bulk_progress_line(progress, sizeof(progress), cols)) {
 		draw_text(y, 0, cols, EV_STYLE_WARNING, progress);
 		return;
@@ -263,8 +336,8 @@ static void draw_message(struct app *a, int y, int cols)
 	if (v != NULL && v->loading > 0) {
 		static const char spin[] = "|/-\\";
 		long long el = app_now(a) - v->load_started;
-		char line[128];
-		snprintf(line, sizeof(line), "%c loading… %.1fs (Esc cancels)",
+		char line[256];
+		snprintf(line, sizeof(line), _("%c loading… %.1fs (Esc cancels)"),
 		         spin[(el / 250) % 4], (double)el / 1000.0);
 		draw_text(y, 0, cols, EV_STYLE_WARNING, line);
 		return;
@@ -278,9 +351,9 @@ static void draw_all(struct app *a)
 	int rows = LINES, cols = COLS;
 	erase();
 	if (rows < 6 || cols < 20) {
-		draw_text(0, 0, cols, EV_STYLE_WARNING, "evtop: terminal too small");
+		draw_text(0, 0, cols, EV_STYLE_WARNING, _("evtop: terminal too small"));
 		if (rows > 1)
-			draw_text(1, 0, cols, EV_STYLE_NORMAL, "(needs 20x6; q quits)");
+			draw_text(1, 0, cols, EV_STYLE_NORMAL, _("(needs 20x6; q quits)"));
 		wnoutrefresh(stdscr);
 		doupdate();
 		return;
@@ -374,7 +447,7 @@ static void global_action(struct app *a, enum ev_ui_action act)
 	case EV_UA_QUIT:
 		if (a->applying) {
 			app_message(a, EV_STYLE_WARNING,
-			            "an action is being applied; quit after its result");
+			            _("an action is being applied; quit after its result"));
 			break;
 		}
 		if (a->nviews > 1)
@@ -389,7 +462,7 @@ static void global_action(struct app *a, enum ev_ui_action act)
 			app_cancel(a, v);
 			if (v->ops->on_timer)
 				a->next_refresh = app_now(a) + a->effective_ms;
-			app_message(a, EV_STYLE_WARNING, "cancelled (KILL QUERY sent)");
+			app_message(a, EV_STYLE_WARNING, _("cancelled (KILL QUERY sent)"));
 		} else if (a->nviews > 1) {
 			app_pop(a);
 		}
@@ -403,8 +476,9 @@ static void global_action(struct app *a, enum ev_ui_action act)
 		break;
 	case EV_UA_NEXT_SOURCE:
 		if (a->nsources < 2)
-			app_message(a, EV_STYLE_NORMAL,
-			            "one source only (the config's [source] sections name more)");
+			app_message(
+			        a, EV_STYLE_NORMAL,
+			        _("one source only (the config's [source] sections name more)"));
 		else if (a->all_mode)
 			use_source(a, 0, a->read_primary);
 		else /* after the last source, every source at once */
@@ -416,15 +490,15 @@ static void global_action(struct app *a, enum ev_ui_action act)
 			use_source(a, -1, !a->read_primary);
 		else if (!ev_source_has_replica(a->src))
 			app_message(a, EV_STYLE_NORMAL,
-			            "this source has no read endpoint: everything is read on the "
-			            "primary");
+			            _("this source has no read endpoint: everything is read on the "
+			              "primary"));
 		else
 			use_source(a, a->cur_source, !a->read_primary);
 		break;
 	case EV_UA_PAUSE:
 		a->paused = !a->paused;
-		app_message(a, EV_STYLE_NORMAL,
-		            a->paused ? "refresh paused (p resumes)" : "refresh resumed");
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            a->paused ? _("refresh paused (p resumes)") : _("refresh resumed"));
 		if (!a->paused)
 			a->next_refresh = app_now(a);
 		break;
@@ -438,7 +512,7 @@ static void global_action(struct app *a, enum ev_ui_action act)
 		i = i < 0 ? 0 : i >= n ? n - 1 : i;
 		a->refresh_ms = steps[i];
 		a->next_refresh = app_now(a) + a->refresh_ms;
-		app_message(a, EV_STYLE_NORMAL, "refresh every %.1fs", a->refresh_ms / 1000.0);
+		app_message(a, EV_STYLE_NORMAL, _("refresh every %.1fs"), a->refresh_ms / 1000.0);
 		break;
 	}
 	case EV_UA_REFRESH:
@@ -473,12 +547,15 @@ static bool write_refused(struct app *a, enum ev_ui_action act)
 {
 	if (a->cfg->read_only) {
 		app_message(a, EV_STYLE_WARNING,
-		            "read-only (--read-only or the config): %s does nothing",
+		            /* TRANSLATORS: %s is an action's name ("retry"), as the config and
+		             * :commands write it. */
+		            _("read-only (--read-only or the config): %s does nothing"),
 		            ev_ui_action_name(act));
 		return true;
 	}
 	if (a->applying) {
-		app_message(a, EV_STYLE_WARNING, "an action is being applied; wait for its result");
+		app_message(a, EV_STYLE_WARNING,
+		            _("an action is being applied; wait for its result"));
 		return true;
 	}
 	return false;
@@ -495,7 +572,8 @@ void ev_console_dispatch(struct app *a, enum ev_ui_action act)
 			return;
 		if ((flags & EV_AF_NEEDS_ROW) && (v == NULL || v->ops->allows == NULL)) {
 			app_message(a, EV_STYLE_WARNING,
-			            "%s acts on an event: open a list of events, or one event",
+			            /* TRANSLATORS: %s is an action's name ("retry"). */
+			            _("%s acts on an event: open a list of events, or one event"),
 			            ev_ui_action_name(act));
 			return;
 		}
@@ -534,7 +612,8 @@ static void handle_key(struct app *a, int key, bool is_char, wint_t wc)
 		act = EV_UA_BACK;
 	if (act == EV_UA_NONE) {
 		char name[32];
-		app_message(a, EV_STYLE_NORMAL, "%s: no action here (? shows the keys)",
+		/* TRANSLATORS: %s is a key's name ("F5", "C-x"). */
+		app_message(a, EV_STYLE_NORMAL, _("%s: no action here (? shows the keys)"),
 		            ev_key_name(key, name, sizeof(name)));
 		return;
 	}
@@ -550,14 +629,15 @@ static void clock_ok_ask(struct app *a)
 		suspect = suspect || a->clock_suspect[t];
 	if (!suspect) {
 		app_message(a, EV_STYLE_NORMAL,
-		            "clock-ok: no time zone mismatch is suspected; nothing to allow");
+		            _("clock-ok: no time zone mismatch is suspected; nothing to allow"));
 		return;
 	}
 	if (a->clock_ok) {
-		app_message(a, EV_STYLE_NORMAL, "clock-ok: writes are allowed already (audited)");
+		app_message(a, EV_STYLE_NORMAL,
+		            _("clock-ok: writes are allowed already (audited)"));
 		return;
 	}
-	app_prompt(a, "clock-ok: why is the session's time zone right? ", "", clock_ok_done);
+	app_prompt(a, _("clock-ok: why is the session's time zone right? "), "", clock_ok_done);
 }
 
 static void clock_ok_done(struct app *a, const char *reason)
@@ -575,15 +655,15 @@ static void clock_ok_done(struct app *a, const char *reason)
 		reason++;
 	if (*reason == '\0' || ctl || chars > EV_GUARD_REASON_MAX || !ev_guard_utf8_valid(reason)) {
 		app_message(a, EV_STYLE_ERROR,
-		            "clock-ok: give a reason (1..%d characters, no control characters); "
-		            "nothing changed",
+		            _("clock-ok: give a reason (1..%d characters, no control characters); "
+		              "nothing changed"),
 		            EV_GUARD_REASON_MAX);
 		return;
 	}
 	if (a->cfg->read_only) {
 		app_message(a, EV_STYLE_WARNING,
-		            "read-only (--read-only or the config): there are "
-		            "no writes to allow");
+		            _("read-only (--read-only or the config): there are "
+		              "no writes to allow"));
 		return;
 	}
 	struct ev_buf why;
@@ -593,13 +673,14 @@ static void clock_ok_done(struct app *a, const char *reason)
 	ev_buf_free(&why);
 	if (rc < 0) {
 		app_message(a, EV_STYLE_ERROR,
-		            "clock-ok refused: the audit file cannot be written (%.200s)", err.msg);
+		            _("clock-ok refused: the audit file cannot be written (%.*s)"),
+		            app_cut(err.msg, 200), err.msg);
 		return;
 	}
 	a->clock_ok = true;
 	app_message(a, EV_STYLE_WARNING,
-	            "clock-ok (audited): writes proceed although a time zone mismatch is "
-	            "suspected; the figures stay marked suspect");
+	            _("clock-ok (audited): writes proceed although a time zone mismatch is "
+	              "suspected; the figures stay marked suspect"));
 }
 
 /* :recent [FILTER]: the dashboard's table in focus, every status, the window; a filter and
@@ -613,8 +694,9 @@ static void open_recent(struct app *a, const char *arg)
 	if (ev_filter_parse(&f, arg, &err) < 0) {
 		app_message(a, EV_STYLE_ERROR, "%s", err.msg);
 	} else if ((bad = ev_filter_unsupported(&f, t)) != NULL) {
-		app_message(a, EV_STYLE_ERROR, "the %s table has no %s column",
-		            ev_model_table(t)->key, bad);
+		/* TRANSLATORS: the table ("outbox", "message") and a column's name. */
+		app_message(a, EV_STYLE_ERROR, _("the %s table has no %s column"),
+		            ev_model_table_label(ev_model_table(t)), bad);
 	} else {
 		app_push(a, a->views[0]->site == SITE_ALL
 		                    ? view_list_new_merged(a, t, EV_LIST_RECENT, &f, arg)
@@ -629,7 +711,8 @@ static void open_audit(struct app *a, const char *filter_text)
 	struct ev_audit_filter f = {0};
 	struct ev_error err = {0};
 	if (ev_audit_filter_parse(&f, filter_text, &err) < 0)
-		app_message(a, EV_STYLE_ERROR, "audit: %s", err.msg);
+		/* TRANSLATORS: :audit's filter refused; %s says why. */
+		app_message(a, EV_STYLE_ERROR, _("audit: %s"), err.msg);
 	else
 		app_push(a, view_audit_new(a, &f, filter_text));
 	ev_audit_filter_free(&f);
@@ -656,7 +739,7 @@ void ev_console_command(struct app *a, const char *text)
 	case EV_UC_SHOW:
 		if (*arg == '\0' || strlen(arg) > 64) {
 			app_message(a, EV_STYLE_ERROR,
-			            "show: give an event_no (at most 64 characters)");
+			            _("show: give an event_no (at most 64 characters)"));
 			return;
 		}
 		app_push(a, view_detail_new_by_no(a, arg));
@@ -668,12 +751,12 @@ void ev_console_command(struct app *a, const char *text)
 		if (ev_ui_action_core(act) < 0) {
 			app_message(
 			        a, EV_STYLE_ERROR,
-			        "all ACTION: retry, schedule, cancel or recover, on every row of "
-			        "the list on screen");
+			        _("all ACTION: retry, schedule, cancel or recover, on every row of "
+			          "the list on screen"));
 			return;
 		}
 		if (v == NULL || v->ops->bulk_all == NULL) {
-			app_message(a, EV_STYLE_ERROR, "all: open a list first");
+			app_message(a, EV_STYLE_ERROR, _("all: open a list first"));
 			return;
 		}
 		if (write_refused(a, act))
@@ -683,8 +766,9 @@ void ev_console_command(struct app *a, const char *text)
 	}
 	case EV_UC_SOURCE:
 		if (a->nsources < 2) {
-			app_message(a, EV_STYLE_NORMAL,
-			            "one source only (the config's [source] sections name more)");
+			app_message(
+			        a, EV_STYLE_NORMAL,
+			        _("one source only (the config's [source] sections name more)"));
 			return;
 		}
 		if (strcmp(arg, "all") == 0) {
@@ -698,9 +782,9 @@ void ev_console_command(struct app *a, const char *text)
 			}
 		}
 		app_message(a, EV_STYLE_ERROR,
-		            "source: no source '%.64s' in the config (all: every "
-		            "source at once)",
-		            arg);
+		            _("source: no source '%.*s' in the config (all: every "
+		              "source at once)"),
+		            app_cut(arg, 64), arg);
 		return;
 	case EV_UC_CLOCK_OK:
 		if (*arg == '\0')
@@ -716,7 +800,7 @@ void ev_console_command(struct app *a, const char *text)
 		return;
 	case EV_UC_TRACE:
 		if (*arg == '\0') {
-			app_message(a, EV_STYLE_ERROR, "trace: give a trace_id");
+			app_message(a, EV_STYLE_ERROR, _("trace: give a trace_id"));
 			return;
 		}
 		app_push(a, view_trace_new(a, arg));
@@ -730,7 +814,7 @@ void ev_console_command(struct app *a, const char *text)
 			a->next_refresh = app_now(a);
 			return;
 		}
-		app_message(a, EV_STYLE_ERROR, "refresh: expected a duration like 2s or 500ms");
+		app_message(a, EV_STYLE_ERROR, _("refresh: expected a duration like 2s or 500ms"));
 		return;
 	}
 	default:
@@ -742,7 +826,8 @@ void ev_console_command(struct app *a, const char *text)
 		return;
 	}
 	app_message(a, EV_STYLE_ERROR,
-	            "unknown command '%.60s' (? lists the commands and the actions)", text);
+	            _("unknown command '%.*s' (? lists the commands and the actions)"),
+	            app_cut(text, 60), text);
 }
 
 static void drain_keys(struct app *a)
@@ -919,7 +1004,7 @@ static int expect_text(const char *text, const char *script_path)
 		if (strstr(line, text) != NULL)
 			return 0;
 	}
-	ev_say_error("script %s: expected '%s' on the screen, which shows:", script_path, text);
+	ev_say_error(_("script %s: expected '%s' on the screen, which shows:"), script_path, text);
 	for (int y = 0; y < LINES; y++) {
 		screen_line(y, line, sizeof(line));
 		fprintf(stderr, "| %s\n", line);
@@ -938,7 +1023,7 @@ static int script_step(struct app *a, char *line, const char *script_path)
 		for (char *k = strtok(rest, " \t"); k != NULL; k = strtok(NULL, " \t")) {
 			int code = ev_key_parse(k);
 			if (code < 0) {
-				ev_say_error("script %s: unknown key '%s'", script_path, k);
+				ev_say_error(_("script %s: unknown key '%s'"), script_path, k);
 				return -1;
 			}
 			handle_key(a, code, code < KEY_MIN, (wint_t)code);
@@ -986,7 +1071,7 @@ static int script_step(struct app *a, char *line, const char *script_path)
 	if (strcmp(cmd, "shell") == 0) {
 		return rest != NULL && system(rest) == 0 ? 0 : -1;
 	}
-	ev_say_error("script %s: unknown command '%s'", script_path, cmd);
+	ev_say_error(_("script %s: unknown command '%s'"), script_path, cmd);
 	return -1;
 }
 
@@ -1003,7 +1088,7 @@ static void fatal_hook(void)
 
 struct lag_result {
 	long long lag_s;
-	char note[160];
+	char note[320];
 };
 
 /* On the read endpoint: how far behind the primary it is. */
@@ -1018,9 +1103,10 @@ static int lag_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 	int rc = ev_conn_run(c, q, &rs, err);
 	ev_query_free(&q);
 	if (rc < 0) {
-		snprintf(r->note, sizeof(r->note), "%.150s",
-		         err->code == 1227 ? "not readable (REPLICA MONITOR / REPLICATION CLIENT)"
-		                           : err->msg);
+		const char *why = err->code == 1227
+		                          ? _("not readable (REPLICA MONITOR / REPLICATION CLIENT)")
+		                          : err->msg;
+		snprintf(r->note, sizeof(r->note), "%.*s", app_cut(why, 150), why);
 		return 0;
 	}
 	r->lag_s = ev_doctor_replica_lag(rs, r->note, sizeof(r->note));
@@ -1055,7 +1141,7 @@ static void use_source(struct app *a, int index, bool read_primary)
 	struct ev_error err = {0};
 	if (a->applying) {
 		app_message(a, EV_STYLE_WARNING,
-		            "an action is being applied; switch after its result");
+		            _("an action is being applied; switch after its result"));
 		return;
 	}
 	app_cancel_all(a, true);
@@ -1083,23 +1169,25 @@ static void use_source(struct app *a, int index, bool read_primary)
 	}
 	a->read_primary = read_primary;
 	if (app_start_workers(a, &err) < 0)
-		ev_fatal("cannot start the workers: %s", err.msg);
+		ev_fatal(_("cannot start the workers: %s"), err.msg);
 	app_push(a, view_dash_new(a));
 	ask_lag(a);
 	a->next_refresh = app_now(a) + a->refresh_ms;
 	const char *name = a->src->name ? a->src->name : "default";
 	if (a->all_mode)
 		app_message(a, EV_STYLE_NORMAL,
-		            "every source at once%s; Enter: a cell's list (TOTAL: merged), d: a "
-		            "source's dashboard",
-		            a->read_primary ? ", read on the primaries" : "");
+		            /* TRANSLATORS: %s is ", read on the primaries" or nothing. */
+		            _("every source at once%s; Enter: a cell's list (TOTAL: merged), d: a "
+		              "source's dashboard"),
+		            a->read_primary ? _(", read on the primaries") : "");
 	else if (a->read_src != NULL)
 		app_message(a, EV_STYLE_NORMAL,
-		            "source %s: reading its replica (P reads the primary)", name);
+		            _("source %s: reading its replica (P reads the primary)"), name);
 	else if (ev_source_has_replica(a->src))
-		app_message(a, EV_STYLE_NORMAL, "source %s: reading the primary", name);
+		app_message(a, EV_STYLE_NORMAL, _("source %s: reading the primary"), name);
 	else
-		app_message(a, EV_STYLE_NORMAL, "source %s", name);
+		/* TRANSLATORS: the source now watched; %s is its name. */
+		app_message(a, EV_STYLE_NORMAL, _("source %s"), name);
 	a->dirty = true;
 }
 
@@ -1154,14 +1242,15 @@ static int open_files(const struct ev_console_args *args, FILE **script, FILE **
 	if (args->script != NULL) {
 		*script = fopen(args->script, "r");
 		if (*script == NULL) {
-			ev_say_error("cannot read the script %s: %s", args->script,
+			ev_say_error(_("cannot read the script %s: %s"), args->script,
 			             strerror(errno));
 			return -1;
 		}
 	}
 	if (args->log_sql != NULL) {
 		/* It holds the statements' parameters: 0600, never through a link. */
-		*log = ev_file_stream("the --log-sql file", args->log_sql, EV_FILE_PRIVATE,
+		/* TRANSLATORS: what a file is, in "cannot open %s %s: …" (the path follows). */
+		*log = ev_file_stream(_("the --log-sql file"), args->log_sql, EV_FILE_PRIVATE,
 		                      EV_FILE_APPEND, &err);
 		if (*log == NULL) {
 			ev_say_error("%s", err.msg);
@@ -1271,6 +1360,9 @@ int ev_console_run(const struct ev_console_args *args)
 	FILE *script = NULL, *log = NULL;
 
 	console_init(a, args);
+	/* How wide the terminal draws ·, …, → and the like: the layout counts by it (set before
+	 * any worker starts). */
+	ev_ambiguous_set_width(a->cfg->ambiguous_width);
 	/* The config's key bindings: a wrong one is a config error, named by file and line. */
 	if (ev_keymap_configure(a->cfg->keys, a->cfg->nkeys, msg, sizeof(msg)) < 0) {
 		ev_say_error("%s", msg);

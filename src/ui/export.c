@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include "core/files.h"
+#include "core/i18n.h"
 #include "core/style.h"
 #include "ui/app.h"
 
@@ -38,7 +39,7 @@ static void hand_over(struct app *a, int fd, const char *path, ui_export_fn fn, 
 	FILE *f = fdopen(fd, "w");
 	if (f == NULL) {
 		close(fd);
-		app_message(a, EV_STYLE_ERROR, "export: cannot write %s", path);
+		app_message(a, EV_STYLE_ERROR, _("export: cannot write %s"), path);
 		if (free_ctx != NULL && ctx != NULL)
 			free_ctx(ctx);
 		return;
@@ -51,14 +52,15 @@ static void replace_done(struct app *a, const char *text)
 	if (!X.active)
 		return;
 	if (strcasecmp(text, "y") != 0 && strcasecmp(text, "yes") != 0) {
-		app_message(a, EV_STYLE_NORMAL, "not replaced: %s (nothing written)", X.path);
+		app_message(a, EV_STYLE_NORMAL, _("not replaced: %s (nothing written)"), X.path);
 		pending_clear();
 		return;
 	}
 	struct ev_error err = {0};
-	int fd = ev_file_open_safe("the file", X.path, EV_FILE_PRIVATE, EV_FILE_REPLACE, &err);
+	/* TRANSLATORS: what a file is, in "cannot open %s %s: …" (the path follows). */
+	int fd = ev_file_open_safe(_("the file"), X.path, EV_FILE_PRIVATE, EV_FILE_REPLACE, &err);
 	if (fd < 0) {
-		app_message(a, EV_STYLE_ERROR, "export: %s (nothing written)", err.msg);
+		app_message(a, EV_STYLE_ERROR, _("export: %s (nothing written)"), err.msg);
 		pending_clear();
 		return;
 	}
@@ -78,26 +80,28 @@ void ui_export(struct app *a, const char *name, ui_export_fn fn, void *ctx,
 
 	pending_clear();
 	if (name == NULL || name[0] == '\0') {
-		app_message(a, EV_STYLE_ERROR, "export: no file name given (nothing written)");
+		app_message(a, EV_STYLE_ERROR, "%s",
+		            _("export: no file name given (nothing written)"));
 		if (free_ctx != NULL && ctx != NULL)
 			free_ctx(ctx);
 		return;
 	}
 	char *path = ev_file_export_path(a->cfg->export_dir, name);
 	if (path == NULL) {
-		app_message(a, EV_STYLE_ERROR,
-		            "export: no export folder (no home directory or XDG_STATE_HOME): set "
-		            "export_dir in the config or give a path starting with /");
+		app_message(a, EV_STYLE_ERROR, "%s",
+		            _("export: no export folder (no home directory or XDG_STATE_HOME): set "
+		              "export_dir in the config or give a path starting with /"));
 		if (free_ctx != NULL && ctx != NULL)
 			free_ctx(ctx);
 		return;
 	}
 	/* The export folder (and folders named under it) is made as needed; a path of the
 	 * operator's own must exist. */
-	int fd =
-	        name[0] == '/' || ev_file_make_parents(path, "the export folder", &err) == 0
-	                ? ev_file_open_safe("the file", path, EV_FILE_PRIVATE, EV_FILE_CREATE, &err)
-	                : -1;
+	/* TRANSLATORS: what a folder and a file are, in "cannot create %s %s: …". */
+	int fd = name[0] == '/' || ev_file_make_parents(path, _("the export folder"), &err) == 0
+	                 ? ev_file_open_safe(_("the file"), path, EV_FILE_PRIVATE, EV_FILE_CREATE,
+	                                     &err)
+	                 : -1;
 	if (fd == EV_FILE_EXISTS) {
 		X.active = true;
 		X.path = path;
@@ -105,12 +109,13 @@ void ui_export(struct app *a, const char *name, ui_export_fn fn, void *ctx,
 		X.ctx = ctx;
 		X.free_ctx = free_ctx;
 		char label[sizeof(a->prompt_label)];
-		snprintf(label, sizeof(label), "%s exists: replace it? (y/N) ", path);
+		/* TRANSLATORS: a prompt; y (or yes) replaces the file, in every language. */
+		snprintf(label, sizeof(label), _("%s exists: replace it? (y/N) "), path);
 		app_prompt(a, label, "", replace_done);
 		return;
 	}
 	if (fd < 0) {
-		app_message(a, EV_STYLE_ERROR, "export: %s (nothing written)", err.msg);
+		app_message(a, EV_STYLE_ERROR, _("export: %s (nothing written)"), err.msg);
 		if (free_ctx != NULL && ctx != NULL)
 			free_ctx(ctx);
 		free(path);

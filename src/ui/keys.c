@@ -2,6 +2,8 @@
 #include <config.h>
 
 #include "ui/keys.h"
+#include "core/i18n.h"
+#include "core/text.h"
 #include "core/util.h"
 
 #include <curses.h>
@@ -40,7 +42,7 @@ const char *ev_ui_command_arg(enum ev_ui_command c)
 
 const char *ev_ui_command_help(enum ev_ui_command c)
 {
-	return (unsigned)c < EV_UC_COUNT ? commands[c].help : "";
+	return (unsigned)c < EV_UC_COUNT ? _(commands[c].help) : "";
 }
 
 enum ev_ui_command ev_ui_command_parse(const char *line, const char **rest)
@@ -164,7 +166,7 @@ const char *ev_ui_action_name(enum ev_ui_action a)
 
 const char *ev_ui_action_help(enum ev_ui_action a)
 {
-	return (unsigned)a < EV_UA_COUNT ? actions[a].help : "";
+	return (unsigned)a < EV_UA_COUNT ? _(actions[a].help) : "";
 }
 
 unsigned ev_ui_action_flags(enum ev_ui_action a)
@@ -234,24 +236,27 @@ int ev_keymap_configure(const struct ev_keybind *kb, int n, char *err, size_t si
 		enum ev_ui_action act = strcmp(kb[i].action, "none") == 0
 		                                ? EV_UA_NONE
 		                                : ev_ui_action_parse(kb[i].action);
+		/* What the config says, cut at 40 columns, never inside a character. */
+		const char *said = ctx < 0 ? kb[i].view : codes[i] < 0 ? kb[i].key : kb[i].action;
+		char *shown = ev_text_fit(said, 40, false, false);
 		if (ctx < 0)
-			bad = snprintf(
-			        err, size,
-			        "%s: bind: unknown view '%.40s'; expected global, dashboard, "
-			        "list, detail, help or confirmation",
-			        kb[i].where, kb[i].view);
+			bad = snprintf(err, size,
+			               _("%s: bind: unknown view '%s'; expected global, dashboard, "
+			                 "list, detail, help or confirmation"),
+			               kb[i].where, shown);
 		else if (codes[i] < 0)
 			bad = snprintf(
 			        err, size,
-			        "%s: bind: unknown key '%.40s'; expected a character, Enter, "
-			        "Esc, Tab, Space, Up, Down, Left, Right, PgUp, PgDn, Home, End, "
-			        "Backspace, Delete, F1..F12 or C-a..C-z",
-			        kb[i].where, kb[i].key);
+			        _("%s: bind: unknown key '%s'; expected a character, Enter, Esc, "
+			          "Tab, Space, Up, Down, Left, Right, PgUp, PgDn, Home, End, "
+			          "Backspace, Delete, F1..F12 or C-a..C-z"),
+			        kb[i].where, shown);
 		else if (act == EV_UA_NONE && strcmp(kb[i].action, "none") != 0)
 			bad = snprintf(err, size,
-			               "%s: bind: unknown action '%.40s' (the help screen and "
-			               "evtop(1) name them; none unbinds)",
-			               kb[i].where, kb[i].action);
+			               _("%s: bind: unknown action '%s' (the help screen and "
+			                 "evtop(1) name them; none unbinds)"),
+			               kb[i].where, shown);
+		free(shown);
 		user[i] = (struct ev_binding){(enum ev_ui_context)ctx, kb[i].key, act};
 	}
 	if (bad) {

@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include "ui/term.h"
+#include "core/i18n.h"
 
 #include <curses.h>
 #include <stdio.h>
@@ -75,12 +76,12 @@ int ev_term_start(const char *virtual_term, int cols, int rows, bool mono, char 
 		null_out = fopen("/dev/null", "w");
 		null_in = fopen("/dev/null", "r");
 		if (null_out == NULL || null_in == NULL) {
-			snprintf(msg, msgsize, "cannot open /dev/null");
+			snprintf(msg, msgsize, "%s", _("cannot open /dev/null"));
 			return -1;
 		}
 		screen = newterm(virtual_term, null_out, null_in);
 		if (screen == NULL) {
-			snprintf(msg, msgsize, "unknown terminal type %s", virtual_term);
+			snprintf(msg, msgsize, _("unknown terminal type %s"), virtual_term);
 			return -1;
 		}
 		is_virtual = true;
@@ -89,21 +90,23 @@ int ev_term_start(const char *virtual_term, int cols, int rows, bool mono, char 
 		const char *term = getenv("TERM");
 		if (term == NULL || term[0] == '\0' || strcmp(term, "dumb") == 0) {
 			snprintf(msg, msgsize,
-			         "the console needs a terminal (TERM is %s); the sub-commands work "
-			         "without one: evtop --help",
-			         term == NULL || term[0] == '\0' ? "unset" : term);
+			         _("the console needs a terminal (TERM is %s); the sub-commands "
+			           "work "
+			           "without one: evtop --help"),
+			         /* TRANSLATORS: TERM is not set. */
+			         term == NULL || term[0] == '\0' ? _("unset") : term);
 			return -1;
 		}
 		if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-			snprintf(msg, msgsize,
-			         "the console needs a terminal on stdin and stdout; the "
-			         "sub-commands "
-			         "work without one: evtop --help");
+			snprintf(msg, msgsize, "%s",
+			         _("the console needs a terminal on stdin and stdout; the "
+			           "sub-commands "
+			           "work without one: evtop --help"));
 			return -1;
 		}
 		screen = newterm(NULL, stdout, stdin);
 		if (screen == NULL) {
-			snprintf(msg, msgsize, "cannot use the terminal type %s", term);
+			snprintf(msg, msgsize, _("cannot use the terminal type %s"), term);
 			return -1;
 		}
 	}

@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include "core/audit.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "db/audit.h"
 #include "ui/app.h"
@@ -111,7 +112,7 @@ static void audit_result(struct app *a, struct view *v, struct ev_job *job)
 	(void)a;
 	if (job->rc < 0 || r == NULL || r->rows == NULL) {
 		snprintf(av->error, sizeof(av->error), "%s",
-		         job->err.msg[0] ? job->err.msg : "no answer from the server");
+		         job->err.msg[0] ? job->err.msg : _("no answer from the server"));
 		return;
 	}
 	av->error[0] = '\0';
@@ -122,7 +123,8 @@ static void audit_result(struct app *a, struct view *v, struct ev_job *job)
 	av->next = r->pg.next;
 	av->stopped = r->pg.stopped;
 	char *note = ev_list_search_note(&r->pg, av->rows->nrows);
-	snprintf(av->note, sizeof(av->note), "%s%s", note ? "search: " : "", note ? note : "");
+	/* TRANSLATORS: before what a capped search examined. */
+	snprintf(av->note, sizeof(av->note), "%s%s", note ? _("search: ") : "", note ? note : "");
 	free(note);
 	if (av->want_last || av->sel >= (int)av->rows->nrows) {
 		av->sel = av->rows->nrows ? (int)av->rows->nrows - 1 : 0;
@@ -148,20 +150,49 @@ static const char *table_key(struct app *a, struct view *v, const char *name)
 	return name;
 }
 
+enum col_id {
+	C_TIME,
+	C_OPERATOR,
+	C_OS_USER,
+	C_DB_USER,
+	C_ACTION,
+	C_TABLE,
+	C_EVENT_NO,
+	C_CHANGE,
+	C_RESULT,
+	C_REASON
+};
+
 struct col {
-	const char *head;
-	int width; /* 0: the rest of the line */
+	enum col_id id;
+	const char *head; /* N_(): translated where it is drawn */
+	int width;        /* 0: the rest of the line */
 };
 
 /* The columns at this width: every one from 120 columns, else the ones an incident needs
- * first (the row under the cursor is shown whole below the list). */
+ * first (the row under the cursor is shown whole below the list). A translated head must fit
+ * the narrowest width its column has (TABLE: 7 cells, RESULT: 7). */
+/* TRANSLATORS: the audit view's column headers, at most as wide as the English ones
+ * (TABLE and RESULT: 7 cells at most). */
+#define H_TIME     N_("TIME")
+#define H_OPERATOR N_("OPERATOR")
+#define H_OS_USER  N_("OS USER")
+#define H_DB_USER  N_("DB USER")
+#define H_ACTION   N_("ACTION")
+#define H_TABLE    N_("TABLE")
+#define H_EVENT_NO N_("EVENT_NO")
+#define H_CHANGE   N_("BEFORE → AFTER")
+#define H_RESULT   N_("RESULT")
+#define H_REASON   N_("REASON")
 static const struct col wide_cols[] = {
-        {"TIME", 23}, {"OPERATOR", 12}, {"OS USER", 10},        {"DB USER", 16}, {"ACTION", 14},
-        {"TABLE", 7}, {"EVENT_NO", 20}, {"BEFORE → AFTER", 26}, {"RESULT", 7},   {"REASON", 0},
+        {C_TIME, H_TIME, 23},         {C_OPERATOR, H_OPERATOR, 12}, {C_OS_USER, H_OS_USER, 10},
+        {C_DB_USER, H_DB_USER, 16},   {C_ACTION, H_ACTION, 14},     {C_TABLE, H_TABLE, 7},
+        {C_EVENT_NO, H_EVENT_NO, 20}, {C_CHANGE, H_CHANGE, 26},     {C_RESULT, H_RESULT, 7},
+        {C_REASON, H_REASON, 0},
 };
 static const struct col narrow_cols[] = {
-        {"TIME", 14},     {"OPERATOR", 10}, {"ACTION", 14},
-        {"EVENT_NO", 14}, {"RESULT", 7},    {"BEFORE → AFTER", 0},
+        {C_TIME, H_TIME, 14},         {C_OPERATOR, H_OPERATOR, 10}, {C_ACTION, H_ACTION, 14},
+        {C_EVENT_NO, H_EVENT_NO, 14}, {C_RESULT, H_RESULT, 7},      {C_CHANGE, H_CHANGE, 0},
 };
 
 /* The change in the status names alone, "failed→pending", for a narrow screen (the row
@@ -169,43 +200,46 @@ static const struct col narrow_cols[] = {
 static char *short_change(const char *before, const char *after)
 {
 	const struct ev_table_def *def = ev_model_table(EV_TABLE_MESSAGE);
-	const char *names[2] = {"?", "not applied"};
+	const char *names[2] = {"?", _("not applied")};
 	const char *st[2] = {before, after};
 	for (int i = 0; i < 2; i++) {
 		char *end = NULL;
 		long v = st[i] ? strtol(st[i], &end, 10) : -1;
 		if (st[i] != NULL && end != st[i] && *end == '\0' && v >= 0 && v < EV_ST_COUNT)
-			names[i] = ev_model_status_name(def, (int)v, false);
+			names[i] = ev_model_status_label(def, (int)v);
 		else if (st[i] != NULL)
 			names[i] = st[i];
 	}
-	return ev_xasprintf("%.16s→%.16s", names[0], names[1]);
+	return ev_xasprintf("%.*s→%.*s", app_cut(names[0], 16), names[0], app_cut(names[1], 16),
+	                    names[1]);
 }
 
-/* The text of column `head` of row r (malloc'd). */
+/* The text of column `id` of row r (malloc'd). */
 static char *col_text(struct app *a, struct view *v, const struct ev_rowset *rs, size_t r,
-                      const char *head, bool narrow)
+                      enum col_id id, bool narrow)
 {
 	const char *t = ev_rowset_get(rs, r, "audit_time");
-	if (strcmp(head, "TIME") == 0) /* narrow: "06-01 11:58:00" */
+	if (id == C_TIME) /* narrow: "06-01 11:58:00" */
 		return t == NULL                   ? ev_xstrdup("")
 		       : narrow && strlen(t) >= 19 ? ev_xstrndup(t + 5, 14)
 		                                   : ev_xstrdup(t);
-	if (strcmp(head, "BEFORE → AFTER") == 0 && narrow)
+	if (id == C_CHANGE && narrow)
 		return short_change(ev_rowset_get(rs, r, "before_status"),
 		                    ev_rowset_get(rs, r, "after_status"));
-	if (strcmp(head, "BEFORE → AFTER") == 0)
+	if (id == C_CHANGE)
 		return ev_audit_change_text(ev_rowset_get(rs, r, "before_status"),
 		                            ev_rowset_get(rs, r, "after_status"));
-	if (strcmp(head, "TABLE") == 0)
+	if (id == C_TABLE)
 		return ev_xstrdup(table_key(a, v, ev_rowset_get(rs, r, "table_name")));
-	const char *map[][2] = {{"OPERATOR", "operator"}, {"OS USER", "os_user"},
-	                        {"DB USER", "db_user"},   {"ACTION", "action"},
-	                        {"EVENT_NO", "event_no"}, {"RESULT", "result"},
-	                        {"REASON", "reason"}};
+	static const struct {
+		enum col_id id;
+		const char *column;
+	} map[] = {{C_OPERATOR, "operator"}, {C_OS_USER, "os_user"},   {C_DB_USER, "db_user"},
+	           {C_ACTION, "action"},     {C_EVENT_NO, "event_no"}, {C_RESULT, "result"},
+	           {C_REASON, "reason"}};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (strcmp(head, map[i][0]) == 0) {
-			const char *s = ev_rowset_get(rs, r, map[i][1]);
+		if (id == map[i].id) {
+			const char *s = ev_rowset_get(rs, r, map[i].column);
 			return ev_xstrdup(s ? s : "-");
 		}
 	return ev_xstrdup("");
@@ -221,9 +255,9 @@ static void draw_row(struct app *a, struct view *v, size_t r, int y, int cols, i
 	for (size_t i = 0; i < n && x < cols; i++) {
 		int w = c[i].width ? c[i].width : cols - x;
 		if (av->rows == NULL) {
-			cell(y, x, w, cols, style, c[i].head);
+			cell(y, x, w, cols, style, _(c[i].head));
 		} else {
-			char *text = col_text(a, v, av->rows, r, c[i].head, narrow);
+			char *text = col_text(a, v, av->rows, r, c[i].id, narrow);
 			cell(y, x, w, cols, style, text);
 			free(text);
 		}
@@ -248,13 +282,15 @@ static void draw_footer(struct app *a, struct view *v, int y, int cols)
 	           *eid = ev_rowset_get(rs, r, "event_id"), *db = ev_rowset_get(rs, r, "db_user"),
 	           *ssh = ev_rowset_get(rs, r, "ssh_connection"),
 	           *reason = ev_rowset_get(rs, r, "reason");
-	char *line = ev_xasprintf("%s · %s id %s · %s %s, %s · by %s as %s%s%s", no ? no : "-",
+	/* TRANSLATORS: the audit row under the cursor: event_no · table id N · action change,
+	 * result · by WHO as DB_USER, then " from " and the SSH connection, or nothing. */
+	char *line = ev_xasprintf(_("%s · %s id %s · %s %s, %s · by %s as %s%s%s"), no ? no : "-",
 	                          tn ? tn : "-", eid ? eid : "-", ev_rowset_get(rs, r, "action"),
 	                          change, ev_rowset_get(rs, r, "result"), who, db ? db : "-",
-	                          ssh ? " from " : "", ssh ? ssh : "");
+	                          ssh ? _(" from ") : "", ssh ? ssh : "");
 	draw_text(y, 0, cols, EV_STYLE_NORMAL, line);
 	free(line);
-	line = ev_xasprintf("reason: %s", reason ? reason : "NULL");
+	line = ev_xasprintf(_("reason: %s"), reason ? reason : "NULL");
 	draw_text(y + 1, 0, cols, reason ? EV_STYLE_NORMAL : EV_STYLE_NULL_VALUE, line);
 	free(line);
 	free(who);
@@ -266,9 +302,11 @@ static void audit_draw(struct app *a, struct view *v, int top, int height, int c
 {
 	struct audit_view *av = (struct audit_view *)v;
 	char title[800];
-	snprintf(title, sizeof(title), "audit · %s of source %s · newest first · page %d%s%s",
+	/* TRANSLATORS: the audit view's title: the audit table, the source, the page, then
+	 * " · filter: " and the filter, or nothing. */
+	snprintf(title, sizeof(title), _("audit · %s of source %s · newest first · page %d%s%s"),
 	         EV_AUDIT_TABLE, app_source_name(a, app_site_index(a, v)), av->nback + 1,
-	         av->filter_text[0] ? " · filter: " : "", av->filter_text);
+	         av->filter_text[0] ? _(" · filter: ") : "", av->filter_text);
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	top++;
 	height--;
@@ -291,8 +329,8 @@ static void audit_draw(struct app *a, struct view *v, int top, int height, int c
 	int body = height - 1 - (height > 6 ? 3 : 0), n = rows ? (int)rows->nrows : 0;
 	if (n == 0) {
 		const char *what = av->base.loading || (rows == NULL && !av->error[0])
-		                           ? "loading…"
-		                           : (rows ? "no audit rows" : "");
+		                           ? _("loading…")
+		                           : (rows ? _("no audit rows") : "");
 		draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL, what);
 		return;
 	}
@@ -380,7 +418,8 @@ static void open_event(struct app *a, struct audit_view *av)
 		return;
 	}
 	char *safe = ev_text_sanitize(tn ? tn : "", tn ? strlen(tn) : 0);
-	app_message(a, EV_STYLE_WARNING, "%.64s is not one of this source's event tables", safe);
+	app_message(a, EV_STYLE_WARNING, _("%.*s is not one of this source's event tables"),
+	            app_cut(safe, 64), safe);
 	free(safe);
 }
 
@@ -425,10 +464,10 @@ static bool audit_action(struct app *a, struct view *v, enum ev_ui_action act)
 			open_event(a, av);
 		break;
 	case EV_UA_FILTER:
-		app_prompt(
-		        a,
-		        "audit filter (operator= action= event_no= table= result= since= until=): ",
-		        av->filter_text, filter_done);
+		app_prompt(a,
+		           _("audit filter (operator= action= event_no= table= result= since= "
+		             "until=): "),
+		           av->filter_text, filter_done);
 		break;
 	case EV_UA_REFRESH:
 		audit_load(a, v);

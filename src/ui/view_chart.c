@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include "core/chart.h"
+#include "core/i18n.h"
 #include "core/style.h"
 #include "core/text.h"
 #include "ui/app.h"
@@ -24,14 +25,20 @@ struct chart_view {
 	char *group;
 };
 
+/* The panels' names (translated where drawn). */
 static const struct {
 	enum ev_chart_figure f;
 	const char *name;
 } panels[] = {
-        {EV_CF_CREATED, "created /min"},
-        {EV_CF_FINISHED, "finished /min"},
-        {EV_CF_FAILED, "failed /min"},
-        {EV_CF_BACKLOG, "backlog (PEND + PROC + FAIL)"},
+        /* TRANSLATORS: a chart's name: events created per minute. */
+        {EV_CF_CREATED, N_("created /min")},
+        /* TRANSLATORS: a chart's name: events finished per minute. */
+        {EV_CF_FINISHED, N_("finished /min")},
+        /* TRANSLATORS: a chart's name: events that failed per minute. */
+        {EV_CF_FAILED, N_("failed /min")},
+        /* TRANSLATORS: a chart's name: the backlog, PEND PROC FAIL being the dashboard's
+         * column headers. */
+        {EV_CF_BACKLOG, N_("backlog (PEND + PROC + FAIL)")},
 };
 #define NPANELS 4
 
@@ -64,14 +71,15 @@ static void value_text(enum ev_chart_figure f, double v, char *buf, size_t size)
 static void draw_panel(const struct ev_chart_series *s, enum ev_chart_figure f, const char *name,
                        int y, int h, int cols, bool utf8)
 {
-	char now[32], top[32], head[160];
+	char now[32], top[32], head[320];
 	double last = s->n > 0 ? ev_chart_series_at(s, s->n - 1)->v[f] : NAN;
 	char **lines = ev_xcalloc((size_t)h, sizeof(*lines));
 	int w = cols - 2 > 1 ? cols - 2 : 1;
 	double ymax = ev_chart_render(s, f, w, h, 0, utf8, lines);
 	value_text(f, last, now, sizeof(now));
 	value_text(f, ymax, top, sizeof(top));
-	snprintf(head, sizeof(head), "%s · now %s · top of the scale %s", name, now, top);
+	/* TRANSLATORS: the chart's name, its value now and the value at the top of its scale. */
+	snprintf(head, sizeof(head), _("%s · now %s · top of the scale %s"), _(name), now, top);
 	draw_text_pad(y, 0, cols, EV_STYLE_HEADER, head);
 	for (int i = 0; i < h; i++) {
 		draw_text(y + 1 + i, 1, w, EV_STYLE_NORMAL, lines[i]);
@@ -87,20 +95,26 @@ static void chart_draw(struct app *a, struct view *v, int top, int height, int c
 	const struct ev_chart_series *s =
 	        ui_dash_chart(a->views[0], c->table, c->total, c->group, &dim);
 	const struct ev_table_def *def = ev_model_table(c->table);
-	char title[400], what[200];
-	if (c->total)
-		snprintf(what, sizeof(what), "every group");
-	else
-		snprintf(what, sizeof(what), "%s=%.120s", dim ? dim : "group",
-		         c->group ? c->group : "NULL");
+	char title[1024], what[640];
+	if (c->total) {
+		snprintf(what, sizeof(what), "%s", _("every group"));
+	} else {
+		char *group = ev_text_fit(c->group ? c->group : "NULL", 120, false, false);
+		/* TRANSLATORS: "group" stands for the dimension's name when it is not known:
+		 * "group=ORDER_CREATED". */
+		snprintf(what, sizeof(what), "%s=%s", dim ? dim : _("group"), group);
+		free(group);
+	}
 	bool utf8 = utf8_term();
-	snprintf(title, sizeof(title), "throughput · %s (%s) · %s · %zu refreshes%s", def->key,
-	         app_table_name(a, app_site_index(a, v), c->table), what, s ? s->n : 0,
-	         utf8 ? "" : " · ASCII");
+	/* TRANSLATORS: the table, its name in the database, the group (or "every group"), how
+	 * many refreshes the charts hold, and " · ASCII" when the terminal draws no braille. */
+	snprintf(title, sizeof(title), _("throughput · %s (%s) · %s · %zu refreshes%s"),
+	         ev_model_table_label(def), app_table_name(a, app_site_index(a, v), c->table), what,
+	         s ? s->n : 0, utf8 ? "" : " · ASCII");
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (s == NULL || s->n == 0) {
 		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL,
-		          "nothing sampled yet: the dashboard adds a point at every refresh");
+		          _("nothing sampled yet: the dashboard adds a point at every refresh"));
 		return;
 	}
 	/* The panels share what is left above the time axis, a name line each. */
@@ -120,10 +134,11 @@ static void chart_draw(struct app *a, struct view *v, int top, int height, int c
 	int w = cols - 2 > 1 ? cols - 2 : 1;
 	size_t shown = (size_t)w * (utf8 ? 2 : 1);
 	size_t first = s->n > shown ? s->n - shown : 0;
-	char t0[16], t1[16], axis[96];
+	char t0[16], t1[16], axis[160];
 	clock_text(ev_chart_series_at(s, first)->t, t0, sizeof(t0));
 	clock_text(ev_chart_series_at(s, s->n - 1)->t, t1, sizeof(t1));
-	snprintf(axis, sizeof(axis), "%s (server time)", t0);
+	/* TRANSLATORS: the time axis's first time, in the server's clock. */
+	snprintf(axis, sizeof(axis), _("%s (server time)"), t0);
 	if (y < top + height) {
 		draw_text(y, 1, cols - 1, EV_STYLE_NORMAL, axis);
 		int tw = ev_text_width(t1);

@@ -5,6 +5,7 @@
 
 #include "core/chart.h"
 #include "core/doctor.h"
+#include "core/i18n.h"
 #include "core/mirror.h"
 #include "core/text.h"
 #include "db/dashjob.h"
@@ -13,6 +14,7 @@
 
 #include <curses.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +78,10 @@ struct dash_view {
 enum { RATE_CREATED = EV_DASH_NFIGURES, RATE_FINISHED, RATE_DRAIN, RATE_FAILED, RATE_OPER };
 
 /* The columns, left to right: their headers, and what they count for the help screen's legend
- * (one table for both). The group column stays; the figures scroll left and right under the
- * cursor when they do not all fit. */
+ * (one table for both; marked here, translated where drawn). The group column stays; the
+ * figures scroll left and right under the cursor when they do not all fit. A header takes
+ * width - 1 columns (one separates it from the one before, and holds the order's arrow):
+ * col_width() widens a column whose translated header needs more. */
 static const struct {
 	int fig; /* an ev_dash_figure, or a RATE_* */
 	const char *head;
@@ -85,41 +89,102 @@ static const struct {
 	int list; /* the list Enter opens, or -1 */
 	const char *help;
 } columns[] = {
-        {EV_DASH_PENDING, "PEND", 6, EV_LIST_PENDING, "pending (status 0)"},
-        {EV_DASH_PROCESSING, "PROC", 6, EV_LIST_PROCESSING,
-         "processing (status 1), the stuck ones included"},
-        {EV_DASH_STUCK, "STUCK", 6, EV_LIST_STUCK,
-         "processing past lock_until (outbox) / the stuck threshold (message)"},
-        {EV_DASH_FAILED, "FAIL", 6, EV_LIST_FAILED, "failed (status 3), every bucket below"},
-        {EV_DASH_FAILED_DUE, "DUE", 6, EV_LIST_FAILED_DUE,
-         "failed, retries left, next_retry_time reached"},
-        {EV_DASH_FAILED_WAITING, "WAIT", 6, EV_LIST_FAILED_WAITING,
-         "failed, retries left, next_retry_time still ahead"},
-        {EV_DASH_FAILED_NORETRY, "NORTY", 6, EV_LIST_FAILED_NORETRY,
-         "failed, retries left, no next_retry_time: nothing retries it"},
-        {EV_DASH_EXHAUSTED, "EXHST", 6, EV_LIST_FAILED_EXHAUSTED,
-         "failed, retry_count >= max_retry_count: exhausted"},
-        {EV_DASH_OLDEST_PENDING_AGE, "OLDEST", 7, EV_LIST_PENDING,
-         "age of the oldest pending event (create_time)"},
-        {RATE_DRAIN, "DRAIN", 7, -1,
-         "time to clear what drains by itself (PEND, PROC not stuck, FAIL with retries left) "
-         "at DONE/m (∞: never); OPER is the rest"},
-        {RATE_OPER, "OPER", 6, -1, "needs an operator: STUCK + EXHST (never drains by itself)"},
-        {RATE_CREATED, "NEW/m", 7, -1,
-         "events created per minute, the last minute (without the mirror: over the window)"},
-        {RATE_FINISHED, "DONE/m", 7, -1,
-         "events finished per minute, the last minute: created - backlog growth - deleted "
-         "(without the mirror: created in the window and finished)"},
-        {RATE_FAILED, "FAIL/m", 7, -1,
-         "events that failed per minute, the last minute (with the mirror only)"},
-        {EV_DASH_LONGEST_RETRY_WAIT, "RWAIT", 7, EV_LIST_PENDING,
-         "longest wait of a pending event since a retry made it pending"},
-        {EV_DASH_CANCELLED, "CANC", 6, EV_LIST_CANCELLED,
-         "created in the window and cancelled (status 4)"},
-        {EV_DASH_CREATED, "NEW", 7, -1, "created in the window (create_time)"},
-        {EV_DASH_SUCCESS, "OK", 7, -1, "created in the window and succeeded (status 2)"},
+        /* TRANSLATORS: the dashboard's column headers: at most 5 columns (a Chinese
+         * character takes 2) where width 6, 6 where width 7; the glossary's short forms. */
+        {EV_DASH_PENDING, N_("PEND"), 6, EV_LIST_PENDING, N_("pending (status 0)")},
+        {EV_DASH_PROCESSING, N_("PROC"), 6, EV_LIST_PROCESSING,
+         N_("processing (status 1), the stuck ones included")},
+        /* TRANSLATORS: dashboard column header, at most 5 columns: stuck (expired lock). */
+        {EV_DASH_STUCK, N_("STUCK"), 6, EV_LIST_STUCK,
+         N_("processing past lock_until (outbox) / the stuck threshold (message)")},
+        /* TRANSLATORS: dashboard column header, at most 5 columns: failed. */
+        {EV_DASH_FAILED, N_("FAIL"), 6, EV_LIST_FAILED,
+         N_("failed (status 3), every bucket below")},
+        /* TRANSLATORS: dashboard column header, at most 5 columns: failed and due. */
+        {EV_DASH_FAILED_DUE, N_("DUE"), 6, EV_LIST_FAILED_DUE,
+         N_("failed, retries left, next_retry_time reached")},
+        /* TRANSLATORS: dashboard column header, at most 5 columns: failed, not yet due. */
+        {EV_DASH_FAILED_WAITING, N_("WAIT"), 6, EV_LIST_FAILED_WAITING,
+         N_("failed, retries left, next_retry_time still ahead")},
+        /* TRANSLATORS: dashboard column header, at most 5 columns (6 widens the column):
+         * failed without a next_retry_time. */
+        {EV_DASH_FAILED_NORETRY, N_("NORTY"), 6, EV_LIST_FAILED_NORETRY,
+         N_("failed, retries left, no next_retry_time: nothing retries it")},
+        /* TRANSLATORS: dashboard column header, at most 5 columns: retries exhausted. */
+        {EV_DASH_EXHAUSTED, N_("EXHST"), 6, EV_LIST_FAILED_EXHAUSTED,
+         N_("failed, retry_count >= max_retry_count: exhausted")},
+        /* TRANSLATORS: dashboard column header, at most 6 columns: the oldest pending
+         * event's age. */
+        {EV_DASH_OLDEST_PENDING_AGE, N_("OLDEST"), 7, EV_LIST_PENDING,
+         N_("age of the oldest pending event (create_time)")},
+        /* TRANSLATORS: dashboard column header, at most 6 columns: time to drain. */
+        {RATE_DRAIN, N_("DRAIN"), 7, -1,
+         N_("time to clear what drains by itself (PEND, PROC not stuck, FAIL with retries "
+            "left) at DONE/m (∞: never); OPER is the rest")},
+        /* TRANSLATORS: dashboard column header, at most 5 columns: needs an operator. */
+        {RATE_OPER, N_("OPER"), 6, -1,
+         N_("needs an operator: STUCK + EXHST (never drains by itself)")},
+        /* TRANSLATORS: dashboard column header, at most 6 columns: created per minute. */
+        {RATE_CREATED, N_("NEW/m"), 7, -1,
+         N_("events created per minute, the last minute (without the mirror: over the "
+            "window)")},
+        /* TRANSLATORS: dashboard column header, at most 6 columns: finished per minute. */
+        {RATE_FINISHED, N_("DONE/m"), 7, -1,
+         N_("events finished per minute, the last minute: created - backlog growth - "
+            "deleted (without the mirror: created in the window and finished)")},
+        /* TRANSLATORS: dashboard column header, at most 6 columns: failed per minute. */
+        {RATE_FAILED, N_("FAIL/m"), 7, -1,
+         N_("events that failed per minute, the last minute (with the mirror only)")},
+        /* TRANSLATORS: dashboard column header, at most 6 columns: the longest wait of an
+         * event a retry made pending. */
+        {EV_DASH_LONGEST_RETRY_WAIT, N_("RWAIT"), 7, EV_LIST_PENDING,
+         N_("longest wait of a pending event since a retry made it pending")},
+        /* TRANSLATORS: dashboard column header, at most 5 columns: cancelled. */
+        {EV_DASH_CANCELLED, N_("CANC"), 6, EV_LIST_CANCELLED,
+         N_("created in the window and cancelled (status 4)")},
+        /* TRANSLATORS: dashboard column header, at most 6 columns: created. */
+        {EV_DASH_CREATED, N_("NEW"), 7, -1, N_("created in the window (create_time)")},
+        /* TRANSLATORS: dashboard column header, at most 6 columns: succeeded. */
+        {EV_DASH_SUCCESS, N_("OK"), 7, -1, N_("created in the window and succeeded (status 2)")},
 };
 #define NCOLS ((int)(sizeof(columns) / sizeof(columns[0])))
+
+/* Column c's header over table t, translated: the pending and processing columns name the
+ * table's own state (the outbox's publishes); EV_TABLE_COUNT: the legend's, for both. */
+static const char *col_head(int c, int t)
+{
+	int fig = columns[c].fig;
+	if (t == EV_TABLE_OUTBOX && fig == EV_DASH_PENDING)
+		/* TRANSLATORS: the outbox's pending column header, at most 6 columns. */
+		return P_("outbox", "PEND");
+	if (t == EV_TABLE_OUTBOX && fig == EV_DASH_PROCESSING)
+		/* TRANSLATORS: the outbox's publishing column header, at most 6 columns. */
+		return P_("outbox", "PROC");
+	if (t == EV_TABLE_MESSAGE && fig == EV_DASH_PENDING)
+		/* TRANSLATORS: the message table's pending column header, at most 6 columns. */
+		return P_("message", "PEND");
+	if (t == EV_TABLE_MESSAGE && fig == EV_DASH_PROCESSING)
+		/* TRANSLATORS: the message table's processing column header, at most 6
+		 * columns. */
+		return P_("message", "PROC");
+	return _(columns[c].head);
+}
+
+/* Column c's width in display columns: the table's, or its widest header's and a separating
+ * column when a translation needs more (the same in both tables: their blocks line up). */
+static int col_width(int c)
+{
+	static int width[NCOLS];
+	if (width[c] == 0) {
+		int w = columns[c].width;
+		for (int t = 0; t < EV_TABLE_COUNT; t++) {
+			int need = ev_text_width(col_head(c, t)) + 1;
+			w = need > w ? need : w;
+		}
+		width[c] = w;
+	}
+	return width[c];
+}
 
 static const int windows[] = {300, 900, 3600, 6 * 3600, 86400, 7 * 86400};
 /* The tables' size, oldest row and rows past the retention: at the first refresh, then every
@@ -376,12 +441,14 @@ static void sort_rows(const struct dash_view *d, struct table_state *ts)
 	qsort(ts->order, n, sizeof(*ts->order), order_cmp);
 }
 
-/* The order's name, for the title and the message line: "FAIL ↓". */
-static void sort_name(const struct dash_view *d, char *buf, size_t size)
+/* The order's name over table t, for the title and the message line: "FAIL ↓". */
+static void sort_name(const struct dash_view *d, int t, char *buf, size_t size)
 {
-	const char *what = d->sort == SORT_BACKLOG ? "backlog"
-	                   : d->sort == SORT_GROUP ? "group"
-	                                           : columns[d->sort].head;
+	/* TRANSLATORS: the dashboard's orders, "sorted backlog ↓": by the backlog, by the
+	 * group's name (or a column header). */
+	const char *what = d->sort == SORT_BACKLOG ? _("backlog")
+	                   : d->sort == SORT_GROUP ? _("group")
+	                                           : col_head(d->sort, t);
 	bool up = d->sort == SORT_GROUP ? !d->sort_asc : d->sort_asc;
 	snprintf(buf, size, "%s %s", what, up ? "↑" : "↓");
 }
@@ -407,15 +474,16 @@ static void sort_key(struct app *a, struct dash_view *d, enum ev_ui_action act)
 		sort_rows(d, &d->t[t]);
 		selection_restore(d, &d->t[t], &sel[t]);
 	}
-	char name[48];
-	sort_name(d, name, sizeof(name));
+	char name[64];
+	sort_name(d, d->focus, name, sizeof(name));
 	if (act == EV_UA_FOLLOW)
-		app_message(a, EV_STYLE_NORMAL, "%s",
-		            d->nofollow
-		                    ? "follow off: the cursor keeps its line (F: follow its group)"
-		                    : "follow: the cursor stays on its group (F: keep the line)");
+		app_message(
+		        a, EV_STYLE_NORMAL, "%s",
+		        d->nofollow
+		                ? _("follow off: the cursor keeps its line (F: follow its group)")
+		                : _("follow: the cursor stays on its group (F: keep the line)"));
 	else
-		app_message(a, EV_STYLE_NORMAL, "sorted by %s (< > choose, I inverts)", name);
+		app_message(a, EV_STYLE_NORMAL, _("sorted by %s (< > choose, I inverts)"), name);
 }
 
 /* The sources' indexes and columns, read again with the refresh (each source's where every
@@ -539,7 +607,7 @@ static void take_table(struct app *a, struct dash_view *d, enum ev_table_kind t,
 		for (int w = 0; earlier == NULL && w < EV_DQ_COUNT; w++)
 			if (ts->cur->skipped & (1u << w))
 				ev_dash_unknown(ts->cur, (enum ev_dash_query)w,
-				                "not read this time");
+				                _("not read this time"));
 		ev_dash_carry(ts->cur, earlier);
 		ev_dash_finish(ts->cur);
 	}
@@ -571,9 +639,12 @@ static void clock_ok_at_start(struct app *a, struct view *v)
 		struct ev_buf why;
 		ev_buf_init(&why);
 		ui_dash_clock_why(v, &why);
-		if (app_clock_ok_audit(a, "--clock-ok", why.data, &err) < 0)
-			app_message(a, EV_STYLE_ERROR, "the audit file cannot be written (%.200s)",
-			            err.msg);
+		if (app_clock_ok_audit(a, "--clock-ok", why.data, &err) < 0) {
+			char *msg = ev_text_fit(err.msg, 200, false, false);
+			app_message(a, EV_STYLE_ERROR, _("the audit file cannot be written (%s)"),
+			            msg);
+			free(msg);
+		}
 		ev_buf_free(&why);
 	}
 }
@@ -599,14 +670,24 @@ static void dash_result(struct app *a, struct view *v, struct ev_job *job)
 		/* Keep the last data on screen, marked stale. */
 		if (a->state == CONN_OK && a->stale_since[0] == '\0')
 			snprintf(a->stale_since, sizeof(a->stale_since), "%s",
-			         a->server_now[0] ? a->server_now : "start");
+			         /* TRANSLATORS: "STALE since start": no refresh succeeded yet. */
+			         a->server_now[0] ? a->server_now : _("start"));
 		a->state = CONN_LOST;
-		snprintf(a->last_error, sizeof(a->last_error), "%.250s", job->err.msg);
+		/* 250 columns at most, and what the buffer holds: cut between characters. */
+		char *cut = ev_text_fit(job->err.msg, 250, false, false);
+		size_t n = strlen(cut);
+		if (n >= sizeof(a->last_error)) {
+			n = sizeof(a->last_error) - 1;
+			while (n > 0 && ((unsigned char)cut[n] & 0xC0) == 0x80)
+				n--;
+		}
+		snprintf(a->last_error, sizeof(a->last_error), "%.*s", (int)n, cut);
+		free(cut);
 		app_message(a, EV_STYLE_ERROR, "%s", job->err.msg);
 		return;
 	}
 	if (a->state == CONN_LOST)
-		app_message(a, EV_STYLE_NORMAL, "reconnected");
+		app_message(a, EV_STYLE_NORMAL, "%s", _("reconnected"));
 	a->state = CONN_OK;
 	a->stale_since[0] = '\0';
 	snprintf(a->server_now, sizeof(a->server_now), "%s", r->now);
@@ -747,9 +828,10 @@ static void draw_spark(int y, int x, int width, const struct table_state *ts, co
 	}
 }
 
-#define GROUP_MIN  16
-#define TREND_HEAD "TREND"
-#define TREND_HELP "the backlog (PEND + PROC + FAIL) over the last refreshes"
+#define GROUP_MIN 16
+/* TRANSLATORS: the header of the dashboard's trend (a sparkline), at most 5 columns. */
+#define TREND_HEAD N_("TREND")
+#define TREND_HELP N_("the backlog (PEND + PROC + FAIL) over the last refreshes")
 
 /* How many figure columns from column `first` fit beside a group column of at least GROUP_MIN
  * (or the widest group, if narrower); the trend outranks the last figures. */
@@ -762,7 +844,7 @@ static int fit_columns(int cols, int first)
 		int used = GROUP_MIN + 1 + (cols >= 60 ? SPARK_LEN + 1 : 0) +
 		           (cols < 60 && first + n < NCOLS ? 2 : 0);
 		for (int c = first; c < first + n; c++)
-			used += columns[c].width;
+			used += col_width(c);
 		if (used <= cols || n <= 1)
 			return n;
 		n--;
@@ -783,7 +865,7 @@ static int group_width(int cols, int first, int ncols_shown)
 {
 	int used = cols < 60 && first + ncols_shown < NCOLS ? 2 : 0;
 	for (int c = first; c < first + ncols_shown; c++)
-		used += columns[c].width;
+		used += col_width(c);
 	int w = cols - used - 1;
 	if (w - (SPARK_LEN + 1) >= GROUP_MIN)
 		w -= SPARK_LEN + 1;
@@ -799,8 +881,8 @@ int ui_dash_legend(int i, const char **head, const char **help)
 {
 	if (i < 0 || i > NCOLS)
 		return -1;
-	*head = i < NCOLS ? columns[i].head : TREND_HEAD;
-	*help = i < NCOLS ? columns[i].help : TREND_HELP;
+	*head = i < NCOLS ? col_head(i, EV_TABLE_COUNT) : _(TREND_HEAD);
+	*help = _(i < NCOLS ? columns[i].help : TREND_HELP);
 	return 0;
 }
 
@@ -833,13 +915,13 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 		char buf[48];
 		if (columns[c].fig >= EV_DASH_NFIGURES) {
 			rate_text(ts->cur, row, columns[c].fig, buf, sizeof(buf));
-			draw_text_right(y, x + 1, columns[c].width - 1,
+			draw_text_right(y, x + 1, col_width(c) - 1,
 			                selected && c == sel_col ? EV_STYLE_SELECTED
 			                : stale                  ? EV_STYLE_STALE
 			                : suspect && clock_column(columns[c].fig) ? EV_STYLE_WARNING
 			                                                          : EV_STYLE_NORMAL,
 			                buf);
-			x += columns[c].width;
+			x += col_width(c);
 			continue;
 		}
 		const struct ev_figure *f = &row->f[columns[c].fig];
@@ -863,14 +945,31 @@ static void draw_row(int y, int cols, const struct table_state *ts, const struct
 			style = EV_STYLE_STALE;
 		if (selected && c == sel_col)
 			style = EV_STYLE_SELECTED;
-		draw_text_right(y, x + 1, columns[c].width - 1, style, buf);
-		x += columns[c].width;
+		draw_text_right(y, x + 1, col_width(c) - 1, style, buf);
+		x += col_width(c);
 	}
 	if (first + ncols < NCOLS)
 		x += 2; /* under the header's " »" */
 	if (x + 1 + 4 <= cols)
 		draw_spark(y, x + 1, cols - x - 1 < SPARK_LEN ? cols - x - 1 : SPARK_LEN, ts,
 		           total ? "\001TOTAL" : row->group);
+}
+
+/* Append sep and a translated part to buf. */
+static void add_part(char *buf, size_t size, const char *sep, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static void add_part(char *buf, size_t size, const char *sep, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	if (n + 1 >= size)
+		return;
+	int k = snprintf(buf + n, size - n, "%s", sep);
+	if (k < 0 || (size_t)k >= size - n)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + n + (size_t)k, size - n - (size_t)k, fmt, ap);
+	va_end(ap);
 }
 
 /* The block's title: the table, the stale and clock marks first (a narrow terminal cuts it
@@ -880,39 +979,49 @@ static void draw_title(struct app *a, struct dash_view *d, enum ev_table_kind t,
 {
 	struct table_state *ts = &d->t[t];
 	const struct ev_table_def *def = ev_model_table(t);
-	char title[512], win[32];
+	char title[1024], win[32];
 	ev_format_duration(d->window_s, win, sizeof(win));
-	char stale[64] = "";
+	char stale[128] = "";
 	if (ts->stale_since[0] != '\0')
-		snprintf(stale, sizeof(stale), " · STALE since %s", ts->stale_since);
+		add_part(stale, sizeof(stale), " · ", _("STALE since %s"), ts->stale_since);
 	bool suspect = ts->cur != NULL && ts->cur->clock_suspect != NULL;
+	char clock[64] = "";
+	if (suspect)
+		add_part(clock, sizeof(clock), " · ", "%s", _("CLOCK SUSPECT"));
 	/* The stale and clock marks go first: a narrow terminal cuts the title from the right.
 	 * With the mirror the rates are by completion over the last minute, and the failed
 	 * figures are as of the failed range's last read (every fifth refresh once large). */
-	char failed_age[80] = "";
+	char failed_age[128] = "";
 	if (ts->cur != NULL && ts->cur->mirror.on && ts->cur->mirror.failed_age_s > 0) {
 		char dur[32];
 		ev_format_duration(ts->cur->mirror.failed_age_s, dur, sizeof(dur));
-		snprintf(failed_age, sizeof(failed_age), " · FAIL as of %s ago", dur);
+		/* TRANSLATORS: the failed figures are as old as the failed range's last read. */
+		add_part(failed_age, sizeof(failed_age), " · ", _("FAIL as of %s ago"), dur);
 	}
 	/* The last full check's age (what no index carries is exact as of then), and the rows
 	 * the checks found the mirror off by, corrected. */
-	char checked[96] = "";
+	char checked[160] = "";
 	if (ts->cur != NULL && ts->cur->mirror.on && ts->cur->mirror.checked_ago_s >= 0) {
-		char dur[32], drift[48] = "";
+		char dur[32];
 		ev_format_duration(ts->cur->mirror.checked_ago_s, dur, sizeof(dur));
+		add_part(checked, sizeof(checked), " · ", _("checked %s ago"), dur);
 		if (ts->cur->mirror.drift_total > 0)
-			snprintf(drift, sizeof(drift), ", drift %lld", ts->cur->mirror.drift_total);
-		snprintf(checked, sizeof(checked), " · checked %s ago%s", dur, drift);
+			/* TRANSLATORS: the rows the mirror's checks found it off by (after "checked
+			 * 5s ago"). */
+			add_part(checked, sizeof(checked), "", _(", drift %lld"),
+			         ts->cur->mirror.drift_total);
 	}
 	/* An order other than the backlog's, and a cursor that keeps its line. */
-	char order[96] = "", name[48];
-	sort_name(d, name, sizeof(name));
-	if (d->sort != SORT_BACKLOG || d->sort_asc || d->nofollow)
-		snprintf(order, sizeof(order), "%s%s%s",
-		         d->sort != SORT_BACKLOG || d->sort_asc ? ", sorted " : "",
-		         d->sort != SORT_BACKLOG || d->sort_asc ? name : "",
-		         d->nofollow ? ", no follow" : "");
+	char order[160] = "", name[64];
+	sort_name(d, t, name, sizeof(name));
+	if (d->sort != SORT_BACKLOG || d->sort_asc)
+		/* TRANSLATORS: after "by event_type": the order, a column header (or "backlog",
+		 * "group") and its arrow, "FAIL ↓". */
+		add_part(order, sizeof(order), "", _(", sorted %s"), name);
+	if (d->nofollow)
+		/* TRANSLATORS: after "by event_type": the cursor keeps its line rather than
+		 * following its group. */
+		add_part(order, sizeof(order), "", "%s", _(", no follow"));
 	/* The table's size and history, last: the least urgent, the first a narrow screen cuts. */
 	char facts[128] = "";
 	if (ts->facts.read) {
@@ -922,16 +1031,25 @@ static void draw_title(struct app *a, struct dash_view *d, enum ev_table_kind t,
 	}
 	if (ts->cur != NULL && ts->cur->flow_on)
 		snprintf(title, sizeof(title),
-		         "%s %s (%s)%s%s · by %s%s · rates over 1m · CANC NEW OK in %s%s%s%s",
-		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), order, win, failed_age,
-		         checked, facts);
+		         /* TRANSLATORS: the arrow of the focus, the table, its name in the
+		          * database, the stale and clock marks, the dimension, the order, the
+		          * window of the CANC NEW OK columns (headers), the failed figures' age,
+		          * the mirror's check, the table's facts. */
+		         _("%s %s (%s)%s%s · by %s%s · rates over 1m · CANC NEW OK in %s%s%s%s"),
+		         focused ? "▶" : " ", ev_model_table_label(def),
+		         app_table_name(a, a->cur_source, t), stale, clock, dim_key(d, t), order,
+		         win, failed_age, checked, facts);
 	else
 		snprintf(title, sizeof(title),
-		         "%s %s (%s)%s%s · by %s%s · rates and CANC over the last %s "
-		         "(create_time)%s",
-		         focused ? "▶" : " ", def->key, app_table_name(a, a->cur_source, t), stale,
-		         suspect ? " · CLOCK SUSPECT" : "", dim_key(d, t), order, win, facts);
+		         /* TRANSLATORS: the arrow of the focus, the table, its name in the
+		          * database, the stale and clock marks, the dimension, the order, the
+		          * window of the rates and of the CANC column (header), the table's
+		          * facts. */
+		         _("%s %s (%s)%s%s · by %s%s · rates and CANC over the last %s "
+		           "(create_time)%s"),
+		         focused ? "▶" : " ", ev_model_table_label(def),
+		         app_table_name(a, a->cur_source, t), stale, clock, dim_key(d, t), order,
+		         win, facts);
 	draw_text_pad(top, 0, cols,
 	              stale[0]  ? EV_STYLE_STALE
 	              : suspect ? EV_STYLE_WARNING
@@ -944,12 +1062,11 @@ static void draw_title(struct app *a, struct dash_view *d, enum ev_table_kind t,
 static void draw_unread(const struct table_state *ts, int top, int height, int cols)
 {
 	draw_text(top + 1, 2, cols - 2, ts->note[0] ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
-	          ts->note[0] ? ts->note : "loading…");
+	          ts->note[0] ? ts->note : _("loading…"));
 	if (ts->gone_since[0] != '\0' && height >= 3) {
-		char gone[128];
+		char gone[320];
 		snprintf(gone, sizeof(gone),
-		         "its figures of %s are no longer shown; read again at every "
-		         "refresh",
+		         _("its figures of %s are no longer shown; read again at every refresh"),
 		         ts->gone_since);
 		draw_text(top + 2, 2, cols - 2, EV_STYLE_WARNING, gone);
 	}
@@ -973,17 +1090,17 @@ static void draw_header(const struct dash_view *d, enum ev_table_kind t, int y, 
 		draw_text(y, gw, 1, EV_STYLE_HEADER, "«");
 	int x = gw + 1;
 	for (int c = first; c < first + ncols; c++) {
-		draw_text_right(y, x + 1, columns[c].width - 1, EV_STYLE_HEADER, columns[c].head);
+		draw_text_right(y, x + 1, col_width(c) - 1, EV_STYLE_HEADER, col_head(c, t));
 		if (c == d->sort) /* in the cell after it, before the next column's name */
-			draw_text(y, x + columns[c].width, 1, EV_STYLE_HEADER, arrow);
-		x += columns[c].width;
+			draw_text(y, x + col_width(c), 1, EV_STYLE_HEADER, arrow);
+		x += col_width(c);
 	}
 	if (first + ncols < NCOLS) {
 		draw_text(y, x + 1, 1, EV_STYLE_HEADER, "»");
 		x += 2;
 	}
 	if (x + 6 <= cols)
-		draw_text(y, x + 1, cols - x - 1, EV_STYLE_HEADER, TREND_HEAD);
+		draw_text(y, x + 1, cols - x - 1, EV_STYLE_HEADER, _(TREND_HEAD));
 }
 
 /* The rows from the scroll position, then the totals on the last line of the block, the clock
@@ -1012,36 +1129,45 @@ static void draw_body(struct app *a, struct dash_view *d, enum ev_table_kind t, 
 		const struct ev_dash_row *row = row_at(ts, i);
 		char label[160];
 		bool warn = false;
-		snprintf(label, sizeof(label), "%s", row->group ? row->group : "(null)");
+		/* TRANSLATORS: the group of the rows whose dimension is SQL NULL. */
+		snprintf(label, sizeof(label), "%s", row->group ? row->group : _("(null)"));
 		int si = d->all ? app_source_by_name(a, row->group) : -1;
 		if (si >= 0 && a->all_endpoints != NULL && a->all_endpoints[si] != NULL) {
 			/* Read on its replica: its figures are as old as its lag. */
 			long long lag = a->sites[si].lag_s;
 			warn = lag < 0 || lag >= a->cfg->lag_warning_s;
+			char *name = ev_text_fit(row->group, 64, false, false);
 			if (lag < 0)
-				snprintf(label, sizeof(label), "%.64s lag ?", row->group);
+				/* TRANSLATORS: a source's replica lag is not known. */
+				snprintf(label, sizeof(label), _("%s lag ?"), name);
 			else
-				snprintf(label, sizeof(label), "%.64s lag %llds", row->group, lag);
+				/* TRANSLATORS: a source's replica lag, in seconds. */
+				snprintf(label, sizeof(label), _("%s lag %llds"), name, lag);
+			free(name);
 		}
 		draw_row(y, cols, ts, row, label, warn, focused && ts->sel_row == i, d->sel_col,
 		         first, ncols, false);
 	}
 	if (n == 0 && body > 0)
 		draw_text(y++, 2, cols - 2, EV_STYLE_NORMAL,
-		          "no backlog and nothing created in the window");
+		          _("no backlog and nothing created in the window"));
 	y = top + 2 + body;
-	char total[48] = "TOTAL";
+	char total[96];
+	/* TRANSLATORS: the dashboard's totals row. */
+	snprintf(total, sizeof(total), "%s", _("TOTAL"));
 	if (n > body)
-		snprintf(total, sizeof(total), "TOTAL (%d groups)", n);
+		snprintf(total, sizeof(total), _("TOTAL (%d groups)"), n);
 	draw_row(y, cols, ts, &ts->cur->total, total, false, focused && ts->sel_row == n,
 	         d->sel_col, first, ncols, true);
 	if (suspect && y + 1 < top + height) {
 		/* What is off, why, and what lifts the block on writes. */
 		char *line = ev_xasprintf(
-		        "clock suspect: %s · %s · STUCK DUE WAIT OLDEST RWAIT DRAIN off",
+		        /* TRANSLATORS: what is suspected, whether writes are allowed, and the
+		         * columns (their headers) that compare with the clock. */
+		        _("clock suspect: %s · %s · STUCK DUE WAIT OLDEST RWAIT DRAIN off"),
 		        ts->cur->clock_summary ? ts->cur->clock_summary : ts->cur->clock_suspect,
-		        a->clock_ok ? "writes allowed (clock-ok)"
-		                    : "writes refused (:clock-ok if the zone is right)");
+		        a->clock_ok ? _("writes allowed (clock-ok)")
+		                    : _("writes refused (:clock-ok if the zone is right)"));
 		draw_text(++y, 2, cols - 2, EV_STYLE_WARNING, line);
 		free(line);
 	}
@@ -1104,7 +1230,7 @@ static void open_list(struct app *a, struct dash_view *d)
 	int n = ts->cur ? (int)ts->cur->nrows : 0;
 	int list = columns[d->sel_col].list;
 	if (ts->cur == NULL || list < 0) {
-		app_message(a, EV_STYLE_NORMAL, "no list behind this column");
+		app_message(a, EV_STYLE_NORMAL, "%s", _("no list behind this column"));
 		return;
 	}
 	if (d->all) {
@@ -1125,7 +1251,8 @@ static void open_list(struct app *a, struct dash_view *d)
 	const char *group = ts->sel_row < n ? row_at(ts, ts->sel_row)->group : NULL;
 	const char *key = dim_key(d, d->focus);
 	if (ts->sel_row < n && group == NULL) {
-		app_message(a, EV_STYLE_NORMAL, "a NULL %s cannot be filtered on: all rows", key);
+		app_message(a, EV_STYLE_NORMAL, _("a NULL %s cannot be filtered on: all rows"),
+		            key);
 		key = NULL;
 	}
 	app_push(a, view_list_new(a, d->focus, (enum ev_list_kind)list, group ? key : NULL, group));
@@ -1202,15 +1329,15 @@ static bool dash_action(struct app *a, struct view *v, enum ev_ui_action act)
 			if (i >= 0)
 				a->switch_to = i + 2;
 			else
-				app_message(
-				        a, EV_STYLE_NORMAL,
-				        "every source at once is by source: d on a source's row "
-				        "opens its dashboard (S: the next)");
+				app_message(a, EV_STYLE_NORMAL, "%s",
+				            _("every source at once is by source: d on a source's "
+				              "row opens its dashboard (S: the next)"));
 			break;
 		}
 		const struct ev_table_def *ob = ev_model_table(EV_TABLE_OUTBOX);
 		d->dim = (d->dim + 1) % (int)ob->ndimensions;
-		app_message(a, EV_STYLE_NORMAL, "by %s", ob->dimensions[d->dim].key);
+		/* TRANSLATORS: the dashboard's dimension now (a column's name). */
+		app_message(a, EV_STYLE_NORMAL, _("by %s"), ob->dimensions[d->dim].key);
 		app_cancel(a, v);
 		dash_refresh(a, v);
 		break;

@@ -3,6 +3,7 @@
  * core/jsonview, with folding, scrolling and search. */
 #include <config.h>
 
+#include "core/i18n.h"
 #include "core/jsonview.h"
 #include "core/text.h"
 #include "ui/app.h"
@@ -22,7 +23,7 @@
 struct detail_view {
 	struct view base;
 	enum ev_table_kind table;
-	char event_no[80];
+	char event_no[260]; /* at most 64 characters (the column's), up to 4 bytes each */
 	unsigned long long id;
 	bool by_no; /* looked up by event_no in both tables */
 	struct ev_rowset *row;
@@ -33,24 +34,24 @@ struct detail_view {
 	int cursor; /* a line of the whole pane */
 	int scroll;
 	char search[128];
-	char error[512];
+	char error[1024];
 	/* Re-read at every refresh: the server's NOW() read with the row on screen (its ages are
 	 * against it), and what changed at the last read that changed something (its columns
 	 * marked, and a line saying since when). */
 	char read_at[32];
 	bool *changed; /* per column of row */
 	bool payload_changed, headers_changed;
-	char changes[640];
+	char changes[2400]; /* 560 columns of what changed: up to 4 bytes each */
 	/* Looked up on every source at once (site SITE_ALL until found): each source's answer. */
 	int nsrc, awaiting;
 	struct detail_result **found; /* per source: its answer, or NULL (none, or no answer) */
-	char (*why)[160];             /* per source: why it did not answer */
+	char (*why)[640];             /* per source: why it did not answer (150 columns) */
 	bool unmasked;                /* U: read again in the clear (audited) */
 	bool mask_flipped;            /* the next read is the first in the clear: no "changed" */
 	/* Who touched this event: its newest evtop_audit rows (none where the table is not),
 	 * the table's indexes learnt at the first read. */
 	struct ev_rowset *audit;
-	char audit_err[200];
+	char audit_err[800];
 	struct ev_table_info audit_info;
 	bool audit_known;
 };
@@ -76,7 +77,7 @@ struct detail_result {
 	bool in_both;            /* an event_no is unique per table only */
 	char now[32];            /* the server's NOW() just after the row was read */
 	struct ev_rowset *audit; /* the event's audit history, or NULL */
-	char audit_err[200];
+	char audit_err[800];     /* 190 columns of a message: up to 4 bytes each */
 	struct ev_table_info audit_info;
 	bool audit_known;
 };
@@ -126,8 +127,11 @@ static void read_history(struct ev_conn *c, const struct detail_arg *g, struct d
 	struct ev_query *q =
 	        ev_query_audit_event(&r->audit_info, g->table_name[r->table],
 	                             strtoull(id, NULL, 10), EV_AUDIT_EVENT_ROWS, &err);
-	if (q == NULL || ev_audit_run(c, q, &r->audit, &err) < 0)
-		snprintf(r->audit_err, sizeof(r->audit_err), "%.190s", err.msg);
+	if (q == NULL || ev_audit_run(c, q, &r->audit, &err) < 0) {
+		char *cut = ev_text_fit(err.msg, 190, false, false);
+		snprintf(r->audit_err, sizeof(r->audit_err), "%s", cut);
+		free(cut);
+	}
 	ev_query_free(&q);
 }
 
@@ -256,11 +260,13 @@ static struct detail_result *found_on(struct app *a, struct detail_view *d, stru
 	int src = ((const struct detail_arg *)job->arg)->src;
 	if (src < 0 || src >= d->nsrc)
 		return NULL;
-	if (job->rc < 0 || job->result == NULL)
-		snprintf(d->why[src], sizeof(d->why[src]), "%.150s",
-		         job->rc < 0 ? job->err.msg : "no answer");
-	else if (((struct detail_result *)job->result)->rows != NULL &&
-	         ((struct detail_result *)job->result)->rows->nrows > 0) {
+	if (job->rc < 0 || job->result == NULL) {
+		char *cut =
+		        ev_text_fit(job->rc < 0 ? job->err.msg : _("no answer"), 150, false, false);
+		snprintf(d->why[src], sizeof(d->why[src]), "%s", cut);
+		free(cut);
+	} else if (((struct detail_result *)job->result)->rows != NULL &&
+	           ((struct detail_result *)job->result)->rows->nrows > 0) {
 		d->found[src] = job->result;
 		job->result = NULL;
 	}
@@ -281,19 +287,30 @@ static struct detail_result *found_on(struct app *a, struct detail_view *d, stru
 	}
 	struct detail_result *r = NULL;
 	if (first < 0) {
-		snprintf(d->error, sizeof(d->error),
-		         "no event %.64s in either table of any source%s%.300s", d->event_no,
-		         down.len ? " that answered — " : "", down.len ? down.data : "");
+		char *cut = ev_text_fit(down.len ? down.data : "", 300, false, false);
+		if (down.len)
+			snprintf(d->error, sizeof(d->error),
+			         _("no event %s in either table of any source that answered — %s"),
+			         d->event_no, cut);
+		else
+			snprintf(d->error, sizeof(d->error),
+			         _("no event %s in either table of any source"), d->event_no);
+		free(cut);
 	} else {
 		r = d->found[first];
 		d->found[first] = NULL;
 		d->base.site = first + 1;
+		char *cut = ev_text_fit(also.len   ? also.data
+		                        : down.len ? down.data
+		                                   : "",
+		                        150, false, false);
 		if (also.len)
-			app_message(a, EV_STYLE_WARNING, "%.64s is on source %s and also on %.150s",
-			            d->event_no, app_source_name(a, first), also.data);
+			app_message(a, EV_STYLE_WARNING, _("%s is on source %s and also on %s"),
+			            d->event_no, app_source_name(a, first), cut);
 		else if (down.len)
-			app_message(a, EV_STYLE_WARNING, "%.64s found on %s; no answer from %.150s",
-			            d->event_no, app_source_name(a, first), down.data);
+			app_message(a, EV_STYLE_WARNING, _("%s found on %s; no answer from %s"),
+			            d->event_no, app_source_name(a, first), cut);
+		free(cut);
 	}
 	found_clear(d);
 	ev_buf_free(&also);
@@ -329,7 +346,7 @@ static void note_changes(struct detail_view *d, const struct ev_rowset *old)
 		changed[c] = true;
 		if (strcmp(name, def->status_col) == 0 && was->s && is->s)
 			ev_buf_printf(&what, "%s%s %.8s → %.8s %s", what.len ? ", " : "", name,
-			              was->s, is->s, ev_model_status_name(def, atoi(is->s), false));
+			              was->s, is->s, ev_model_status_label(def, atoi(is->s)));
 		else if (strcmp(name, "version") == 0 && was->s && is->s)
 			ev_buf_printf(&what, "%s%s %.20s → %.20s", what.len ? ", " : "", name,
 			              was->s, is->s);
@@ -350,8 +367,10 @@ static void note_changes(struct detail_view *d, const struct ev_rowset *old)
 	    hc = ev_rowset_col(d->row, "event_headers");
 	d->payload_changed = pc >= 0 && changed[pc];
 	d->headers_changed = hc >= 0 && changed[hc];
-	snprintf(d->changes, sizeof(d->changes), "changed since the read at %s: %.560s",
-	         d->read_at[0] ? d->read_at : "?", what.data);
+	char *cut = ev_text_fit(what.data, 560, false, false);
+	snprintf(d->changes, sizeof(d->changes), _("changed since the read at %s: %s"),
+	         d->read_at[0] ? d->read_at : "?", cut);
+	free(cut);
 	ev_buf_free(&what);
 }
 
@@ -363,13 +382,26 @@ static void build_head(struct app *a, struct detail_view *d)
 	const struct ev_table_def *def = ev_model_table(d->table);
 	const char *deleted = ev_rowset_get(d->row, 0, "deleted");
 	char line[1200];
-	char where[96] = "";
-	if (a->nsources > 1)
-		snprintf(where, sizeof(where), " on source %.64s",
-		         app_source_name(a, app_site_index(a, &d->base)));
-	snprintf(line, sizeof(line), "%s event %s%s%s%s", def->key, d->event_no, where,
-	         deleted && strcmp(deleted, "0") != 0 ? "  [DELETED]" : "",
-	         d->unmasked ? "  [IN THE CLEAR, audited]" : "");
+	char where[320] = "";
+	if (a->nsources > 1) {
+		char *name = ev_text_fit(app_source_name(a, app_site_index(a, &d->base)), 64, false,
+		                         false);
+		where[0] = ' ';
+		snprintf(where + 1, sizeof(where) - 1, _("on source %s"), name);
+		free(name);
+	}
+	char marks[160] = "";
+	if (deleted && strcmp(deleted, "0") != 0)
+		/* TRANSLATORS: the event is soft-deleted (deleted = 1). */
+		snprintf(marks, sizeof(marks), "  [%s]", _("DELETED"));
+	if (d->unmasked) {
+		size_t n = strlen(marks);
+		/* TRANSLATORS: the pane shows the event's personal data unmasked (U). */
+		snprintf(marks + n, sizeof(marks) - n, "  [%s]", _("IN THE CLEAR, audited"));
+	}
+	/* TRANSLATORS: the table ("outbox"), the event_no, " on source X", the marks. */
+	snprintf(line, sizeof(line), _("%s event %s%s%s"), ev_model_table_label(def), d->event_no,
+	         where, marks);
 	add_head(d, deleted && strcmp(deleted, "0") != 0 ? EV_STYLE_DELETED : EV_STYLE_TITLE, line);
 	if (d->changes[0])
 		add_head(d, EV_STYLE_CHANGED, d->changes);
@@ -384,10 +416,16 @@ static void build_head(struct app *a, struct detail_view *d)
 			snprintf(line, sizeof(line), "%-18s NULL", name);
 			add_head(d, style == EV_STYLE_NORMAL ? EV_STYLE_NULL_VALUE : style, line);
 		} else if (strcmp(name, def->status_col) == 0) {
+			/* The state's name, and the model document's Chinese one when the
+			 * interface's language is another (said once in Chinese). */
 			int st = atoi(cell->s);
-			snprintf(line, sizeof(line), "%-18s %s  %s / %s", name, cell->s,
-			         ev_model_status_name(def, st, false),
-			         ev_model_status_name(def, st, true));
+			const char *label = ev_model_status_label(def, st);
+			const char *zh = ev_model_status_name(def, st, true);
+			if (strcmp(label, zh) == 0)
+				snprintf(line, sizeof(line), "%-18s %s  %s", name, cell->s, label);
+			else
+				snprintf(line, sizeof(line), "%-18s %s  %s / %s", name, cell->s,
+				         label, zh);
 			add_head(d, style, line);
 		} else if (d->row->cols[c].type == EV_CT_DATETIME) {
 			/* Ages against the server's clock read with the row, never the bastion's.
@@ -418,14 +456,19 @@ static void history_lines(struct detail_view *d)
 {
 	const struct ev_rowset *h = d->audit;
 	if (d->audit_err[0]) {
-		char *line = ev_xasprintf("who touched this event: %s", d->audit_err);
+		char *line = ev_xasprintf(_("who touched this event: %s"), d->audit_err);
 		add_head(d, EV_STYLE_WARNING, line);
 		free(line);
 	}
 	if (h == NULL || h->nrows == 0)
 		return;
-	char *head = ev_xasprintf("who touched this event — %s, newest first%s", EV_AUDIT_TABLE,
-	                          h->nrows >= EV_AUDIT_EVENT_ROWS ? " (the newest 20)" : "");
+	char *head = h->nrows >= EV_AUDIT_EVENT_ROWS
+	                     /* TRANSLATORS: the audit table's name; its newest 20 rows. */
+	                     ? ev_xasprintf(_("who touched this event — %s, newest first (the "
+	                                      "newest %d)"),
+	                                    EV_AUDIT_TABLE, EV_AUDIT_EVENT_ROWS)
+	                     : ev_xasprintf(_("who touched this event — %s, newest first"),
+	                                    EV_AUDIT_TABLE);
 	add_head(d, EV_STYLE_HEADER, head);
 	free(head);
 	for (size_t r = 0; r < h->nrows; r++) {
@@ -458,13 +501,17 @@ static void not_found(struct app *a, struct detail_view *d, int site)
 	for (int t = EV_TABLE_COUNT - 1; t >= 0; t--) { /* the outbox first, as looked up */
 		if (st->have_info && !st->info[t].exists)
 			continue;
-		n += (size_t)snprintf(tables + n, sizeof(tables) - n, "%s%.128s", n ? " or " : "",
+		/* TRANSLATORS: between two tables' names: "no event X in A or B". */
+		n += (size_t)snprintf(tables + n, sizeof(tables) - n, "%s%.128s",
+		                      n ? _(" or ") : "",
 		                      app_table_name(a, site, (enum ev_table_kind)t));
 		if (n >= sizeof(tables))
 			break;
 	}
-	snprintf(d->error, sizeof(d->error), "no event %.64s in %s", d->event_no,
-	         tables[0] ? tables : "either table");
+	if (tables[0])
+		snprintf(d->error, sizeof(d->error), _("no event %s in %s"), d->event_no, tables);
+	else
+		snprintf(d->error, sizeof(d->error), _("no event %s in either table"), d->event_no);
 }
 
 static void detail_result(struct app *a, struct view *v, struct ev_job *job)
@@ -485,7 +532,7 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 	}
 	if (job->rc < 0 || r == NULL) {
 		snprintf(d->error, sizeof(d->error), "%s",
-		         job->err.msg[0] ? job->err.msg : "no answer from the server");
+		         job->err.msg[0] ? job->err.msg : _("no answer from the server"));
 		return;
 	}
 	if (r->rows == NULL || r->rows->nrows == 0) {
@@ -494,17 +541,17 @@ static void detail_result(struct app *a, struct view *v, struct ev_job *job)
 		if (d->by_no && d->row == NULL)
 			not_found(a, d, app_site_index(a, v));
 		else
-			snprintf(d->error, sizeof(d->error), "event %.64s is gone from %s",
+			snprintf(d->error, sizeof(d->error), _("event %s is gone from %s"),
 			         d->event_no, app_table_name(a, app_site_index(a, v), d->table));
 		return;
 	}
 	bool first = d->row == NULL;
 	d->table = r->table;
 	if (r->in_both && first)
-		app_message(
-		        a, EV_STYLE_WARNING,
-		        "%.64s is also in the message table (event_no is unique per table only)",
-		        d->event_no);
+		app_message(a, EV_STYLE_WARNING,
+		            _("%s is also in the message table (event_no is unique per table "
+		              "only)"),
+		            d->event_no);
 	d->error[0] = '\0';
 	struct ev_rowset *old = d->row;
 	d->row = r->rows;
@@ -599,7 +646,7 @@ static void detail_draw(struct app *a, struct view *v, int top, int height, int 
 	}
 	if (d->row == NULL) {
 		if (!d->error[0])
-			draw_text(top, 2, cols - 2, EV_STYLE_NORMAL, "loading…");
+			draw_text(top, 2, cols - 2, EV_STYLE_NORMAL, _("loading…"));
 		return;
 	}
 	int total = total_lines(d);
@@ -676,7 +723,7 @@ static void search_from(struct app *a, struct detail_view *d, int from)
 			d->cursor = i;
 			return;
 		}
-	app_message(a, EV_STYLE_WARNING, "not found: %s", d->search);
+	app_message(a, EV_STYLE_WARNING, _("not found: %s"), d->search);
 }
 
 static void search_done(struct app *a, const char *text)
@@ -705,9 +752,11 @@ static void write_export(struct app *a, FILE *f, const char *path, void *ctx)
 		fprintf(f, "%s\n", d->event_no);
 	}
 	if (fclose(f) != 0 || rc < 0)
-		app_message(a, EV_STYLE_ERROR, "export: %s to %s failed", what, path);
+		/* TRANSLATORS: the word the operator typed (row, payload or event_no), a path. */
+		app_message(a, EV_STYLE_ERROR, _("export: %s to %s failed"), what, path);
 	else
-		app_message(a, EV_STYLE_NORMAL, "wrote the %s to %s", what, path);
+		/* TRANSLATORS: the word the operator typed (row, payload or event_no), a path. */
+		app_message(a, EV_STYLE_NORMAL, _("wrote the %s to %s"), what, path);
 	free(ctx);
 }
 
@@ -717,9 +766,10 @@ static void export_done(struct app *a, const char *text)
 	if (sscanf(text, "%15s %399[^\n]", what, path) != 2 ||
 	    (strcmp(what, "row") != 0 && strcmp(what, "payload") != 0 &&
 	     strcmp(what, "event_no") != 0)) {
-		app_message(a, EV_STYLE_ERROR,
-		            "export: say what (row, payload or event_no) and where, e.g. row "
-		            "evtop.json");
+		/* TRANSLATORS: row, payload and event_no are the words to type. */
+		app_message(a, EV_STYLE_ERROR, "%s",
+		            _("export: say what (row, payload or event_no) and where, e.g. row "
+		              "evtop.json"));
 		return;
 	}
 	while (strlen(path) > 0 && path[strlen(path) - 1] == ' ')
@@ -749,22 +799,23 @@ static void unmask_done(struct app *a, const char *text)
 	const char *no = d->row ? ev_rowset_get(d->row, 0, "event_no") : NULL;
 	int site = app_site_index(a, v);
 	if (text[0] == '\0') {
-		app_message(a, EV_STYLE_NORMAL, "unmask: no reason given; nothing shown");
+		app_message(a, EV_STYLE_NORMAL, "%s", _("unmask: no reason given; nothing shown"));
 		return;
 	}
 	if (ev_guard_reason_check(text, &err) < 0) {
-		app_message(a, EV_STYLE_ERROR, "unmask: %s; nothing shown", err.msg);
+		app_message(a, EV_STYLE_ERROR, _("unmask: %s; nothing shown"), err.msg);
 		return;
 	}
 	if (app_unmask_audit(a, site, app_table_name(a, site, d->table), no ? no : d->event_no,
 	                     text, &err) < 0) {
-		app_message(a, EV_STYLE_ERROR, "unmask refused: %s (it is audited there first)",
+		app_message(a, EV_STYLE_ERROR, _("unmask refused: %s (it is audited there first)"),
 		            err.msg);
 		return;
 	}
 	d->unmasked = true;
 	d->mask_flipped = true;
-	app_message(a, EV_STYLE_WARNING, "shown in the clear (audited); leaving the pane masks it");
+	app_message(a, EV_STYLE_WARNING, "%s",
+	            _("shown in the clear (audited); leaving the pane masks it"));
 	detail_refresh(a, v);
 }
 
@@ -776,7 +827,7 @@ static void detail_write(struct app *a, struct view *v, enum ev_ui_action act)
 	if (d->row == NULL)
 		return;
 	if (!detail_allows(a, v, act)) {
-		app_message(a, EV_STYLE_WARNING, "%s does not apply to this event's status",
+		app_message(a, EV_STYLE_WARNING, _("%s does not apply to this event's status"),
 		            ev_ui_action_name(act));
 		return;
 	}
@@ -788,20 +839,21 @@ static void detail_write(struct app *a, struct view *v, enum ev_ui_action act)
 static void copy_event(struct app *a, const struct detail_view *d, enum ev_ui_action act)
 {
 	if (d->row == NULL || d->row->nrows == 0) {
-		app_message(a, EV_STYLE_NORMAL, "copy: the event has not been read");
+		app_message(a, EV_STYLE_NORMAL, "%s", _("copy: the event has not been read"));
 		return;
 	}
 	if (act == EV_UA_COPY) {
 		int ci = ev_rowset_col(d->row, "event_no");
 		const struct ev_cell *cell = ci >= 0 ? ev_rowset_cell(d->row, 0, (size_t)ci) : NULL;
 		if (cell == NULL || cell->s == NULL)
-			app_message(a, EV_STYLE_NORMAL, "copy: this event has no event_no");
+			app_message(a, EV_STYLE_NORMAL, "%s",
+			            _("copy: this event has no event_no"));
 		else
-			app_copy(a, "the event_no", cell->s, cell->len);
+			app_copy(a, _("the event_no"), cell->s, cell->len);
 		return;
 	}
 	char *json = ev_format_row_json(d->row, 0);
-	app_copy(a, "the row as JSON", json, strlen(json));
+	app_copy(a, _("the row as JSON"), json, strlen(json));
 	free(json);
 }
 
@@ -861,14 +913,15 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 		if (d->row == NULL)
 			break;
 		if (d->unmasked || ui_mask_for(a, app_site_index(a, v)) == NULL) {
-			app_message(a, EV_STYLE_NORMAL,
-			            "unmask: this event is shown in the clear already");
+			app_message(a, EV_STYLE_NORMAL, "%s",
+			            _("unmask: this event is shown in the clear already"));
 			break;
 		}
-		app_prompt(a, "why is it needed in the clear (audited): ", "", unmask_done);
+		app_prompt(a, _("why is it needed in the clear (audited): "), "", unmask_done);
 		break;
 	case EV_UA_SEARCH:
-		app_prompt(a, "search: ", "", search_done);
+		/* TRANSLATORS: the detail pane's search prompt. */
+		app_prompt(a, _("search: "), "", search_done);
 		break;
 	case EV_UA_SEARCH_NEXT:
 		search_from(a, d, d->cursor);
@@ -898,7 +951,7 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_TRACE: {
 		const char *trace = d->row ? ev_rowset_get(d->row, 0, "trace_id") : NULL;
 		if (trace == NULL) {
-			app_message(a, EV_STYLE_NORMAL, "this event has no trace_id");
+			app_message(a, EV_STYLE_NORMAL, "%s", _("this event has no trace_id"));
 			break;
 		}
 		app_push(a, view_trace_new(a, trace));
@@ -911,9 +964,10 @@ static bool detail_action(struct app *a, struct view *v, enum ev_ui_action act)
 	case EV_UA_EXPORT: {
 		if (d->row == NULL)
 			break;
-		char def[160];
+		char def[300];
 		snprintf(def, sizeof(def), "row evtop-%s.json", d->event_no);
-		app_prompt(a, "export row|payload|event_no to FILE: ", def, export_done);
+		/* TRANSLATORS: a prompt: row, payload and event_no are the words to type. */
+		app_prompt(a, _("export row|payload|event_no to FILE: "), def, export_done);
 		break;
 	}
 	default:
@@ -955,7 +1009,13 @@ struct view *view_detail_new(struct app *a, enum ev_table_kind t, const char *ev
 	d->base.ops = &detail_ops;
 	d->table = t;
 	d->id = id;
-	snprintf(d->event_no, sizeof(d->event_no), "%.64s", event_no ? event_no : "?");
+	/* An event_no has at most 64 characters: cut there, never inside one. */
+	const char *no = event_no ? event_no : "?";
+	size_t len = 0, n = strlen(no);
+	uint32_t cp;
+	for (int chars = 0; chars < 64 && len < n; chars++)
+		len += ev_utf8_decode(no + len, n - len, &cp);
+	snprintf(d->event_no, sizeof(d->event_no), "%.*s", (int)len, no);
 	/* Re-read with the refresh (keeping the cursor, the scroll and the folding), what
 	 * changed marked: a pane left open must not show a state the row has left. */
 	(void)a;

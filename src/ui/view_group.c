@@ -3,6 +3,8 @@
  * The breakdown of a list of every source sums each source's, read in parallel. */
 #include <config.h>
 
+#include "core/i18n.h"
+#include "core/text.h"
 #include "ui/app.h"
 #include "ui/term.h"
 
@@ -20,11 +22,11 @@ struct group_view {
 	const char *column;
 	struct ev_rowset *rows;
 	int sel, scroll;
-	char error[512];
+	char error[2048];
 	/* Every source at once (site SITE_ALL): each source's breakdown while they are read. */
 	int nsrc, awaiting;
 	struct ev_rowset **parts;
-	char src_note[400];
+	char src_note[1600]; /* 399 columns at most */
 };
 
 struct group_arg {
@@ -62,7 +64,7 @@ static struct group_arg *new_arg(struct app *a, const struct group_view *g, int 
 {
 	const struct site *st = &a->sites[site];
 	if (!st->have_info) {
-		ev_error_set(err, EV_ERR_GENERIC, "no answer yet");
+		ev_error_set(err, EV_ERR_GENERIC, "%s", _("no answer yet"));
 		return NULL;
 	}
 	struct group_arg *arg = ev_xcalloc(1, sizeof(*arg));
@@ -82,7 +84,7 @@ static struct group_arg *new_arg(struct app *a, const struct group_view *g, int 
 	        .window_s = a->cfg->window_s,
 	};
 	if (!arg->info.exists)
-		ev_error_set(err, EV_ERR_SCHEMA, "no such table");
+		ev_error_set(err, EV_ERR_SCHEMA, "%s", _("no such table"));
 	else
 		arg->query = ev_query_group(&req, g->column, err);
 	if (arg->query == NULL) {
@@ -104,12 +106,24 @@ static void merge(struct app *a, struct group_view *g)
 	g->rows = ev_group_merge(g->parts, g->nsrc);
 	parts_clear(g);
 	if (g->rows == NULL)
-		snprintf(g->error, sizeof(g->error), "no source answers (%.400s)", g->src_note);
+		snprintf(g->error, sizeof(g->error), _("no source answers (%s)"), g->src_note);
 	else
 		g->error[0] = '\0';
 	if (g->rows != NULL && g->sel >= (int)g->rows->nrows)
 		g->sel = g->rows->nrows ? (int)g->rows->nrows - 1 : 0;
 	a->dirty = true;
+}
+
+/* Add source i and why to the sources that did not answer; the note stays within 399 columns,
+ * never cut inside a character. */
+static void note_source(struct group_view *g, struct app *a, int i, const char *why)
+{
+	char *note = ev_xasprintf("%s%s%s: %s", g->src_note, g->src_note[0] ? "; " : "",
+	                          app_source_name(a, i), why);
+	char *fit = ev_text_fit(note, 399, false, false);
+	snprintf(g->src_note, sizeof(g->src_note), "%s", fit);
+	free(fit);
+	free(note);
 }
 
 static void group_load(struct app *a, struct view *v)
@@ -128,10 +142,9 @@ static void group_load(struct app *a, struct view *v)
 			struct site *st = app_site_at(a, i);
 			struct group_arg *arg = new_arg(a, g, i, &err);
 			if (arg == NULL) {
-				size_t len = strlen(g->src_note);
-				snprintf(g->src_note + len, sizeof(g->src_note) - len,
-				         "%s%s: %.150s", len ? "; " : "", app_source_name(a, i),
-				         err.msg);
+				char *why = ev_text_fit(err.msg, 150, false, false);
+				note_source(g, a, i, why);
+				free(why);
 				continue;
 			}
 			g->awaiting++;
@@ -159,10 +172,11 @@ static void group_result(struct app *a, struct view *v, struct ev_job *job)
 		if (src < 0 || src >= g->nsrc)
 			return;
 		if (job->rc < 0 || job->result == NULL) {
-			size_t len = strlen(g->src_note);
-			snprintf(g->src_note + len, sizeof(g->src_note) - len,
-			         "%s%s: no answer (%.120s)", len ? "; " : "",
-			         app_source_name(a, src), job->err.msg);
+			char *msg = ev_text_fit(job->err.msg, 120, false, false);
+			char *why = ev_xasprintf(_("no answer (%s)"), msg);
+			note_source(g, a, src, why);
+			free(why);
+			free(msg);
 		} else {
 			ev_rowset_free(&g->parts[src]);
 			g->parts[src] = job->result;
@@ -187,40 +201,56 @@ static void group_result(struct app *a, struct view *v, struct ev_job *job)
 static void group_draw(struct app *a, struct view *v, int top, int height, int cols)
 {
 	struct group_view *g = (struct group_view *)v;
-	char title[768];
-	char where[96] = "";
-	if (v->site == SITE_ALL)
-		snprintf(where, sizeof(where), " · every source (%d)", g->nsrc);
-	else if (a->nsources > 1)
-		snprintf(where, sizeof(where), " · source %.64s",
-		         app_source_name(a, app_site_index(a, v)));
-	snprintf(title, sizeof(title), "%s (%s) · %s by %s%s%s%s", ev_model_table(g->table)->key,
-	         app_table_name(a, app_site_index(a, v), g->table), ev_list_name(g->kind),
-	         g->column, where, g->filter_text[0] ? " · " : "", g->filter_text);
-	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
+	struct ev_buf title;
+	ev_buf_init(&title);
+	/* TRANSLATORS: the table, its name in the database, the list (failed, stuck...) and
+	 * the column it is broken down by: "outbox (biz_outbox_event) · failed by
+	 * fail_reason". */
+	ev_buf_printf(&title, _("%s (%s) · %s by %s"),
+	              ev_model_table_label(ev_model_table(g->table)),
+	              app_table_name(a, app_site_index(a, v), g->table), ev_list_name(g->kind),
+	              g->column);
+	if (v->site == SITE_ALL) {
+		ev_buf_adds(&title, " · ");
+		ev_buf_printf(&title, _("every source (%d)"), g->nsrc);
+	} else if (a->nsources > 1) {
+		char *name =
+		        ev_text_fit(app_source_name(a, app_site_index(a, v)), 64, false, false);
+		ev_buf_adds(&title, " · ");
+		ev_buf_printf(&title, _("source %s"), name);
+		free(name);
+	}
+	if (g->filter_text[0])
+		ev_buf_printf(&title, " · %s", g->filter_text);
+	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title.data);
+	ev_buf_free(&title);
 	if (g->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, g->error);
 		return;
 	}
 	if (g->src_note[0] && g->rows != NULL) {
 		/* Sources that did not answer: the counts are the others'. */
-		char note[480];
-		snprintf(note, sizeof(note), "⚠ %s — not counted", g->src_note);
+		char note[2048];
+		snprintf(note, sizeof(note), _("⚠ %s — not counted"), g->src_note);
 		draw_text(top + 1, 0, cols, EV_STYLE_WARNING, note);
 		top++;
 		height--;
 	}
 	if (g->rows == NULL) {
-		draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL, "loading…");
+		draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL, _("loading…"));
 		return;
 	}
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
-	draw_text_right(top + 1, 0, 8, EV_STYLE_HEADER, "EVENTS");
-	draw_text_pad(top + 1, 9, 19, EV_STYLE_HEADER, "OLDEST");
+	/* TRANSLATORS: the breakdown's column header: the group's events, at most 8
+	 * columns. */
+	draw_text_right(top + 1, 0, 8, EV_STYLE_HEADER, _("EVENTS"));
+	/* TRANSLATORS: the breakdown's column header over the group's oldest create_time, at
+	 * most 19 columns. */
+	draw_text_pad(top + 1, 9, 19, EV_STYLE_HEADER, P_("breakdown", "OLDEST"));
 	draw_text_pad(top + 1, 29, cols - 29, EV_STYLE_HEADER, g->column);
 	int n = (int)g->rows->nrows, body = height - 2;
 	if (n == 0)
-		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL, "no rows");
+		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL, _("no rows"));
 	if (g->sel < g->scroll)
 		g->scroll = g->sel;
 	if (g->sel >= g->scroll + body)
@@ -242,7 +272,8 @@ static void group_draw(struct app *a, struct view *v, int top, int height, int c
 		draw_text_pad(y, 29, cols - 29, cell->s ? style : EV_STYLE_NULL_VALUE,
 		              shown     ? shown
 		              : cell->s ? cell->s
-		                        : "(none)");
+		                        /* TRANSLATORS: the group of rows without a value. */
+		                        : _("(none)"));
 		free(shown);
 	}
 }
@@ -263,8 +294,8 @@ static bool group_action(struct app *a, struct view *v, enum ev_ui_action act)
 			break;
 		const char *val = ev_rowset_cell(g->rows, (size_t)g->sel, 0)->s;
 		if (val == NULL) {
-			app_message(a, EV_STYLE_NORMAL, "rows without a %s cannot be filtered on",
-			            g->column);
+			app_message(a, EV_STYLE_NORMAL,
+			            _("rows without a %s cannot be filtered on"), g->column);
 			break;
 		}
 		struct ev_filter f;
@@ -282,10 +313,13 @@ static bool group_action(struct app *a, struct view *v, enum ev_ui_action act)
 		        ui_mask_for(a, v->site == SITE_ALL ? -1 : app_site_index(a, v));
 		size_t shown_len;
 		char *shown = m ? ev_mask_text(m, val, strlen(val), &shown_len, NULL) : NULL;
-		char text[768];
-		snprintf(text, sizeof(text), "%s%s%s%s\"%.200s\"", g->filter_text,
+		/* The value cut at 200 columns, never inside a character. */
+		char *cut = ev_text_fit(shown ? shown : val, 200, false, false);
+		char text[1024];
+		snprintf(text, sizeof(text), "%s%s%s%s\"%s\"", g->filter_text,
 		         g->filter_text[0] ? " " : "", key,
-		         strcmp(key, "locked_by") == 0 ? "=" : "~", shown ? shown : val);
+		         strcmp(key, "locked_by") == 0 ? "=" : "~", cut);
+		free(cut);
 		free(shown);
 		app_push(a, v->site == SITE_ALL
 		                    ? view_list_new_merged(a, g->table, g->kind, &f, text)

@@ -2,6 +2,8 @@
  * it cannot drift from them. */
 #include <config.h>
 
+#include "core/i18n.h"
+#include "core/text.h"
 #include "ui/app.h"
 #include "ui/term.h"
 
@@ -27,32 +29,53 @@ static void add(struct help_view *h, int style, const char *text)
 	h->n++;
 }
 
+/* "%-*s" by display columns: s padded with spaces to `cols` (never cut), into a new string. */
+static char *pad(const char *s, int cols)
+{
+	return ev_text_width(s) < cols ? ev_text_fit(s, cols, false, true) : ev_xstrdup(s);
+}
+
+/* A view's heading (the English one says the view's name in [keys] bindings). */
+static const char *context_title(enum ev_ui_context ctx)
+{
+	switch (ctx) {
+	case EV_CTX_DASHBOARD:
+		return _("In the dashboard");
+	case EV_CTX_LIST:
+		return _("In the list");
+	case EV_CTX_DETAIL:
+		return _("In the detail");
+	case EV_CTX_CONFIRM:
+		return _("In the confirmation");
+	default:
+		return ev_ui_context_name(ctx);
+	}
+}
+
 static void build(struct help_view *h)
 {
-	add(h, EV_STYLE_TITLE, "evtop keys (q or Esc closes this screen)");
+	add(h, EV_STYLE_TITLE, _("evtop keys (q or Esc closes this screen)"));
 	for (int ctx = EV_CTX_DASHBOARD; ctx < EV_CTX_COUNT; ctx++) {
 		if (ctx == EV_CTX_HELP)
 			continue;
-		char title[64];
-		snprintf(title, sizeof(title), "In the %s",
-		         ev_ui_context_name((enum ev_ui_context)ctx));
 		bool any = false;
 		for (const struct ev_binding *b = ev_keymap_bindings(); b->key != NULL; b++) {
 			if (b->ctx != (enum ev_ui_context)ctx)
 				continue;
 			if (!any) {
 				add(h, EV_STYLE_NORMAL, "");
-				add(h, EV_STYLE_HEADER, title);
+				add(h, EV_STYLE_HEADER, context_title((enum ev_ui_context)ctx));
 				any = true;
 			}
-			char line[160];
+			/* The key and the action's name are ASCII: padded by bytes alike. */
+			char line[640];
 			snprintf(line, sizeof(line), "  %-8s %-16s %s", b->key,
 			         ev_ui_action_name(b->action), ev_ui_action_help(b->action));
 			add(h, EV_STYLE_NORMAL, line);
 		}
 	}
 	add(h, EV_STYLE_NORMAL, "");
-	add(h, EV_STYLE_HEADER, "Everywhere");
+	add(h, EV_STYLE_HEADER, _("Everywhere"));
 	for (int act = 0; act < EV_UA_COUNT; act++) {
 		char keys[64] = "";
 		size_t n = 0;
@@ -62,16 +85,16 @@ static void build(struct help_view *h)
 				                      n ? " " : "", b->key);
 		if (n == 0)
 			continue;
-		char line[200];
+		char line[640];
 		snprintf(line, sizeof(line), "  %-12s %-16s %s", keys,
 		         ev_ui_action_name((enum ev_ui_action)act),
 		         ev_ui_action_help((enum ev_ui_action)act));
 		add(h, EV_STYLE_NORMAL, line);
 	}
 	add(h, EV_STYLE_NORMAL, "");
-	add(h, EV_STYLE_HEADER, "Commands (: then Enter)");
+	add(h, EV_STYLE_HEADER, _("Commands (: then Enter)"));
 	for (int c = 0; c < EV_UC_COUNT; c++) {
-		char cmd[64], line[200];
+		char cmd[64], line[640];
 		snprintf(cmd, sizeof(cmd), ":%s%s%s", ev_ui_command_name((enum ev_ui_command)c),
 		         ev_ui_command_arg((enum ev_ui_command)c)[0] ? " " : "",
 		         ev_ui_command_arg((enum ev_ui_command)c));
@@ -79,16 +102,21 @@ static void build(struct help_view *h)
 		         ev_ui_command_help((enum ev_ui_command)c));
 		add(h, EV_STYLE_NORMAL, line);
 	}
-	add(h, EV_STYLE_NORMAL,
-	    "  :ACTION            any action above by its name, e.g. :next-table");
-	/* The dashboard's columns, from the table its headers come from. */
+	char line[640];
+	snprintf(line, sizeof(line), "  %-18s %s", ":ACTION",
+	         _("any action above by its name, e.g. :next-table"));
+	add(h, EV_STYLE_NORMAL, line);
+	/* The dashboard's columns, from the table its headers come from; a header translated
+	 * is padded by display columns. */
 	add(h, EV_STYLE_NORMAL, "");
-	add(h, EV_STYLE_HEADER, "The dashboard's columns (per group; l and h scroll them)");
+	add(h, EV_STYLE_HEADER, _("The dashboard's columns (per group; l and h scroll them)"));
 	const char *head, *what;
 	for (int i = 0; ui_dash_legend(i, &head, &what) == 0; i++) {
-		char line[200];
-		snprintf(line, sizeof(line), "  %-8s %s", head, what);
-		add(h, EV_STYLE_NORMAL, line);
+		char *padded = pad(head, 8);
+		char *text = ev_xasprintf("  %s %s", padded, what);
+		add(h, EV_STYLE_NORMAL, text);
+		free(text);
+		free(padded);
 	}
 }
 

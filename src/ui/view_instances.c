@@ -7,6 +7,7 @@
 #include <config.h>
 
 #include "core/dashboard.h"
+#include "core/i18n.h"
 #include "core/instances.h"
 #include "ui/app.h"
 #include "ui/term.h"
@@ -59,7 +60,7 @@ static void inst_load(struct app *a, struct view *v)
 	if (!st->have_info)
 		return;
 	if (!st->info[g->table].exists) {
-		snprintf(g->error, sizeof(g->error), "no such table");
+		snprintf(g->error, sizeof(g->error), "%s", _("no such table"));
 		return;
 	}
 	struct inst_arg *arg = ev_xcalloc(1, sizeof(*arg));
@@ -105,17 +106,23 @@ static const char *span(long long s, char *buf, size_t size)
 
 static void title_line(struct app *a, struct inst_view *g, int top, int cols)
 {
-	char title[768], lease[32], counts[160] = "";
+	char title[1024], lease[32], counts[320] = "";
 	const struct ev_instances *in = g->in;
 	const char *ge = in != NULL && in->capped ? "≥" : "";
 	if (in != NULL && g->table == EV_TABLE_OUTBOX)
-		snprintf(counts, sizeof(counts), " · %zu alive, %zu dead · %s%lld locks", in->alive,
-		         in->dead, ge, in->rows);
+		/* TRANSLATORS: the instances' title: alive, dead, then "≥" or nothing and the
+		 * locks. */
+		snprintf(counts, sizeof(counts), _(" · %zu alive, %zu dead · %s%lld locks"),
+		         in->alive, in->dead, ge, in->rows);
 	else if (in != NULL)
-		snprintf(counts, sizeof(counts), " · %zu sources · %s%lld processing", in->n, ge,
+		/* TRANSLATORS: the message table's title: event sources, then "≥" or nothing
+		 * and the processing rows. */
+		snprintf(counts, sizeof(counts), _(" · %zu sources · %s%lld processing"), in->n, ge,
 		         in->rows);
-	snprintf(title, sizeof(title), "%s (%s) · instances by %s%s · lease %s",
-	         ev_model_table(g->table)->key,
+	/* TRANSLATORS: the instances' title: the table, its name in the database, the column
+	 * (locked_by, event_source), the counts, the lease. */
+	snprintf(title, sizeof(title), _("%s (%s) · instances by %s%s · lease %s"),
+	         ev_model_table_label(ev_model_table(g->table)),
 	         app_table_name(a, app_site_index(a, &g->base), g->table),
 	         g->table == EV_TABLE_OUTBOX ? "locked_by" : "event_source", counts,
 	         ev_format_duration(a->cfg->lease_s, lease, sizeof(lease)));
@@ -124,17 +131,19 @@ static void title_line(struct app *a, struct inst_view *g, int top, int cols)
 
 static void note_line(struct app *a, struct inst_view *g, int y, int cols)
 {
-	char note[512], window[32];
+	char note[768], window[32];
 	if (g->table == EV_TABLE_OUTBOX)
 		snprintf(note, sizeof(note),
-		         "instances that hold no lock are not seen here · alive: a claim within %s "
-		         "(2 leases) · dead: only expired locks",
+		         _("instances that hold no lock are not seen here · alive: a claim within "
+		           "%s "
+		           "(2 leases) · dead: only expired locks"),
 		         ev_format_duration((long long)EV_INST_ALIVE_LEASES * a->cfg->lease_s,
 		                            window, sizeof(window)));
 	else
 		snprintf(note, sizeof(note),
-		         "the message table has no lock owner: its processing rows by event_source "
-		         "and last_handle_time's age, no verdict (stuck after %s)",
+		         _("the message table has no lock owner: its processing rows by "
+		           "event_source "
+		           "and last_handle_time's age, no verdict (stuck after %s)"),
 		         ev_format_duration(a->cfg->stuck_threshold_s, window, sizeof(window)));
 	draw_text_pad(y, 0, cols, EV_STYLE_HINT, note);
 }
@@ -157,15 +166,35 @@ static void header_line(struct inst_view *g, int y, int cols)
 	bool ob = g->table == EV_TABLE_OUTBOX;
 	int name_w = name_width(cols), x = name_w + 1;
 	draw_fill(y, 0, cols, EV_STYLE_HEADER);
-	draw_text_pad(y, 0, name_w, EV_STYLE_HEADER, ob ? "INSTANCE" : "EVENT_SOURCE");
-	draw_text_right(y, x, COL_NUM, EV_STYLE_HEADER, ob ? "LOCKS" : "PROC");
-	draw_text_right(y, x + COL_NUM + 1, COL_NUM, EV_STYLE_HEADER, "STUCK");
+	/* TRANSLATORS: the instances' column headers: the name (12 cells at least), LOCKS,
+	 * PROC and STUCK (7 cells), the ages (15 cells), STATE (6 cells). */
+	draw_text_pad(y, 0, name_w, EV_STYLE_HEADER, ob ? _("INSTANCE") : _("EVENT_SOURCE"));
+	draw_text_right(y, x, COL_NUM, EV_STYLE_HEADER, ob ? _("LOCKS") : _("PROC"));
+	draw_text_right(y, x + COL_NUM + 1, COL_NUM, EV_STYLE_HEADER, _("STUCK"));
 	x += 2 * (COL_NUM + 1);
-	draw_text_pad(y, x, COL_AGE, EV_STYLE_HEADER, ob ? "OLDEST LOCK" : "OLDEST HANDLE");
+	draw_text_pad(y, x, COL_AGE, EV_STYLE_HEADER, ob ? _("OLDEST LOCK") : _("OLDEST HANDLE"));
 	draw_text_pad(y, x + COL_AGE + 1, COL_AGE, EV_STYLE_HEADER,
-	              ob ? "LAST CLAIM" : "NEWEST HANDLE");
+	              ob ? _("LAST CLAIM") : _("NEWEST HANDLE"));
 	if (ob)
-		draw_text_pad(y, x + 2 * (COL_AGE + 1), COL_VERD, EV_STYLE_HEADER, "STATE");
+		/* TRANSLATORS: the verdict's column header: 6 cells at most. */
+		draw_text_pad(y, x + 2 * (COL_AGE + 1), COL_VERD, EV_STYLE_HEADER, _("STATE"));
+}
+
+/* A verdict as a person reads it (ev_inst_verdict_name's, translated). */
+static const char *verdict_label(enum ev_inst_verdict v)
+{
+	switch (v) {
+	case EV_INST_ALIVE:
+		/* TRANSLATORS: an instance's verdict in its column (6 cells): it claimed lately,
+		 * holds only expired locks, or neither. */
+		return P_("instance", "alive");
+	case EV_INST_DEAD:
+		return P_("instance", "dead");
+	case EV_INST_QUIET:
+		return P_("instance", "quiet");
+	default:
+		return ev_inst_verdict_name(v);
+	}
 }
 
 static void row_line(struct inst_view *g, const struct ev_instance *x, bool sel, int y, int cols)
@@ -173,11 +202,11 @@ static void row_line(struct inst_view *g, const struct ev_instance *x, bool sel,
 	const long long now = g->in->now;
 	int style = sel ? EV_STYLE_SELECTED : EV_STYLE_NORMAL;
 	int name_w = name_width(cols), cx = name_w + 1;
-	char n1[32], n2[32], d[32], oldest[48], last[48];
+	char n1[32], n2[32], d[32], oldest[96], last[96];
 	if (sel)
 		draw_fill(y, 0, cols, EV_STYLE_SELECTED);
 	draw_text_pad(y, 0, name_w, x->name ? style : EV_STYLE_NULL_VALUE,
-	              x->name ? x->name : "(none)");
+	              x->name ? x->name : _("(none)"));
 	snprintf(n1, sizeof(n1), "%lld", x->locks);
 	snprintf(n2, sizeof(n2), "%lld", x->expired);
 	draw_text_right(y, cx, COL_NUM, style, n1);
@@ -187,15 +216,20 @@ static void row_line(struct inst_view *g, const struct ev_instance *x, bool sel,
 	if (x->oldest <= 0)
 		snprintf(oldest, sizeof(oldest), "-");
 	else if (g->table == EV_TABLE_OUTBOX && x->oldest <= now)
-		snprintf(oldest, sizeof(oldest), "expired %s", span(now - x->oldest, d, sizeof(d)));
+		/* TRANSLATORS: a lock's age past its end, "expired 8m00s" (15 cells). */
+		snprintf(oldest, sizeof(oldest), _("expired %s"),
+		         span(now - x->oldest, d, sizeof(d)));
 	else if (g->table == EV_TABLE_OUTBOX)
-		snprintf(oldest, sizeof(oldest), "%s left", span(x->oldest - now, d, sizeof(d)));
+		/* TRANSLATORS: a lock's time to its end, "8m00s left" (15 cells). */
+		snprintf(oldest, sizeof(oldest), _("%s left"), span(x->oldest - now, d, sizeof(d)));
 	else
-		snprintf(oldest, sizeof(oldest), "%s ago", span(now - x->oldest, d, sizeof(d)));
+		/* TRANSLATORS: an age, "8m00s ago" (15 cells). */
+		snprintf(oldest, sizeof(oldest), _("%s ago"), span(now - x->oldest, d, sizeof(d)));
 	if (x->newest_claim <= 0)
 		snprintf(last, sizeof(last), "-");
 	else
-		snprintf(last, sizeof(last), "%s ago", span(now - x->newest_claim, d, sizeof(d)));
+		snprintf(last, sizeof(last), _("%s ago"),
+		         span(now - x->newest_claim, d, sizeof(d)));
 	draw_text_pad(y, cx, COL_AGE, style, oldest);
 	draw_text_pad(y, cx + COL_AGE + 1, COL_AGE, style, last);
 	if (g->table == EV_TABLE_OUTBOX) {
@@ -203,8 +237,7 @@ static void row_line(struct inst_view *g, const struct ev_instance *x, bool sel,
 		         : x->verdict == EV_INST_DEAD  ? EV_STYLE_STATUS_FAILED
 		         : x->verdict == EV_INST_ALIVE ? EV_STYLE_STATUS_SUCCESS
 		                                       : EV_STYLE_WARNING;
-		draw_text_pad(y, cx + 2 * (COL_AGE + 1), COL_VERD, vs,
-		              ev_inst_verdict_name(x->verdict));
+		draw_text_pad(y, cx + 2 * (COL_AGE + 1), COL_VERD, vs, verdict_label(x->verdict));
 	}
 }
 
@@ -222,7 +255,7 @@ static void inst_draw(struct app *a, struct view *v, int top, int height, int co
 	}
 	if (g->in == NULL) {
 		if (!g->error[0])
-			draw_text(top, 2, cols - 2, EV_STYLE_NORMAL, "loading…");
+			draw_text(top, 2, cols - 2, EV_STYLE_NORMAL, _("loading…"));
 		return;
 	}
 	header_line(g, top, cols);
@@ -230,8 +263,8 @@ static void inst_draw(struct app *a, struct view *v, int top, int height, int co
 	if (n == 0)
 		draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL,
 		          g->table == EV_TABLE_OUTBOX
-		                  ? "no processing rows: no instance holds a lock"
-		                  : "no processing rows");
+		                  ? _("no processing rows: no instance holds a lock")
+		                  : _("no processing rows"));
 	if (g->sel < g->scroll)
 		g->scroll = g->sel;
 	if (g->sel >= g->scroll + body)
@@ -255,7 +288,8 @@ static bool instance_filter(struct app *a, const struct inst_view *g, const stru
 	const char *key = g->table == EV_TABLE_OUTBOX ? "locked_by" : "source";
 	memset(f, 0, sizeof(*f));
 	if (x->name == NULL) {
-		app_message(a, EV_STYLE_NORMAL, "rows without a %s cannot be filtered on",
+		/* TRANSLATORS: %s is a column (locked_by, event_source). */
+		app_message(a, EV_STYLE_NORMAL, _("rows without a %s cannot be filtered on"),
 		            g->table == EV_TABLE_OUTBOX ? "locked_by" : "event_source");
 		return false;
 	}
@@ -264,7 +298,7 @@ static bool instance_filter(struct app *a, const struct inst_view *g, const stru
 		ev_filter_free(f);
 		return false;
 	}
-	snprintf(text, size, "%s=\"%.200s\"", key, x->name);
+	snprintf(text, size, "%s=\"%.*s\"", key, app_cut(x->name, 200), x->name);
 	return true;
 }
 
@@ -274,22 +308,24 @@ static void recover_instance(struct app *a, struct inst_view *g)
 {
 	const struct ev_instance *x = selected(g);
 	struct ev_filter f;
-	char text[256], what[320];
+	char text[256], what[512];
 	if (x == NULL)
 		return;
 	if (g->table != EV_TABLE_OUTBOX) {
-		app_message(a, EV_STYLE_NORMAL,
-		            "the message table has no lock owner: recover from its stuck list");
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            _("the message table has no lock owner: recover from its stuck list"));
 		return;
 	}
 	if (x->expired == 0) {
-		app_message(a, EV_STYLE_NORMAL, "%s holds no expired lock: nothing to recover",
-		            x->name ? x->name : "(none)");
+		app_message(a, EV_STYLE_NORMAL, _("%s holds no expired lock: nothing to recover"),
+		            x->name ? x->name : _("(none)"));
 		return;
 	}
 	if (!instance_filter(a, g, x, &f, text, sizeof(text)))
 		return;
-	snprintf(what, sizeof(what), "list stuck, %s", text);
+	/* TRANSLATORS: what a bulk recover runs on: the stuck list and its filter
+	 * (locked_by="…"). */
+	snprintf(what, sizeof(what), _("list stuck, %s"), text);
 	struct ui_bulk_rows rows = {.kind = EV_LIST_STUCK, .filter = &f, .what = what};
 	ui_bulk_start(a, &g->base, app_site_index(a, &g->base), EV_UA_RECOVER, g->table, &rows);
 	ev_filter_free(&f);

@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include "core/format.h"
+#include "core/i18n.h"
 #include "core/text.h"
 #include "ui/app.h"
 #include "ui/term.h"
@@ -20,7 +21,7 @@
 struct mark {
 	int site;
 	unsigned long long id;
-	char event_no[72];
+	char event_no[260]; /* the column's 64 characters, up to 4 bytes each */
 };
 
 /* How many rows match the list (its kind and filter), as its title says: read with a page
@@ -38,8 +39,8 @@ struct part {
 	struct ev_rowset *rows;
 	struct ev_query *query;
 	bool asked;
-	bool missing; /* the source has no such table: nothing to read there */
-	char error[200];
+	bool missing;       /* the source has no such table: nothing to read there */
+	char error[800];    /* 190 columns of a message: up to 4 bytes each */
 	struct count count; /* the source's count, when this load counted */
 };
 
@@ -56,8 +57,8 @@ struct list_view {
 	struct ev_cursor *back;
 	size_t nback;
 	bool more;
-	struct ev_cursor next; /* where the next page starts (one source) */
-	char search_note[400]; /* a payload search: what it found and examined */
+	struct ev_cursor next;  /* where the next page starts (one source) */
+	char search_note[1024]; /* a payload search: what it found and examined */
 	bool search_stopped;
 	bool reverse;
 	char obj_type[80], obj_id[80]; /* a trail */
@@ -81,7 +82,7 @@ struct list_view {
 		size_t nback;
 		struct ev_cursor popped; /* what a page back took off the stack */
 	} undo;
-	char error[512];
+	char error[2048];
 	/* Marked ids. */
 	struct mark *marks;
 	size_t nmarks;
@@ -91,7 +92,7 @@ struct list_view {
 	struct ev_mcursor *mstart, *mnext, *mback, *mundo;
 	struct part *parts;
 	int awaiting;
-	char src_note[400]; /* the sources that did not answer */
+	char src_note[1600]; /* the sources that did not answer: 399 columns at most */
 	struct count count;
 	long long count_next_at; /* app_now() from which a load counts again */
 };
@@ -178,7 +179,7 @@ static int list_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err)
 		r->got_info = true;
 		ev_table_info_copy(&arg->info, &r->info[arg->req.table]);
 		if (!arg->info.exists) {
-			ev_error_set(err, EV_ERR_SCHEMA, "%s: no such table", arg->table_name);
+			ev_error_set(err, EV_ERR_SCHEMA, _("%s: no such table"), arg->table_name);
 			return -1;
 		}
 		arg->query = ev_query_list(&arg->req, err);
@@ -254,6 +255,14 @@ static void count_take(struct app *a, struct list_view *l, const struct count *c
 
 static void merge(struct app *a, struct list_view *l);
 
+/* Why a source's part failed: msg cut at 190 columns, never inside a character. */
+static void part_error(struct part *p, const char *msg)
+{
+	char *cut = ev_text_fit(msg, 190, false, false);
+	snprintf(p->error, sizeof(p->error), "%s", cut);
+	free(cut);
+}
+
 /* Every source's page from the starts in l->mstart, each on its source's list connection. */
 static void mload(struct app *a, struct list_view *l, int want)
 {
@@ -284,9 +293,9 @@ static void mload(struct app *a, struct list_view *l, int want)
 				        ev_xstrdup(app_table_name(a, i, (enum ev_table_kind)t));
 		} else if (!arg->info.exists) {
 			p->missing = true;
-			snprintf(p->error, sizeof(p->error), "no such table");
+			snprintf(p->error, sizeof(p->error), "%s", _("no such table"));
 		} else if ((arg->query = ev_query_list(&arg->req, &err)) == NULL) {
-			snprintf(p->error, sizeof(p->error), "%.190s", err.msg);
+			part_error(p, err.msg);
 		}
 		if (p->error[0]) {
 			free_arg(arg);
@@ -308,12 +317,12 @@ static bool load(struct app *a, struct list_view *l, const struct ev_cursor *aft
 	int site = app_site_index(a, &l->base);
 
 	if (!app_site(a, &l->base)->have_info) {
-		app_message(a, EV_STYLE_WARNING, "waiting for the first refresh…");
+		app_message(a, EV_STYLE_WARNING, "%s", _("waiting for the first refresh…"));
 		return false;
 	}
 	struct list_arg *arg = new_arg(a, l, site, after);
 	if (!arg->info.exists) {
-		snprintf(l->error, sizeof(l->error), "%s: no such table in this database",
+		snprintf(l->error, sizeof(l->error), _("%s: no such table in this database"),
 		         arg->table_name);
 		free_arg(arg);
 		return false;
@@ -423,7 +432,7 @@ static void set_search_note(struct list_view *l, const struct ev_list_page *pg, 
 	if (said == NULL)
 		return;
 	/* The terms are in the title, with the other filters. */
-	snprintf(l->search_note, sizeof(l->search_note), "search: %s", said);
+	snprintf(l->search_note, sizeof(l->search_note), _("search: %s"), said);
 	free(said);
 }
 
@@ -484,7 +493,9 @@ static void merge(struct app *a, struct list_view *l)
 	bool more = false;
 	struct ev_rowset *m =
 	        ev_list_merge(q, rs, names, n, a->cfg->page_size, stop, l->mnext, &more);
-	snprintf(l->src_note, sizeof(l->src_note), "%s", note.len ? note.data : "");
+	char *cut = ev_text_fit(note.len ? note.data : "", 399, false, false);
+	snprintf(l->src_note, sizeof(l->src_note), "%s", cut);
+	free(cut);
 	ev_buf_free(&note);
 	free(stop);
 	free(q);
@@ -492,7 +503,7 @@ static void merge(struct app *a, struct list_view *l)
 	free(names);
 	if (m == NULL && answered == 0 && asked > 0) {
 		/* No source answered: the page on screen stays, marked. */
-		snprintf(l->error, sizeof(l->error), "no source answers (%s)", l->src_note);
+		snprintf(l->error, sizeof(l->error), _("no source answers (%s)"), l->src_note);
 		app_message(a, EV_STYLE_ERROR, "%s", l->error);
 		undo_turn(l);
 		return;
@@ -529,13 +540,15 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 		struct part *p = &l->parts[src];
 		if (job->rc < 0 || r == NULL || r->rows == NULL) {
 			p->missing = r != NULL && r->got_info && !r->info[l->table].exists;
-			if (p->missing)
-				snprintf(p->error, sizeof(p->error), "no such table");
-			else if (job->err.code == EV_ERR_CONNECT)
-				snprintf(p->error, sizeof(p->error), "no answer (%.150s)",
-				         job->err.msg);
-			else
-				snprintf(p->error, sizeof(p->error), "%.190s", job->err.msg);
+			if (p->missing) {
+				snprintf(p->error, sizeof(p->error), "%s", _("no such table"));
+			} else if (job->err.code == EV_ERR_CONNECT) {
+				char *cut = ev_text_fit(job->err.msg, 150, false, false);
+				snprintf(p->error, sizeof(p->error), _("no answer (%s)"), cut);
+				free(cut);
+			} else {
+				part_error(p, job->err.msg);
+			}
 		} else {
 			p->rows = r->rows;
 			p->query = r->query;
@@ -583,77 +596,105 @@ static void list_result(struct app *a, struct view *v, struct ev_job *job)
 
 struct col {
 	const char *name;
-	const char *head;
-	int width; /* 0: the rest */
+	const char *head; /* marked in the tables below, translated by list_columns */
+	int width;        /* 0: the rest */
 };
 
 /* The columns of a list: what the operator decides on for that kind, the reason last. */
 static const struct col failed_outbox[] = {
-        {"event_no", "EVENT_NO", 24},
-        {"event_type", "TYPE", 16},
-        {"retry_count", "TRY", 5},
-        {"next_retry_time", "NEXT_RETRY", 19},
-        {"aggregate_id", "AGGREGATE", 14},
-        {"fail_reason", "FAIL_REASON", 0},
-        {"topic", "TOPIC", 16},
-        {"create_time", "CREATED", 19},
+        /* TRANSLATORS: the lists' column headers take at most their column's width
+         * (a Chinese character takes 2 columns): here 24, event_no. */
+        {"event_no", N_("EVENT_NO"), 24},
+        /* TRANSLATORS: list column header, at most 16 columns: event_type. */
+        {"event_type", N_("TYPE"), 16},
+        /* TRANSLATORS: list column header, at most 5 columns: retry_count/max_retry_count. */
+        {"retry_count", N_("TRY"), 5},
+        /* TRANSLATORS: list column header, at most 19 columns: next_retry_time. */
+        {"next_retry_time", N_("NEXT_RETRY"), 19},
+        /* TRANSLATORS: list column header, at most 14 columns: aggregate_id. */
+        {"aggregate_id", N_("AGGREGATE"), 14},
+        /* TRANSLATORS: list column header, the rest of the line: fail_reason. */
+        {"fail_reason", N_("FAIL_REASON"), 0},
+        /* TRANSLATORS: list column header, at most 16 columns: topic. */
+        {"topic", N_("TOPIC"), 16},
+        /* TRANSLATORS: list column header, at most 19 columns: create_time. */
+        {"create_time", N_("CREATED"), 19},
         {NULL, NULL, 0},
 };
 static const struct col failed_message[] = {
-        {"event_no", "EVENT_NO", 24},
-        {"event_type", "TYPE", 16},
-        {"retry_count", "TRY", 5},
-        {"next_retry_time", "NEXT_RETRY", 19},
-        {"biz_id", "BIZ_ID", 14},
-        {"fail_reason", "FAIL_REASON", 0},
-        {"event_source", "SOURCE", 16},
-        {"create_time", "CREATED", 19},
+        {"event_no", N_("EVENT_NO"), 24},
+        {"event_type", N_("TYPE"), 16},
+        {"retry_count", N_("TRY"), 5},
+        {"next_retry_time", N_("NEXT_RETRY"), 19},
+        /* TRANSLATORS: list column header, at most 14 columns: biz_id. */
+        {"biz_id", N_("BIZ_ID"), 14},
+        {"fail_reason", N_("FAIL_REASON"), 0},
+        /* TRANSLATORS: list column header, at most 16 columns: event_source (where the
+         * event comes from). */
+        {"event_source", N_("SOURCE"), 16},
+        {"create_time", N_("CREATED"), 19},
         {NULL, NULL, 0},
 };
 static const struct col busy_outbox[] = {
-        {"event_no", "EVENT_NO", 24},
-        {"event_type", "TYPE", 16},
-        {"locked_by", "LOCKED_BY", 14},
-        {"lock_until", "LOCK_UNTIL", 19},
-        {"retry_count", "TRY", 5},
-        {"aggregate_id", "AGGREGATE", 14},
-        {"last_publish_time", "LAST_PUBLISH", 19},
-        {"create_time", "CREATED", 19},
+        {"event_no", N_("EVENT_NO"), 24},
+        {"event_type", N_("TYPE"), 16},
+        /* TRANSLATORS: list column header, at most 14 columns: locked_by. */
+        {"locked_by", N_("LOCKED_BY"), 14},
+        /* TRANSLATORS: list column header, at most 19 columns: lock_until. */
+        {"lock_until", N_("LOCK_UNTIL"), 19},
+        {"retry_count", N_("TRY"), 5},
+        {"aggregate_id", N_("AGGREGATE"), 14},
+        /* TRANSLATORS: list column header, at most 19 columns: last_publish_time. */
+        {"last_publish_time", N_("LAST_PUBLISH"), 19},
+        {"create_time", N_("CREATED"), 19},
         {NULL, NULL, 0},
 };
 static const struct col busy_message[] = {
-        {"event_no", "EVENT_NO", 24},
-        {"event_type", "TYPE", 16},
-        {"last_handle_time", "LAST_HANDLE", 19},
-        {"retry_count", "TRY", 5},
-        {"biz_id", "BIZ_ID", 14},
-        {"event_source", "SOURCE", 16},
-        {"create_time", "CREATED", 19},
+        {"event_no", N_("EVENT_NO"), 24},
+        {"event_type", N_("TYPE"), 16},
+        /* TRANSLATORS: list column header, at most 19 columns: last_handle_time. */
+        {"last_handle_time", N_("LAST_HANDLE"), 19},
+        {"retry_count", N_("TRY"), 5},
+        {"biz_id", N_("BIZ_ID"), 14},
+        {"event_source", N_("SOURCE"), 16},
+        {"create_time", N_("CREATED"), 19},
         {NULL, NULL, 0},
 };
 static const struct col waiting_outbox[] = {
-        {"event_no", "EVENT_NO", 24},       {"event_type", "TYPE", 16},
-        {"create_time", "CREATED", 19},     {"retry_count", "TRY", 5},
-        {"aggregate_id", "AGGREGATE", 14},  {"topic", "TOPIC", 16},
-        {"fail_reason", "LAST_FAILURE", 0}, {NULL, NULL, 0},
+        {"event_no", N_("EVENT_NO"), 24},
+        {"event_type", N_("TYPE"), 16},
+        {"create_time", N_("CREATED"), 19},
+        {"retry_count", N_("TRY"), 5},
+        {"aggregate_id", N_("AGGREGATE"), 14},
+        {"topic", N_("TOPIC"), 16},
+        /* TRANSLATORS: list column header, the rest of the line: a pending event's
+         * fail_reason, the reason of its last failure. */
+        {"fail_reason", N_("LAST_FAILURE"), 0},
+        {NULL, NULL, 0},
 };
 static const struct col waiting_message[] = {
-        {"event_no", "EVENT_NO", 24},       {"event_type", "TYPE", 16},
-        {"create_time", "CREATED", 19},     {"retry_count", "TRY", 5},
-        {"biz_id", "BIZ_ID", 14},           {"event_source", "SOURCE", 16},
-        {"fail_reason", "LAST_FAILURE", 0}, {NULL, NULL, 0},
+        {"event_no", N_("EVENT_NO"), 24},       {"event_type", N_("TYPE"), 16},
+        {"create_time", N_("CREATED"), 19},     {"retry_count", N_("TRY"), 5},
+        {"biz_id", N_("BIZ_ID"), 14},           {"event_source", N_("SOURCE"), 16},
+        {"fail_reason", N_("LAST_FAILURE"), 0}, {NULL, NULL, 0},
 };
 static const struct col all_outbox[] = {
-        {"event_no", "EVENT_NO", 24},      {"event_type", "TYPE", 16},
-        {"publish_status", "STATUS", 13},  {"retry_count", "TRY", 5},
-        {"create_time", "CREATED", 19},    {"update_time", "UPDATED", 19},
-        {"fail_reason", "FAIL_REASON", 0}, {NULL, NULL, 0},
+        {"event_no", N_("EVENT_NO"), 24},
+        {"event_type", N_("TYPE"), 16},
+        /* TRANSLATORS: list column header, at most 13 columns: the status. */
+        {"publish_status", N_("STATUS"), 13},
+        {"retry_count", N_("TRY"), 5},
+        {"create_time", N_("CREATED"), 19},
+        /* TRANSLATORS: list column header, at most 19 columns: update_time. */
+        {"update_time", N_("UPDATED"), 19},
+        {"fail_reason", N_("FAIL_REASON"), 0},
+        {NULL, NULL, 0},
 };
 static const struct col all_message[] = {
-        {"event_no", "EVENT_NO", 24},      {"event_type", "TYPE", 16},
-        {"event_status", "STATUS", 13},    {"retry_count", "TRY", 5},
-        {"create_time", "CREATED", 19},    {"update_time", "UPDATED", 19},
-        {"fail_reason", "FAIL_REASON", 0}, {NULL, NULL, 0},
+        {"event_no", N_("EVENT_NO"), 24},      {"event_type", N_("TYPE"), 16},
+        {"event_status", N_("STATUS"), 13},    {"retry_count", N_("TRY"), 5},
+        {"create_time", N_("CREATED"), 19},    {"update_time", N_("UPDATED"), 19},
+        {"fail_reason", N_("FAIL_REASON"), 0}, {NULL, NULL, 0},
 };
 
 static const struct col *kind_columns(const struct list_view *l)
@@ -677,8 +718,8 @@ static const struct col *kind_columns(const struct list_view *l)
 	}
 }
 
-/* The columns of the list: a merged list's start with the source; wide, every column the
- * page holds (width -1: as wide as its values). */
+/* The columns of the list, their headers translated: a merged list's start with the source;
+ * wide, every column the page holds under its own name (width -1: as wide as its values). */
 #define MAX_COLS 48
 static const struct col *list_columns(const struct list_view *l, struct col buf[MAX_COLS])
 {
@@ -693,12 +734,13 @@ static const struct col *list_columns(const struct list_view *l, struct col buf[
 		return buf;
 	}
 	const struct col *cs = kind_columns(l);
-	if (l->nsrc == 0)
-		return cs;
 	int n = 0;
-	buf[n++] = (struct col){EV_SOURCE_COL, "SOURCE", 10};
+	if (l->nsrc > 0)
+		/* TRANSLATORS: a merged list's header over the configured source a row comes
+		 * from, at most 10 columns. */
+		buf[n++] = (struct col){EV_SOURCE_COL, P_("source", "SOURCE"), 10};
 	for (int k = 0; cs[k].name != NULL && n < MAX_COLS - 1; k++)
-		buf[n++] = cs[k];
+		buf[n++] = (struct col){cs[k].name, _(cs[k].head), cs[k].width};
 	buf[n] = (struct col){NULL, NULL, 0};
 	return buf;
 }
@@ -714,7 +756,7 @@ static const char *shown_value(const struct list_view *l, size_t i, const char *
 		return NULL;
 	if (strcmp(name, def->status_col) == 0) {
 		int st = atoi(val);
-		snprintf(buf, size, "%d %s", st, ev_model_status_name(def, st, false));
+		snprintf(buf, size, "%d %s", st, ev_model_status_label(def, st));
 		return buf;
 	}
 	if (strcmp(name, "retry_count") == 0) {
@@ -867,47 +909,69 @@ static int status_style(int st)
 }
 
 /* The list's title: the table, the list, the sources, the filter, the order its index serves,
- * the page, what is new or hazardous. */
-static void list_title(struct app *a, const struct list_view *l, char *title, size_t size)
+ * the page, what is new or hazardous (malloc'd). */
+static char *list_title(struct app *a, const struct list_view *l)
 {
 	const struct ev_table_def *def = ev_model_table(l->table);
-	char fresh[96] = "";
+	struct ev_buf t;
+	ev_buf_init(&t);
+	ev_buf_printf(&t, "%s (%s) · %s", ev_model_table_label(def),
+	              app_table_name(a, app_site_index(a, &l->base), l->table),
+	              ev_list_name(l->kind));
+	if (l->reverse)
+		ev_buf_printf(&t, " %s", _("(reversed)"));
+	/* With several sources, whose rows these are. */
+	if (l->nsrc > 0) {
+		ev_buf_adds(&t, " · ");
+		ev_buf_printf(&t, _("every source (%d)"), l->nsrc);
+	} else if (a->nsources > 1) {
+		char *name = ev_text_fit(app_source_name(a, app_site_index(a, &l->base)), 64, false,
+		                         false);
+		ev_buf_adds(&t, " · ");
+		ev_buf_printf(&t, _("source %s"), name);
+		free(name);
+	}
+	if (l->filter_text[0])
+		ev_buf_printf(&t, " · %s", l->filter_text);
+	/* How many rows match: a lower bound at the cap, "?" when the count failed. */
+	if (l->count.known || l->count.failed)
+		ev_buf_adds(&t, " · ");
+	if (l->count.known && l->count.capped)
+		ev_buf_printf(&t, _("≥%lld rows"), l->count.n);
+	else if (l->count.known)
+		ev_buf_printf(&t, l->count.n == 1 ? _("%lld row") : _("%lld rows"), l->count.n);
+	else if (l->count.failed)
+		/* TRANSLATORS: the list's count failed (a time limit, say). */
+		ev_buf_adds(&t, _("? rows"));
+	/* The order the index serves: its first key and the direction (after the filter: a
+	 * narrow screen cuts it first). */
+	if (l->query != NULL && l->query->sort_col != NULL) {
+		ev_buf_adds(&t, " · ");
+		/* TRANSLATORS: the list's order: a column's name and an arrow, "by
+		 * next_retry_time ↑". */
+		ev_buf_printf(&t, _("by %s %s"), l->query->sort_col,
+		              l->query->sort_desc ? "↓" : "↑");
+	}
+	if (l->wide)
+		/* TRANSLATORS: the list shows every column at full width (C-w). */
+		ev_buf_printf(&t, " · %s", _("wide"));
+	ev_buf_adds(&t, " · ");
+	ev_buf_printf(&t, _("page %d"), l->page + 1);
+	if (l->more)
+		ev_buf_printf(&t, " %s", _("(more: PgDn)"));
 	bool any_hazard = false;
 	for (int i = 0;
 	     l->kind == EV_LIST_TRAIL && l->rows && i < (int)l->rows->nrows && !any_hazard; i++)
 		any_hazard = hazard(l, i);
 	if (any_hazard)
-		snprintf(fresh, sizeof(fresh),
-		         " · ! ordering hazard: an earlier event is not done, a later one is");
-	else if (l->fresh > 0)
-		snprintf(fresh, sizeof(fresh), " · %d new", l->fresh);
-	/* With several sources, whose rows these are. */
-	char where[96] = "";
-	if (l->nsrc > 0)
-		snprintf(where, sizeof(where), " · every source (%d)", l->nsrc);
-	else if (a->nsources > 1)
-		snprintf(where, sizeof(where), " · source %.64s",
-		         app_source_name(a, app_site_index(a, &l->base)));
-	/* The order the index serves: its first key and the direction (after the filter: a
-	 * narrow screen cuts it first). */
-	/* How many rows match: a lower bound at the cap, "?" when the count failed. */
-	char count[48] = "";
-	if (l->count.known && l->count.capped)
-		snprintf(count, sizeof(count), " · ≥%lld rows", l->count.n);
-	else if (l->count.known)
-		snprintf(count, sizeof(count), " · %lld row%s", l->count.n,
-		         l->count.n == 1 ? "" : "s");
-	else if (l->count.failed)
-		snprintf(count, sizeof(count), " · ? rows");
-	char by[96] = "";
-	if (l->query != NULL && l->query->sort_col != NULL)
-		snprintf(by, sizeof(by), " · by %s %s", l->query->sort_col,
-		         l->query->sort_desc ? "↓" : "↑");
-	snprintf(title, size, "%s (%s) · %s%s%s%s%s%s%s%s · page %d%s%s", def->key,
-	         app_table_name(a, app_site_index(a, &l->base), l->table), ev_list_name(l->kind),
-	         l->reverse ? " (reversed)" : "", where, l->filter_text[0] ? " · " : "",
-	         l->filter_text, count, by, l->wide ? " · wide" : "", l->page + 1,
-	         l->more ? " (more: PgDn)" : "", fresh);
+		ev_buf_printf(&t, " · %s",
+		              _("! ordering hazard: an earlier event is not done, a later one is"));
+	else if (l->fresh > 0) {
+		ev_buf_adds(&t, " · ");
+		/* TRANSLATORS: rows new on this page since the last refresh. */
+		ev_buf_printf(&t, _("%d new"), l->fresh);
+	}
+	return ev_buf_steal(&t);
 }
 
 static void list_draw(struct app *a, struct view *v, int top, int height, int cols)
@@ -917,18 +981,19 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	const struct ev_table_def *def = ev_model_table(l->table);
 	struct col cbuf[MAX_COLS];
 	const struct col *cs = list_columns(l, cbuf);
-	char title[640];
 
-	list_title(a, l, title, sizeof(title));
+	char *title = list_title(a, l);
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
+	free(title);
 	if (l->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, l->error);
 		top++;
 		height--;
 	} else if (l->src_note[0]) {
 		/* Sources that did not answer: the rows shown are the others'. */
-		char note[480];
-		snprintf(note, sizeof(note), "⚠ %s — their rows are not on this page", l->src_note);
+		char note[2048];
+		snprintf(note, sizeof(note), _("⚠ %s — their rows are not on this page"),
+		         l->src_note);
 		draw_text(top + 1, 0, cols, EV_STYLE_WARNING, note);
 		top++;
 		height--;
@@ -941,7 +1006,7 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	}
 	if (l->rows == NULL) {
 		if (!l->error[0])
-			draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL, "loading…");
+			draw_text(top + 1, 2, cols - 2, EV_STYLE_NORMAL, _("loading…"));
 		return;
 	}
 	/* The header. */
@@ -959,7 +1024,7 @@ static void list_draw(struct app *a, struct view *v, int top, int height, int co
 	l->body = body;
 	if (n == 0) {
 		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL,
-		          l->page > 0 ? "no more rows (PgUp goes back)" : "no rows");
+		          l->page > 0 ? _("no more rows (PgUp goes back)") : _("no rows"));
 		return;
 	}
 	if (l->sel < l->scroll)
@@ -1098,8 +1163,9 @@ static void filter_done(struct app *a, const char *text)
 	}
 	const char *bad = ev_filter_unsupported(&f, l->table);
 	if (bad != NULL) {
-		app_message(a, EV_STYLE_ERROR, "the %s table has no %s column",
-		            ev_model_table(l->table)->key, bad);
+		/* TRANSLATORS: the table ("outbox", "message") and a column's name. */
+		app_message(a, EV_STYLE_ERROR, _("the %s table has no %s column"),
+		            ev_model_table_label(ev_model_table(l->table)), bad);
 		ev_filter_free(&f);
 		return;
 	}
@@ -1130,8 +1196,8 @@ static void toggle_mark(struct app *a, struct list_view *l, size_t r, int on)
 		l->marks = ev_xrealloc(l->marks, (l->nmarks + 1) * sizeof(*l->marks));
 		l->marks[l->nmarks].id = v64;
 		l->marks[l->nmarks].site = site;
-		snprintf(l->marks[l->nmarks].event_no, sizeof(l->marks[l->nmarks].event_no),
-		         "%.64s", no ? no : "");
+		snprintf(l->marks[l->nmarks].event_no, sizeof(l->marks[l->nmarks].event_no), "%s",
+		         no ? no : "");
 		l->nmarks++;
 		a->marked++;
 	}
@@ -1144,10 +1210,10 @@ static void write_marks(struct app *a, FILE *f, const char *path, void *ctx)
 	for (size_t i = 0; i < l->nmarks; i++)
 		fprintf(f, "%s\n", l->marks[i].event_no);
 	if (fclose(f) != 0) {
-		app_message(a, EV_STYLE_ERROR, "cannot write %s", path);
+		app_message(a, EV_STYLE_ERROR, _("cannot write %s"), path);
 		return;
 	}
-	app_message(a, EV_STYLE_NORMAL, "wrote %zu event_nos to %s", l->nmarks, path);
+	app_message(a, EV_STYLE_NORMAL, _("wrote %zu event_nos to %s"), l->nmarks, path);
 }
 
 static void export_marks_done(struct app *a, const char *name)
@@ -1220,7 +1286,7 @@ static int export_job(struct ev_conn *c, struct ev_job *job, struct ev_error *er
 		ev_query_free(&q);
 	}
 	if (fclose(f) != 0 && rc == 0)
-		rc = ev_error_set(err, EV_ERR_GENERIC, "cannot write %s: %s", x->path,
+		rc = ev_error_set(err, EV_ERR_GENERIC, _("cannot write %s: %s"), x->path,
 		                  strerror(errno));
 	return rc;
 }
@@ -1232,11 +1298,15 @@ static void export_done(void *ctx, struct ev_job *job)
 	const struct export_arg *x = job->arg;
 	const struct export_result *r = job->result;
 	if (job->rc < 0 || r == NULL)
-		app_message(a, EV_STYLE_ERROR, "export failed: %s", job->err.msg);
+		app_message(a, EV_STYLE_ERROR, _("export failed: %s"), job->err.msg);
+	else if (r->capped)
+		app_message(a, EV_STYLE_WARNING,
+		            _("wrote %zu event_nos of the list to %s (the first ones: evtop list "
+		              "--after pages on)"),
+		            r->n, x->path);
 	else
-		app_message(a, r->capped ? EV_STYLE_WARNING : EV_STYLE_NORMAL,
-		            "wrote %zu event_nos of the list to %s%s", r->n, x->path,
-		            r->capped ? " (the first ones: evtop list --after pages on)" : "");
+		app_message(a, EV_STYLE_NORMAL, _("wrote %zu event_nos of the list to %s"), r->n,
+		            x->path);
 }
 
 /* The file is open (ui_export): the list's pages are read and written by its worker. */
@@ -1246,7 +1316,7 @@ static void write_list(struct app *a, FILE *f, const char *path, void *ctx)
 	struct export_arg *x = ctx;
 	x->f = f;
 	x->path = ev_xstrdup(path);
-	app_message(a, EV_STYLE_NORMAL, "writing the list's event_nos to %s…", path);
+	app_message(a, EV_STYLE_NORMAL, _("writing the list's event_nos to %s…"), path);
 	ev_worker_submit(app_site(a, &l->base)->wlist,
 	                 app_job(EXPORT_TAG, export_job, x, free_export_arg, export_done));
 }
@@ -1256,13 +1326,13 @@ static void export_list_done(struct app *a, const char *name)
 	struct list_view *l = (struct list_view *)app_top(a);
 	int site = app_site_index(a, &l->base);
 	if (!app_site(a, &l->base)->have_info) {
-		app_message(a, EV_STYLE_WARNING, "waiting for the first refresh…");
+		app_message(a, EV_STYLE_WARNING, "%s", _("waiting for the first refresh…"));
 		return;
 	}
 	struct export_arg *x = ev_xcalloc(1, sizeof(*x));
 	x->list = new_arg(a, l, site, NULL);
 	if (!x->list->info.exists) {
-		app_message(a, EV_STYLE_ERROR, "%s: no such table in this database",
+		app_message(a, EV_STYLE_ERROR, _("%s: no such table in this database"),
 		            x->list->table_name);
 		free_export_arg(x);
 		return;
@@ -1270,10 +1340,12 @@ static void export_list_done(struct app *a, const char *name)
 	ui_export(a, name, write_list, x, free_export_arg);
 }
 
-/* What a bulk action on the whole list acts on: "list failed, event_type=X". */
+/* What a bulk action on the whole list acts on, for people: "list failed, event_type=X". */
 static void list_all_what(const struct list_view *l, char *what, size_t size)
 {
-	snprintf(what, size, "list %s%s%s", ev_list_name(l->kind), l->filter_text[0] ? ", " : "",
+	/* TRANSLATORS: what a bulk action acts on: the list's kind (failed, stuck...), then
+	 * ", " and its filter when it has one. */
+	snprintf(what, size, _("list %s%s%s"), ev_list_name(l->kind), l->filter_text[0] ? ", " : "",
 	         l->filter_text);
 }
 
@@ -1295,17 +1367,19 @@ static void list_write(struct app *a, struct view *v, enum ev_ui_action act)
 	int n = l->rows ? (int)l->rows->nrows : 0;
 
 	if (n == 0) {
-		app_message(a, EV_STYLE_WARNING, "%s: %s; nothing changed", ev_ui_action_name(act),
-		            l->rows ? "the list is empty" : "the list has not been read yet");
+		app_message(a, EV_STYLE_WARNING, _("%s: %s; nothing changed"),
+		            ev_ui_action_name(act),
+		            l->rows ? _("the list is empty") : _("the list has not been read yet"));
 		return;
 	}
 	if (!list_allows(a, v, act)) {
 		const char *st = ev_rowset_get(l->rows, (size_t)l->sel,
 		                               ev_model_table(l->table)->status_col);
-		app_message(
-		        a, EV_STYLE_WARNING, "%s does not apply to a %s event",
-		        ev_ui_action_name(act),
-		        ev_model_status_name(ev_model_table(l->table), st ? atoi(st) : -1, false));
+		/* TRANSLATORS: an action's name, and a state ("retry does not apply to a
+		 * pending event"). */
+		app_message(a, EV_STYLE_WARNING, _("%s does not apply to a %s event"),
+		            ev_ui_action_name(act),
+		            ev_model_status_label(ev_model_table(l->table), st ? atoi(st) : -1));
 		return;
 	}
 	if (l->nmarks > 0) {
@@ -1318,24 +1392,26 @@ static void list_write(struct app *a, struct view *v, enum ev_ui_action act)
 				break;
 			}
 		if (site < 0) {
-			app_message(a, EV_STYLE_WARNING,
-			            "the marked rows are on several sources: a bulk action "
-			            "runs "
-			            "on one (U unmarks; mark one source's rows)");
+			app_message(a, EV_STYLE_WARNING, "%s",
+			            _("the marked rows are on several sources: a bulk action runs "
+			              "on one (U unmarks; mark one source's rows)"));
 			return;
 		}
 		unsigned long long *ids = ev_xcalloc(l->nmarks, sizeof(*ids));
 		for (size_t i = 0; i < l->nmarks; i++)
 			ids[i] = l->marks[i].id;
-		char what[160];
-		if (l->nsrc > 0)
-			snprintf(what, sizeof(what), "%zu marked rows of source %.64s", l->nmarks,
-			         app_source_name(a, site));
-		else
-			snprintf(what, sizeof(what), "%zu marked rows", l->nmarks);
+		char what[400];
+		if (l->nsrc > 0) {
+			char *name = ev_text_fit(app_source_name(a, site), 64, false, false);
+			snprintf(what, sizeof(what), _("%zu marked rows of source %s"), l->nmarks,
+			         name);
+			free(name);
+		} else {
+			snprintf(what, sizeof(what), _("%zu marked rows"), l->nmarks);
+		}
 		/* The list's rows as a whole offered instead (a in the confirmation), where one
 		 * run can take them: a list of one source. */
-		char all_what[700], match[32] = "";
+		char all_what[800], match[32] = "";
 		list_all_what(l, all_what, sizeof(all_what));
 		if (l->count.known)
 			snprintf(match, sizeof(match), "%s%lld", l->count.capped ? "≥" : "",
@@ -1366,7 +1442,8 @@ static void open_group(struct app *a, struct list_view *l)
 	else if (l->kind != EV_LIST_TRAIL && l->kind != EV_LIST_TRACE)
 		col = "fail_reason";
 	if (col == NULL) {
-		app_message(a, EV_STYLE_NORMAL, "the message table has no lock owner to group by");
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            _("the message table has no lock owner to group by"));
 		return;
 	}
 	struct view *gv = app_open(a, &(struct view_request){
@@ -1425,8 +1502,8 @@ static bool list_move(struct app *a, struct list_view *l, enum ev_ui_action act)
 	case EV_UA_BOTTOM:
 		l->sel = n > 0 ? n - 1 : 0;
 		if (l->more)
-			app_message(a, EV_STYLE_NORMAL,
-			            "last row of this page; PgDn reads the next");
+			app_message(a, EV_STYLE_NORMAL, "%s",
+			            _("last row of this page; PgDn reads the next"));
 		break;
 	case EV_UA_LEFT:
 		if (l->hscroll > 0)
@@ -1465,16 +1542,15 @@ static bool list_mark(struct app *a, struct list_view *l, enum ev_ui_action act)
 			toggle_mark(a, l, (size_t)i, 1);
 		if (to > from)
 			app_message(a, EV_STYLE_NORMAL,
-			            "marked the %d rows on screen (%d .. %d of the %d read); %zu "
-			            "marked "
-			            "in this list",
+			            _("marked the %d rows on screen (%d .. %d of the %d read); %zu "
+			              "marked in this list"),
 			            to - from, from + 1, to, n, l->nmarks);
 		break;
 	}
 	case EV_UA_UNMARK_ALL:
 		a->marked -= (int)l->nmarks;
 		l->nmarks = 0;
-		app_message(a, EV_STYLE_NORMAL, "no row marked");
+		app_message(a, EV_STYLE_NORMAL, "%s", _("no row marked"));
 		break;
 	default:
 		return false;
@@ -1487,7 +1563,7 @@ static bool list_mark(struct app *a, struct list_view *l, enum ev_ui_action act)
 static void copy_row(struct app *a, const struct list_view *l, enum ev_ui_action act)
 {
 	if (l->rows == NULL || l->sel >= (int)l->rows->nrows) {
-		app_message(a, EV_STYLE_NORMAL, "copy: no row under the cursor");
+		app_message(a, EV_STYLE_NORMAL, "%s", _("copy: no row under the cursor"));
 		return;
 	}
 	if (act == EV_UA_COPY) {
@@ -1495,13 +1571,15 @@ static void copy_row(struct app *a, const struct list_view *l, enum ev_ui_action
 		const struct ev_cell *cell =
 		        ci >= 0 ? ev_rowset_cell(l->rows, (size_t)l->sel, (size_t)ci) : NULL;
 		if (cell == NULL || cell->s == NULL)
-			app_message(a, EV_STYLE_NORMAL, "copy: this row has no event_no");
+			app_message(a, EV_STYLE_NORMAL, "%s", _("copy: this row has no event_no"));
 		else
-			app_copy(a, "the event_no", cell->s, cell->len);
+			/* TRANSLATORS: what is copied ("copied the event_no to the clipboard"). */
+			app_copy(a, _("the event_no"), cell->s, cell->len);
 		return;
 	}
 	char *json = ev_format_row_json(l->rows, (size_t)l->sel);
-	app_copy(a, "the row as JSON", json, strlen(json));
+	/* TRANSLATORS: what is copied ("copied the row as JSON to the clipboard"). */
+	app_copy(a, _("the row as JSON"), json, strlen(json));
 	free(json);
 }
 
@@ -1520,7 +1598,8 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 	}
 	switch (act) {
 	case EV_UA_FILTER:
-		app_prompt(a, "filter (key=value … reason~text): ", l->filter_text, filter_done);
+		/* TRANSLATORS: a prompt: the keys and the ~ operator stay as they are. */
+		app_prompt(a, _("filter (key=value … reason~text): "), l->filter_text, filter_done);
 		break;
 	case EV_UA_SORT_NEXT:
 	case EV_UA_SORT_PREV: {
@@ -1529,17 +1608,17 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		ev_query_order_text(l->query, l->table,
 		                    &app_site_at(a, app_site_index(a, v))->info[l->table], order,
 		                    sizeof(order));
-		app_message(a, EV_STYLE_NORMAL, "%s: %s (o or I reverses it)",
+		app_message(a, EV_STYLE_NORMAL, _("%s: %s (o or I reverses it)"),
 		            ev_list_name(l->kind), order);
 		break;
 	}
 	case EV_UA_WIDE:
 		l->wide = !l->wide;
 		l->hscroll = 0;
-		app_message(
-		        a, EV_STYLE_NORMAL, "%s",
-		        l->wide ? "wide: every column at full width (Left, Right scroll; C-w: back)"
-		                : "the list's own columns");
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            l->wide ? _("wide: every column at full width (Left, Right scroll; "
+		                        "C-w: back)")
+		                    : _("the list's own columns"));
 		break;
 	case EV_UA_COPY:
 	case EV_UA_COPY_JSON:
@@ -1556,21 +1635,22 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		l->reverse = !l->reverse;
 		restart(a, l);
 		app_message(a, EV_STYLE_NORMAL, "%s",
-		            l->reverse ? "order reversed" : "order as the list defines it");
+		            l->reverse ? _("order reversed") : _("order as the list defines it"));
 		break;
 	case EV_UA_GROUP:
 		open_group(a, l);
 		break;
 	case EV_UA_EXPORT:
 		if (l->nmarks > 0)
-			app_prompt(a, "write the marked event_nos to FILE: ", "evtop-marked.txt",
+			app_prompt(a, _("write the marked event_nos to FILE: "), "evtop-marked.txt",
 			           export_marks_done);
 		else if (l->nsrc > 0)
-			app_message(a, EV_STYLE_NORMAL,
-			            "a whole list is written from one source's list (Enter on its "
-			            "row); here, mark rows (Space, *)");
+			app_message(
+			        a, EV_STYLE_NORMAL, "%s",
+			        _("a whole list is written from one source's list (Enter on its "
+			          "row); here, mark rows (Space, *)"));
 		else
-			app_prompt(a, "write the event_nos of the whole list to FILE: ",
+			app_prompt(a, _("write the event_nos of the whole list to FILE: "),
 			           "evtop-list.txt", export_list_done);
 		break;
 	case EV_UA_OPEN: {
@@ -1587,8 +1667,8 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 		list_refresh(a, v);
 		break;
 	case EV_UA_NEXT_TABLE:
-		app_message(a, EV_STYLE_NORMAL,
-		            "Tab switches tables on the dashboard (q goes back)");
+		app_message(a, EV_STYLE_NORMAL, "%s",
+		            _("Tab switches tables on the dashboard (q goes back)"));
 		break;
 
 	default:
@@ -1601,12 +1681,11 @@ static bool list_action(struct app *a, struct view *v, enum ev_ui_action act)
 static void list_bulk_all(struct app *a, struct view *v, enum ev_ui_action act)
 {
 	struct list_view *l = (struct list_view *)v;
-	char what[700];
+	char what[800];
 	if (l->nsrc > 0) {
-		app_message(
-		        a, EV_STYLE_WARNING,
-		        "a bulk action on a whole list runs on one source: open its list (Enter "
-		        "on its row of the every-source dashboard)");
+		app_message(a, EV_STYLE_WARNING, "%s",
+		            _("a bulk action on a whole list runs on one source: open its list "
+		              "(Enter on its row of the every-source dashboard)"));
 		return;
 	}
 	list_all_what(l, what, sizeof(what));

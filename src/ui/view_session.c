@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include "core/auditlog.h"
+#include "core/i18n.h"
 #include "core/style.h"
 #include "core/text.h"
 #include "ui/app.h"
@@ -36,9 +37,11 @@ static void actions_load(struct app *a, struct view *v)
 static void actions_draw(struct app *a, struct view *v, int top, int height, int cols)
 {
 	struct actions_view *av = (struct actions_view *)v;
-	char title[600];
-	snprintf(title, sizeof(title), "this session's actions (%ld) · from %s", av->n,
-	         a->audit_path ? a->audit_path : "no audit file");
+	char title[1024];
+	/* TRANSLATORS: the session's actions' title: how many, the audit file (or "no audit
+	 * file"). */
+	snprintf(title, sizeof(title), _("this session's actions (%ld) · from %s"), av->n,
+	         a->audit_path ? a->audit_path : _("no audit file"));
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (av->error[0])
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, av->error);
@@ -56,13 +59,16 @@ static void actions_draw(struct app *a, struct view *v, int top, int height, int
 		ew = cols - 42 > 24 ? cols - 42 : 24;
 	int sh = ew - 24; /* how far the columns after it move */
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
-	draw_text_pad(top + 1, 0, 24, EV_STYLE_HEADER, "TIME (UTC)");
-	draw_text_pad(top + 1, 25, 15, EV_STYLE_HEADER, "ACTION");
-	draw_text_pad(top + 1, 41, ew, EV_STYLE_HEADER, "EVENT_NO");
-	draw_text_pad(top + 1, 66 + sh, 8, EV_STYLE_HEADER, "RESULT");
-	draw_text_pad(top + 1, 75 + sh, cols - 75 - sh, EV_STYLE_HEADER, "REASON / ERROR");
+	/* TRANSLATORS: the session's actions' column headers: TIME (UTC) 24 cells, ACTION 15,
+	 * EVENT_NO 24, RESULT 8, then the rest. */
+	draw_text_pad(top + 1, 0, 24, EV_STYLE_HEADER, _("TIME (UTC)"));
+	draw_text_pad(top + 1, 25, 15, EV_STYLE_HEADER, _("ACTION"));
+	draw_text_pad(top + 1, 41, ew, EV_STYLE_HEADER, _("EVENT_NO"));
+	draw_text_pad(top + 1, 66 + sh, 8, EV_STYLE_HEADER, _("RESULT"));
+	draw_text_pad(top + 1, 75 + sh, cols - 75 - sh, EV_STYLE_HEADER, _("REASON / ERROR"));
 	if (av->n == 0)
-		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL, "no action yet in this session");
+		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL,
+		          _("no action yet in this session"));
 	int body = height - 2;
 	if (av->sel < av->scroll)
 		av->scroll = av->sel;

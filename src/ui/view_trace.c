@@ -2,6 +2,7 @@
  * an event's detail. */
 #include <config.h>
 
+#include "core/i18n.h"
 #include "core/text.h"
 #include "ui/app.h"
 #include "ui/term.h"
@@ -74,7 +75,8 @@ static int trace_job(struct ev_conn *c, struct ev_job *job, struct ev_error *err
 				*err = qerr;
 				return -1;
 			}
-			snprintf(r->note[k], sizeof(r->note[k]), "%.190s", qerr.msg);
+			snprintf(r->note[k], sizeof(r->note[k]), "%.*s", app_cut(qerr.msg, 190),
+			         qerr.msg);
 		}
 		ev_mask_rowset(t->mask, r->rows[k]);
 	}
@@ -191,13 +193,25 @@ static void cell(int y, int x, int w, int cols, int style, const char *s)
 		draw_text_pad(y, x, x + w > cols ? cols - x : w, style, s);
 }
 
+/* The table in the TABLE column (8 cells): its key, or the glossary's short word for it. */
+static const char *table_short(enum ev_table_kind t)
+{
+	if (t == EV_TABLE_OUTBOX)
+		/* TRANSLATORS: the outbox table in a column of 8 cells (its short name). */
+		return P_("table short", "outbox");
+	/* TRANSLATORS: the message table in a column of 8 cells (its short name). */
+	return P_("table short", "message");
+}
+
 static void trace_draw(struct app *a, struct view *v, int top, int height, int cols)
 {
 	struct trace_view *tv = (struct trace_view *)v;
-	char title[256];
+	char title[512];
 	(void)a;
-	snprintf(title, sizeof(title), "trace %s · both tables, in creation order%s", tv->trace_id,
-	         tv->more ? " · the first 1000 of each table" : "");
+	/* TRANSLATORS: the trace view's title: the trace_id, then " · the first 1000 of each
+	 * table" or nothing. */
+	snprintf(title, sizeof(title), _("trace %s · both tables, in creation order%s"),
+	         tv->trace_id, tv->more ? _(" · the first 1000 of each table") : "");
 	draw_text_pad(top, 0, cols, EV_STYLE_TITLE, title);
 	if (tv->error[0]) {
 		draw_text(top + 1, 0, cols, EV_STYLE_ERROR, tv->error);
@@ -219,16 +233,18 @@ static void trace_draw(struct app *a, struct view *v, int top, int height, int c
 		ew = cols - 10 > 24 ? cols - 10 : 24;
 	int sh = ew - 24; /* how far the columns after it move */
 	draw_fill(top + 1, 0, cols, EV_STYLE_HEADER);
-	cell(top + 1, 0, 8, cols, EV_STYLE_HEADER, "TABLE");
-	cell(top + 1, 9, ew, cols, EV_STYLE_HEADER, "EVENT_NO");
-	cell(top + 1, 34 + sh, 16, cols, EV_STYLE_HEADER, "TYPE");
-	cell(top + 1, 51 + sh, 13, cols, EV_STYLE_HEADER, "STATUS");
-	cell(top + 1, 65 + sh, 19, cols, EV_STYLE_HEADER, "CREATED");
-	cell(top + 1, 85 + sh, cols - 85 - sh, cols, EV_STYLE_HEADER, "FAIL_REASON");
+	/* TRANSLATORS: the trace view's column headers: TABLE 8 cells, EVENT_NO 24, TYPE 16,
+	 * STATUS 13, CREATED 19, then the rest. */
+	cell(top + 1, 0, 8, cols, EV_STYLE_HEADER, _("TABLE"));
+	cell(top + 1, 9, ew, cols, EV_STYLE_HEADER, _("EVENT_NO"));
+	cell(top + 1, 34 + sh, 16, cols, EV_STYLE_HEADER, _("TYPE"));
+	cell(top + 1, 51 + sh, 13, cols, EV_STYLE_HEADER, _("STATUS"));
+	cell(top + 1, 65 + sh, 19, cols, EV_STYLE_HEADER, _("CREATED"));
+	cell(top + 1, 85 + sh, cols - 85 - sh, cols, EV_STYLE_HEADER, _("FAIL_REASON"));
 	int body = height - 2, n = (int)tv->nrows;
 	if (n == 0)
 		draw_text(top + 2, 2, cols - 2, EV_STYLE_NORMAL,
-		          tv->base.loading ? "loading…" : "no events");
+		          tv->base.loading ? _("loading…") : _("no events"));
 	if (tv->sel < tv->scroll)
 		tv->scroll = tv->sel;
 	if (tv->sel >= tv->scroll + body)
@@ -236,13 +252,13 @@ static void trace_draw(struct app *a, struct view *v, int top, int height, int c
 	for (int i = tv->scroll, y = top + 2; i < n && y < top + 2 + body; i++, y++) {
 		const struct trace_row *r = &tv->rows[i];
 		int style = i == tv->sel ? EV_STYLE_SELECTED : EV_STYLE_NORMAL;
-		char st[48];
+		char st[96];
 		const struct ev_table_def *def = ev_model_table(r->table);
 		snprintf(st, sizeof(st), "%s %s", r->status ? r->status : "?",
-		         ev_model_status_name(def, r->status ? atoi(r->status) : -1, false));
+		         ev_model_status_label(def, r->status ? atoi(r->status) : -1));
 		if (i == tv->sel)
 			draw_fill(y, 0, cols, style);
-		cell(y, 0, 8, cols, style, def->key);
+		cell(y, 0, 8, cols, style, table_short(r->table));
 		cell(y, 9, ew, cols, style, r->event_no);
 		cell(y, 34 + sh, 16, cols, style, r->event_type);
 		cell(y, 51 + sh, 13, cols, style, st);
@@ -306,6 +322,6 @@ struct view *view_trace_new(struct app *a, const char *trace_id)
 	struct trace_view *tv = ev_xcalloc(1, sizeof(*tv));
 	(void)a;
 	tv->base.ops = &trace_ops;
-	snprintf(tv->trace_id, sizeof(tv->trace_id), "%.128s", trace_id);
+	snprintf(tv->trace_id, sizeof(tv->trace_id), "%.*s", app_cut(trace_id, 128), trace_id);
 	return &tv->base;
 }

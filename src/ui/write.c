@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include "core/guard.h"
+#include "core/i18n.h"
 #include "core/style.h"
 #include "ui/write.h"
 
@@ -16,6 +17,24 @@ static struct ui_write W;
 struct ui_write *ui_write_current(void)
 {
 	return &W;
+}
+
+const char *ui_write_action_label(enum ev_action act)
+{
+	switch (act) {
+	case EV_ACTION_RETRY_NOW:
+		/* TRANSLATORS: an operator's action, in the confirmation's question and the
+		 * result ("retry_now EV-1 on message?", "applied: retry_now EV-1"): a verb. */
+		return P_("action", "retry_now");
+	case EV_ACTION_RETRY_SCHEDULE:
+		return P_("action", "retry_schedule");
+	case EV_ACTION_CANCEL:
+		return P_("action", "cancel");
+	case EV_ACTION_RECOVER:
+		return P_("action", "recover");
+	default:
+		return ev_action_name(act);
+	}
 }
 
 void ui_write_end(void)
@@ -32,12 +51,15 @@ bool ui_write_open(struct app *a, const struct ui_write_ops *ops, struct view *o
 	const char *not_writable = app_site_at(a, site)->not_writable[t];
 	if (a->cfg->read_only) {
 		app_message(a, EV_STYLE_WARNING,
-		            "read-only (--read-only or the config): %s does nothing",
+		            /* TRANSLATORS: %s is an action's name ("retry"), as the config and
+		             * :commands write it. */
+		            _("read-only (--read-only or the config): %s does nothing"),
 		            ev_ui_action_name(act));
 		return false;
 	}
 	if (not_writable[0]) {
-		app_message(a, EV_STYLE_WARNING, "read-only: %s", not_writable);
+		/* TRANSLATORS: the table may not be written; %s says why. */
+		app_message(a, EV_STYLE_WARNING, _("read-only: %s"), not_writable);
 		return false;
 	}
 	if (app_clock_refuses(a, site, t))
@@ -59,8 +81,8 @@ static void operator_done(struct app *a, const char *text)
 	struct ev_error err = {0};
 	if (ev_guard_reason_check(text, &err) < 0) {
 		/* Into the audit as typed: no control character (C1 included). */
-		app_message(a, EV_STYLE_ERROR, "operator id refused, nothing done: %.200s",
-		            err.msg);
+		app_message(a, EV_STYLE_ERROR, _("operator id refused, nothing done: %.*s"),
+		            app_cut(err.msg, 200), err.msg);
 		ui_write_end();
 		return;
 	}
@@ -74,7 +96,7 @@ static void operator_done(struct app *a, const char *text)
 static void ask_operator(struct app *a)
 {
 	if (!a->operator_asked && a->cfg->operator_id == NULL) {
-		app_prompt(a, "operator or ticket id for the audit (Enter: none): ", "",
+		app_prompt(a, _("operator or ticket id for the audit (Enter: none): "), "",
 		           operator_done);
 		return;
 	}
@@ -87,13 +109,13 @@ static void reason_done(struct app *a, const char *text)
 		return;
 	snprintf(W.reason, sizeof(W.reason), "%s", text);
 	if (W.action == EV_ACTION_CANCEL && W.reason[0] == '\0') {
-		app_message(a, EV_STYLE_WARNING, "cancel needs a reason: nothing done");
+		app_message(a, EV_STYLE_WARNING, _("cancel needs a reason: nothing done"));
 		ui_write_end();
 		return;
 	}
 	struct ev_error err = {0};
 	if (ev_guard_reason_check(W.reason, &err) < 0) {
-		app_message(a, EV_STYLE_ERROR, "nothing done: %s", err.msg);
+		app_message(a, EV_STYLE_ERROR, _("nothing done: %s"), err.msg);
 		ui_write_end();
 		return;
 	}
@@ -104,8 +126,8 @@ void ui_write_ask(struct app *a)
 {
 	if (W.action == EV_ACTION_CANCEL || W.action == EV_ACTION_RECOVER) {
 		app_prompt(a,
-		           W.action == EV_ACTION_CANCEL ? "reason for the cancel: "
-		                                        : "reason for the recover (optional): ",
+		           W.action == EV_ACTION_CANCEL ? _("reason for the cancel: ")
+		                                        : _("reason for the recover (optional): "),
 		           "", reason_done);
 		return;
 	}
@@ -123,9 +145,11 @@ static bool confirm_action(struct app *a, struct view *v, enum ev_ui_action act)
 		/* The confirmation stays: copying decides nothing. */
 		char *sql = W.active && W.ops->statement ? W.ops->statement() : NULL;
 		if (sql != NULL)
-			app_copy(a, "the statement", sql, strlen(sql));
+			/* TRANSLATORS: what is copied, in "copied %s (N bytes) to the clipboard".
+			 */
+			app_copy(a, _("the statement"), sql, strlen(sql));
 		else
-			app_message(a, EV_STYLE_NORMAL, "copy: no statement to copy");
+			app_message(a, EV_STYLE_NORMAL, _("copy: no statement to copy"));
 		free(sql);
 		return true;
 	}
@@ -135,7 +159,7 @@ static bool confirm_action(struct app *a, struct view *v, enum ev_ui_action act)
 		return true;
 	/* Anything else is No. */
 	app_pop(a);
-	app_message(a, EV_STYLE_NORMAL, "not applied");
+	app_message(a, EV_STYLE_NORMAL, "%s", _("not applied"));
 	ui_write_end();
 	return true;
 }

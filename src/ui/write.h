@@ -42,6 +42,10 @@ struct ui_write {
 	char reason[1024];
 };
 
+/* A database action as a person reads it, in the interface's language ("retry_now" in
+ * English, as the audit records name it). */
+const char *ui_write_action_label(enum ev_action act);
+
 /* The write being prepared (active false when none). */
 struct ui_write *ui_write_current(void);
 /* Open a write of act on table t of source site from view origin. Refused (false, said on

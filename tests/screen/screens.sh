@@ -158,7 +158,13 @@ run() { # run SCRIPT SIZE [ARGS]
 			echo "not ok $n - $name/$(basename "$shot") differs:"
 			diff -u "$want" "$shot"
 		fi
-		[ "$lang" = C.UTF-8 ] || zh_judge "$name/$(basename "$shot")" "$shot" "${size%%x*}" "${amb:-1}"
+		if [ "$lang" != C.UTF-8 ]; then
+			# The width the screen was taken at: the script's size, or its last resize.
+			cols=$(awk -v want="$(basename "$shot")" -v cols="${size%%x*}" '
+				$1 == "resize" { cols = $2 }
+				$1 == "screen" && $2 == want { print cols; exit }' "$script")
+			zh_judge "$name/$(basename "$shot")" "$shot" "${cols:-${size%%x*}}" "${amb:-1}"
+		fi
 	done
 }
 
