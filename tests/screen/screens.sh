@@ -142,7 +142,9 @@ run() { # run SCRIPT SIZE [ARGS]
 			-e 's/[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9:.]*Z/<local time>/g' \
 			-e 's/^\(cannot connect to\|connection lost\).*/<connection error>/' \
 			-e 's/~[0-9][0-9.]*[kM]\{0,1\}\( rows\|…\)/~N\1/g' \
-			-e 's/\(rows, \)[0-9][0-9.]*\( [KMGT]\{0,1\}B\{0,1\}\)\{0,1\}/\1N/g' "$shot"
+			-e 's/\(rows, \)[0-9][0-9.]*\( [KMGT]\{0,1\}B\{0,1\}\)\{0,1\}/\1N/g' \
+			-e 's/约 [0-9][0-9.]*[kM]\{0,1\} 行/约 N 行/g' \
+			-e 's/\(行，\)[0-9][0-9.]*\( [KMGT]\{0,1\}B\{0,1\}\)\{0,1\}/\1N/g' "$shot"
 		n=$((n + 1))
 		if [ "${EVTOP_SCREEN_UPDATE:-}" = 1 ]; then
 			cp "$shot" "$want"
