@@ -2,7 +2,12 @@
 
 #include "cli/cli.h"
 #include "core/i18n.h"
+#include "core/text.h"
+#include "core/util.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* TRANSLATORS: the summaries of evtop --help's commands, after their synopses (from column
@@ -41,4 +46,27 @@ const struct ev_subcommand *ev_subcommand_find(const char *name)
 		if (strcmp(s->name, name) == 0)
 			return s;
 	return NULL;
+}
+
+void ev_cli_say(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = ev_xvasprintf(fmt, ap);
+	va_end(ap);
+	char *safe = ev_text_sanitize(text, strlen(text));
+	fprintf(f, "%s\n", safe);
+	free(safe);
+	free(text);
+}
+
+void ev_cli_say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *rest = ev_xvasprintf(fmt, ap);
+	va_end(ap);
+	int w = ev_text_width(label);
+	ev_cli_say(f, "%s%s%*s%s", indent, label, w < cols ? cols - w : 1, "", rest);
+	free(rest);
 }

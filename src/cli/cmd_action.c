@@ -99,46 +99,11 @@ static void usage_recover(FILE *out)
 	usage_common(out);
 }
 
-/* Print one line through the sanitiser: event_nos, reasons and rows come from the database
- * or the operator and may hold control characters. */
-static void say(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(FILE *f, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *text = ev_xvasprintf(fmt, ap);
-	va_end(ap);
-	char *safe = ev_text_sanitize(text, strlen(text));
-	fprintf(f, "%s\n", safe);
-	free(safe);
-	free(text);
-}
-
-/* A line that starts with a label padded to `cols` cells (at least one space after it), then
- * the rest, through the sanitiser: the result lines ("applied  outbox E1 id=5 ...") and the
- * fields of a shown row ("  row:       ...") line up whatever the language of the label. */
-static void say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static void say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *rest = ev_xvasprintf(fmt, ap);
-	va_end(ap);
-	int w = ev_text_width(label);
-	char *text = ev_xasprintf("%s%s%*s%s", indent, label, w < cols ? cols - w : 1, "", rest);
-	char *safe = ev_text_sanitize(text, strlen(text));
-	fprintf(f, "%s\n", safe);
-	free(safe);
-	free(text);
-	free(rest);
-}
-
 /* A result line: "refused  outbox E1 ...", the word in 9 cells. */
 #define OUTCOME_COLS 9
 /* A field of a shown row: "  change:    ...", the label in 11 cells. */
 #define FIELD_COLS     11
-#define say_field(...) say_at(stdout, "  ", __VA_ARGS__)
+#define say_field(...) ev_cli_say_at(stdout, "  ", __VA_ARGS__)
 
 /* TRANSLATORS: the first word of an action's result line (at most 8 cells); the lines line
  * up after it. */
@@ -303,12 +268,12 @@ static void print_block(const struct run *r, const struct ev_guard *g,
 	/* TRANSLATORS: the head of a shown action: --dry-run's ("would") and a confirmation's
 	 * ("about to"); the action's name (retry_now, cancel, ...), the table (outbox, message),
 	 * the event_no, then the row's id, event_type and biz_type (or aggregate_type). */
-	say(stdout,
-	    dry ? _("would %s %s %s (id %llu, event_type %s, %s %s)")
-	        : _("about to %s %s %s (id %llu, event_type %s, %s %s)"),
-	    ev_action_name(g->action), def->key, row->event_no, row->id,
-	    row->event_type ? row->event_type : "?", def->type_col,
-	    row->biz_type ? row->biz_type : "?");
+	ev_cli_say(stdout,
+	           dry ? _("would %s %s %s (id %llu, event_type %s, %s %s)")
+	               : _("about to %s %s %s (id %llu, event_type %s, %s %s)"),
+	           ev_action_name(g->action), def->key, row->event_no, row->id,
+	           row->event_type ? row->event_type : "?", def->type_col,
+	           row->biz_type ? row->biz_type : "?");
 	/* TRANSLATORS: the labels of a shown action's fields (at most 10 cells); the fields
 	 * line up after them. */
 	say_field(_("row:"), FIELD_COLS, "%s", desc);
@@ -346,17 +311,17 @@ static void report_outcome(struct run *r, const struct ev_guard *g, const struct
 		r->applied++;
 		/* TRANSLATORS: after "applied": the table, the event_no, its id, the action, then
 		 * the row as it is now (or "(not re-read)") and what the database said. */
-		say_at(stdout, "", word, OUTCOME_COLS, _("%s %s id=%llu %s: now %s%s%s"), key,
-		       row->event_no, row->id, ev_action_name(g->action),
-		       /* TRANSLATORS: in place of the row as it is now. */
-		       now ? now : _("(not re-read)"), out->msg[0] ? "; " : "", out->msg);
+		ev_cli_say_at(stdout, "", word, OUTCOME_COLS, _("%s %s id=%llu %s: now %s%s%s"),
+		              key, row->event_no, row->id, ev_action_name(g->action),
+		              /* TRANSLATORS: in place of the row as it is now. */
+		              now ? now : _("(not re-read)"), out->msg[0] ? "; " : "", out->msg);
 	} else {
 		r->not_applied++;
 		/* TRANSLATORS: a result line after its first word: the table, the event_no, its id,
 		 * the action, why it was not applied, then "; now " and the row as it is now. */
-		say_at(stdout, "", word, OUTCOME_COLS, _("%s %s id=%llu %s: %s%s%s"), key,
-		       row->event_no, row->id, ev_action_name(g->action), out->msg,
-		       now ? _("; now ") : "", now ? now : "");
+		ev_cli_say_at(stdout, "", word, OUTCOME_COLS, _("%s %s id=%llu %s: %s%s%s"), key,
+		              row->event_no, row->id, ev_action_name(g->action), out->msg,
+		              now ? _("; now ") : "", now ? now : "");
 	}
 	if (out->audit_line_failed) {
 		r->not_applied++;
@@ -435,8 +400,8 @@ static void do_event(struct run *r, const char *event_no)
 	struct ev_guard g;
 
 	if (strlen(event_no) > 64 || !ev_guard_utf8_valid(event_no)) {
-		say_at(stdout, "", REFUSED, OUTCOME_COLS,
-		       _("%s: not an event_no (at most 64 characters)"), event_no);
+		ev_cli_say_at(stdout, "", REFUSED, OUTCOME_COLS,
+		              _("%s: not an event_no (at most 64 characters)"), event_no);
 		r->not_applied++;
 		return;
 	}
@@ -448,22 +413,24 @@ static void do_event(struct run *r, const char *event_no)
 	}
 	if (hits == 0) {
 		if (r->o->table >= 0)
-			say_at(stdout, "", REFUSED, OUTCOME_COLS, _("%s: no such event in %s"),
-			       event_no, ev_model_table((enum ev_table_kind)r->o->table)->key);
+			ev_cli_say_at(stdout, "", REFUSED, OUTCOME_COLS,
+			              _("%s: no such event in %s"), event_no,
+			              ev_model_table((enum ev_table_kind)r->o->table)->key);
 		else
-			say_at(stdout, "", REFUSED, OUTCOME_COLS,
-			       _("%s: no such event in either table"), event_no);
+			ev_cli_say_at(stdout, "", REFUSED, OUTCOME_COLS,
+			              _("%s: no such event in either table"), event_no);
 		r->not_applied++;
 		return;
 	}
 	if (hits > 1) {
-		say_at(stdout, "", REFUSED, OUTCOME_COLS,
-		       _("%s: ambiguous: this event_no is in both tables (%s id %llu, %s id "
-		         "%llu); choose one with --table"),
-		       event_no, ev_model_table(kind)->key, row.id,
-		       ev_model_table(kind == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX)
-		               ->key,
-		       other);
+		ev_cli_say_at(
+		        stdout, "", REFUSED, OUTCOME_COLS,
+		        _("%s: ambiguous: this event_no is in both tables (%s id %llu, %s id "
+		          "%llu); choose one with --table"),
+		        event_no, ev_model_table(kind)->key, row.id,
+		        ev_model_table(kind == EV_TABLE_OUTBOX ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX)
+		                ->key,
+		        other);
 		r->not_applied++;
 		ev_guard_row_clear(&row);
 		return;
@@ -474,13 +441,14 @@ static void do_event(struct run *r, const char *event_no)
 		if (r->access[kind].clock_suspect)
 			/* TRANSLATORS: after "refused": the table, the event_no, its id, the
 			 * action, why. */
-			say_at(stdout, "", REFUSED, OUTCOME_COLS, _("%s %s id=%llu %s: %s"),
-			       ev_model_table(kind)->key, event_no, row.id,
-			       ev_action_name(r->action), r->access[kind].why);
+			ev_cli_say_at(stdout, "", REFUSED, OUTCOME_COLS, _("%s %s id=%llu %s: %s"),
+			              ev_model_table(kind)->key, event_no, row.id,
+			              ev_action_name(r->action), r->access[kind].why);
 		else
-			say_at(stdout, "", REFUSED, OUTCOME_COLS,
-			       _("%s %s id=%llu %s: read-only: %s"), ev_model_table(kind)->key,
-			       event_no, row.id, ev_action_name(r->action), r->access[kind].why);
+			ev_cli_say_at(stdout, "", REFUSED, OUTCOME_COLS,
+			              _("%s %s id=%llu %s: read-only: %s"),
+			              ev_model_table(kind)->key, event_no, row.id,
+			              ev_action_name(r->action), r->access[kind].why);
 		r->not_applied++;
 		ev_guard_row_clear(&row);
 		return;
@@ -498,9 +466,9 @@ static void do_event(struct run *r, const char *event_no)
 	        .confirmed_protected = r->o->include_protected,
 	};
 	if (ev_guard_build(&req, &g, &err) < 0) {
-		say_at(stdout, "", REFUSED, OUTCOME_COLS, _("%s %s id=%llu %s: %s"),
-		       ev_model_table(kind)->key, event_no, row.id, ev_action_name(r->action),
-		       err.msg);
+		ev_cli_say_at(stdout, "", REFUSED, OUTCOME_COLS, _("%s %s id=%llu %s: %s"),
+		              ev_model_table(kind)->key, event_no, row.id,
+		              ev_action_name(r->action), err.msg);
 		r->not_applied++;
 		ev_guard_row_clear(&row);
 		return;
@@ -514,9 +482,9 @@ static void do_event(struct run *r, const char *event_no)
 		print_block(r, &g, &row, false);
 		/* TRANSLATORS: the answer is read as y or yes (any case); keep [y/N]. */
 		if (!ask_yes(_("Apply? [y/N] "))) {
-			say_at(stdout, "", DECLINED, OUTCOME_COLS,
-			       _("%s %s id=%llu %s: not applied"), ev_model_table(kind)->key,
-			       event_no, row.id, ev_action_name(r->action));
+			ev_cli_say_at(stdout, "", DECLINED, OUTCOME_COLS,
+			              _("%s %s id=%llu %s: not applied"), ev_model_table(kind)->key,
+			              event_no, row.id, ev_action_name(r->action));
 			r->not_applied++;
 			goto done;
 		}

@@ -202,44 +202,9 @@ int ev_bulk_cli_check(const struct ev_bulk_cli *b, const struct ev_opts *o, enum
 
 /* --- output ----------------------------------------------------------------------------------- */
 
-/* Print one line through the sanitiser: event_nos, reasons and rows come from the database or
- * the operator and may hold control characters. */
-static void say(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(FILE *f, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *text = ev_xvasprintf(fmt, ap);
-	va_end(ap);
-	char *safe = ev_text_sanitize(text, strlen(text));
-	fprintf(f, "%s\n", safe);
-	free(safe);
-	free(text);
-}
-
-/* A line that starts with a label padded to `cols` cells (at least one space after it), then
- * the rest, through the sanitiser: the plan's fields ("  counted:    ...") and the result
- * lines ("skipped  outbox E1 ...") line up whatever the language of the label. */
-static void say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
-        __attribute__((format(printf, 5, 6)));
-static void say_at(FILE *f, const char *indent, const char *label, int cols, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *rest = ev_xvasprintf(fmt, ap);
-	va_end(ap);
-	int w = ev_text_width(label);
-	char *text = ev_xasprintf("%s%s%*s%s", indent, label, w < cols ? cols - w : 1, "", rest);
-	char *safe = ev_text_sanitize(text, strlen(text));
-	fprintf(f, "%s\n", safe);
-	free(safe);
-	free(text);
-	free(rest);
-}
-
 /* A field of the plan: "  counted:    ...", the label in 12 cells. */
 #define PLAN_COLS      12
-#define say_field(...) say_at(stdout, "  ", __VA_ARGS__)
+#define say_field(...) ev_cli_say_at(stdout, "  ", __VA_ARGS__)
 
 /* "3 events", "1 batch": the counts the plan and the question name. malloc'd. */
 static char *n_events(size_t n)
@@ -380,8 +345,8 @@ static void print_plan(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_sna
 	/* TRANSLATORS: the head of a bulk action's plan: --dry-run's ("would") and a
 	 * confirmation's ("about to"): the action's name (retry_now, cancel, ...), the table's
 	 * name, the list and its filters ("list failed-due, event_type=\"X\""). */
-	say(stdout, dry ? _("would %s on %s: %s") : _("about to %s on %s: %s"),
-	    ev_action_name(s->action), s->table_name, s->target);
+	ev_cli_say(stdout, dry ? _("would %s on %s: %s") : _("about to %s on %s: %s"),
+	           ev_action_name(s->action), s->table_name, s->target);
 	/* TRANSLATORS: the labels of a bulk action's plan (at most 11 cells); the fields line
 	 * up after them. */
 	char *counted =
@@ -580,10 +545,10 @@ static void print_result(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 			continue;
 		/* TRANSLATORS: a result line after its first word: the table, the event_no, its id,
 		 * the action, why it was not applied, then "; now " and the row as it is now. */
-		say_at(stdout, "", state_word(it->state), 9, _("%s %s id=%llu %s: %s%s%s"),
-		       key_of(s), it->row.event_no ? it->row.event_no : "?", it->row.id,
-		       ev_action_name(s->action), it->msg ? it->msg : "",
-		       it->now ? _("; now ") : "", it->now ? it->now : "");
+		ev_cli_say_at(stdout, "", state_word(it->state), 9, _("%s %s id=%llu %s: %s%s%s"),
+		              key_of(s), it->row.event_no ? it->row.event_no : "?", it->row.id,
+		              ev_action_name(s->action), it->msg ? it->msg : "",
+		              it->now ? _("; now ") : "", it->now ? it->now : "");
 	}
 	char *line = ev_bulk_tally_describe(t);
 	/* TRANSLATORS: a bulk run's tally: its id, the action, the table, what happened to the
@@ -595,17 +560,19 @@ static void print_result(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_s
 	        s->run_id, ev_action_name(s->action), s->table_name, line, t->batches, t->seconds);
 	if (t->in_doubt)
 		/* TRANSLATORS: the tally, then why some rows were read again. */
-		say(stdout, _("%s (a COMMIT's answer was lost: re-read, as reported)"), tally);
+		ev_cli_say(stdout, _("%s (a COMMIT's answer was lost: re-read, as reported)"),
+		           tally);
 	else
-		say(stdout, "%s", tally);
+		ev_cli_say(stdout, "%s", tally);
 	free(tally);
 	free(line);
 	if (s->error[0] != '\0')
 		/* TRANSLATORS: a bulk run stopped, and why. */
-		say(stdout, _("stopped: %s"), s->error);
+		ev_cli_say(stdout, _("stopped: %s"), s->error);
 	else if (t->stopped)
-		say(stdout, _("stopped after batch %u (interrupted): the rest was not attempted"),
-		    t->batches);
+		ev_cli_say(stdout,
+		           _("stopped after batch %u (interrupted): the rest was not attempted"),
+		           t->batches);
 }
 
 /* --- running ---------------------------------------------------------------------------------- */
@@ -719,7 +686,7 @@ static bool confirm(const struct ev_bulk_cli_ctx *c, struct ev_bulk_snapshot *s)
 		if (answer != NULL && strcmp(answer, want) == 0) {
 			if (ev_bulk_plan(s, true, &err) < 0) {
 				free(answer);
-				say(stderr, "evtop: %s", err.msg);
+				ev_cli_say(stderr, "evtop: %s", err.msg);
 				return false;
 			}
 			/* TRANSLATORS: a field label (at most 11 cells). */
@@ -793,12 +760,13 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 			print_plan(c, s, true);
 			print_dry(s, &d);
 			if (!writable)
-				say(stdout, "%s",
-				    _("dry-run: nothing was written; the real run would be refused "
-				      "(0 "
-				      "would be applied)"));
+				ev_cli_say(stdout, "%s",
+				           _("dry-run: nothing was written; the real run would be "
+				             "refused "
+				             "(0 "
+				             "would be applied)"));
 			else
-				say(stdout, "%s", _("dry-run: nothing was written"));
+				ev_cli_say(stdout, "%s", _("dry-run: nothing was written"));
 		}
 		rc = writable ? EV_EXIT_OK : EV_EXIT_FAILURE;
 		goto out;
@@ -816,7 +784,7 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 		print_plan(c, s, false);
 		/* Nothing to do and nothing to include: the tally says so, without a question. */
 		if ((s->n_pending > 0 || s->n_protected > 0) && !confirm(c, s)) {
-			say(stdout, "%s", _("declined: nothing was written"));
+			ev_cli_say(stdout, "%s", _("declined: nothing was written"));
 			goto out;
 		}
 	}
@@ -843,7 +811,7 @@ int ev_bulk_cli_run(const struct ev_bulk_cli_ctx *c, const struct ev_bulk_cli *b
 	int arc = ev_bulk_apply(&ctx, s, &err);
 	ev_stop_watch_end(&watch);
 	if (arc < 0) {
-		say(stderr, "evtop: %s", err.msg);
+		ev_cli_say(stderr, "evtop: %s", err.msg);
 		goto out;
 	}
 	print_result(c, s);

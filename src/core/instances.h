@@ -19,7 +19,7 @@ enum ev_inst_verdict {
 	EV_INST_NONE,  /* the message table: no lock owner, no verdict */
 };
 
-/* "alive", "dead", "quiet", "" (none). */
+/* "alive", "dead", "quiet", "" (none), translated (P_ context "instance"): for people. */
 const char *ev_inst_verdict_name(enum ev_inst_verdict v);
 
 /* An instance is alive while its newest claim is at most this many leases old. */

@@ -23,25 +23,7 @@ long long app_now(const struct app *a)
 
 int app_cut(const char *s, int max)
 {
-	size_t n = strnlen(s, max > 0 ? (size_t)max : 0);
-	/* A cut before a continuation byte would split its character: cut before its lead. */
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
-	return (int)n;
-}
-
-/* A string that snprintf cut at its buffer's end: without a last character cut short. */
-static void drop_partial(char *s)
-{
-	size_t len = strlen(s), i = len;
-	while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
-		i--;
-	if (i == 0)
-		return;
-	unsigned char lead = (unsigned char)s[i - 1];
-	size_t need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-	if (len - (i - 1) < need)
-		s[i - 1] = '\0';
+	return (int)ev_utf8_prefix(s, max > 0 ? (size_t)max : 0);
 }
 
 void app_buf_pad(struct ev_buf *b, const char *s, int cols, int max_bytes)
@@ -61,7 +43,7 @@ void app_message(struct app *a, int style, const char *fmt, ...)
 	int n = vsnprintf(a->msg, sizeof(a->msg), fmt, ap);
 	va_end(ap);
 	if (n >= (int)sizeof(a->msg))
-		drop_partial(a->msg);
+		ev_utf8_fix_tail(a->msg);
 	a->msg_style = style;
 	a->dirty = true;
 }
@@ -202,7 +184,7 @@ void app_prompt(struct app *a, const char *label, const char *initial,
 	a->prompting = true;
 	if (snprintf(a->prompt_label, sizeof(a->prompt_label), "%s", label) >=
 	    (int)sizeof(a->prompt_label))
-		drop_partial(a->prompt_label);
+		ev_utf8_fix_tail(a->prompt_label);
 	/* An earlier filter is offered for editing, with a space to add a term. */
 	snprintf(a->prompt_text, sizeof(a->prompt_text), "%s%s", initial ? initial : "",
 	         initial && initial[0] ? " " : "");

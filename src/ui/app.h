@@ -185,8 +185,8 @@ struct app {
 long long app_now(const struct app *a);
 void app_message(struct app *a, int style, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
-/* How many bytes of s, at most max, end where a character ends: the precision for "%.*s"
- * where a string is cut by bytes, so that a cut never splits a UTF-8 character. */
+/* How many bytes of s, at most max, end where a character ends (core's ev_utf8_prefix, as an
+ * int): the precision for "%.*s" where a string is cut by bytes. */
 int app_cut(const char *s, int max);
 /* Append s to b, cut at max_bytes (never inside a character) and padded with spaces to at
  * least cols cells: "%-COLS.MAXs" by display cells (s is sanitised first). */

@@ -180,23 +180,6 @@ static void header_line(struct inst_view *g, int y, int cols)
 		draw_text_pad(y, x + 2 * (COL_AGE + 1), COL_VERD, EV_STYLE_HEADER, _("STATE"));
 }
 
-/* A verdict as a person reads it (ev_inst_verdict_name's, translated). */
-static const char *verdict_label(enum ev_inst_verdict v)
-{
-	switch (v) {
-	case EV_INST_ALIVE:
-		/* TRANSLATORS: an instance's verdict in its column (6 cells): it claimed lately,
-		 * holds only expired locks, or neither. */
-		return P_("instance", "alive");
-	case EV_INST_DEAD:
-		return P_("instance", "dead");
-	case EV_INST_QUIET:
-		return P_("instance", "quiet");
-	default:
-		return ev_inst_verdict_name(v);
-	}
-}
-
 static void row_line(struct inst_view *g, const struct ev_instance *x, bool sel, int y, int cols)
 {
 	const long long now = g->in->now;
@@ -237,7 +220,8 @@ static void row_line(struct inst_view *g, const struct ev_instance *x, bool sel,
 		         : x->verdict == EV_INST_DEAD  ? EV_STYLE_STATUS_FAILED
 		         : x->verdict == EV_INST_ALIVE ? EV_STYLE_STATUS_SUCCESS
 		                                       : EV_STYLE_WARNING;
-		draw_text_pad(y, cx + 2 * (COL_AGE + 1), COL_VERD, vs, verdict_label(x->verdict));
+		draw_text_pad(y, cx + 2 * (COL_AGE + 1), COL_VERD, vs,
+		              ev_inst_verdict_name(x->verdict));
 	}
 }
 
