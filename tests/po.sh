@@ -34,7 +34,7 @@ echo "# msgfmt: $stats"
 check "msgfmt --check accepts the merged catalogue" [ $rc -eq 0 ]
 translated=$(echo "$stats" | sed -n 's/^\([0-9]*\) translated message.*/\1/p')
 check "every message is translated ($translated of $total)" [ "${translated:-0}" -eq "$total" ]
-case $stats in *fuzzy* | *untranslated*) not_ok "no message is fuzzy or untranslated" ;; *) ok "no message is fuzzy or untranslated" ;; esac
+case $rc:$stats in 0:*fuzzy* | 0:*untranslated* | [!0]*) not_ok "no message is fuzzy or untranslated" ;; *) ok "no message is fuzzy or untranslated" ;; esac
 if [ "${translated:-0}" -ne "$total" ]; then
 	echo "# untranslated or fuzzy:"
 	msgattrib --untranslated --only-fuzzy --no-wrap "$tmp/zh_CN.po" 2>/dev/null | grep '^msgid' | head -n 20 | sed 's/^/#   /'

@@ -180,9 +180,11 @@ const char *ev_guard_protected_token(const char *event_type, const char *biz_typ
 
 /* --- the builder ---------------------------------------------------------------------------- */
 
+/* A state as the person reading the guard's words names it: the table's own word, translated
+ * (the model document's Chinese under zh_CN). */
 static const char *status_label(enum ev_table_kind t, int status)
 {
-	return ev_model_status_name(ev_model_table(t), status, false);
+	return ev_model_status_label(ev_model_table(t), status);
 }
 
 /* The status an action leads to from `from` on this table, per the transition table; -1 if
@@ -237,18 +239,20 @@ static int refuse_status(const struct ev_guard_req *req, struct ev_error *err)
 	int rc;
 
 	if (st == EV_ST_SUCCESS || st == EV_ST_CANCELLED)
-		rc = ev_error_set(
-		        err, EV_GUARD_REFUSED_FINAL,
-		        _("cannot %s event %s: it is %s (%d, %s), and %s is final: evtop "
-		          "never changes it"),
-		        action_verb(req->action), req->row->event_no, status_label(req->table, st),
-		        st, ev_model_status_name(def, st, true), status_label(req->table, st));
+		rc = ev_error_set(err, EV_GUARD_REFUSED_FINAL,
+		                  _("cannot %s event %s: it is %s (%d, %s), and %s is final: evtop "
+		                    "never changes it"),
+		                  action_verb(req->action), req->row->event_no,
+		                  ev_model_status_name(def, st, false), st,
+		                  ev_model_status_name(def, st, true),
+		                  status_label(req->table, st));
 	else
-		rc = ev_error_set(
-		        err, EV_GUARD_REFUSED_STATUS,
-		        _("cannot %s event %s: it is %s (%d, %s); %s needs %s"),
-		        action_verb(req->action), req->row->event_no, status_label(req->table, st),
-		        st, ev_model_status_name(def, st, true), ev_action_name(req->action), from);
+		rc = ev_error_set(err, EV_GUARD_REFUSED_STATUS,
+		                  _("cannot %s event %s: it is %s (%d, %s); %s needs %s"),
+		                  action_verb(req->action), req->row->event_no,
+		                  ev_model_status_name(def, st, false), st,
+		                  ev_model_status_name(def, st, true), ev_action_name(req->action),
+		                  from);
 	free(from);
 	return rc;
 }

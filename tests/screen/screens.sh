@@ -182,9 +182,14 @@ zh_ready() {
 	. "$src/tests/lib/zh.sh"
 	zh_setup "$dir/zh"
 	{
-		cat "$src/sql/mariadb/schema.sql" "$src/sql/mariadb/audit.sql" "$src/tests/data/seed.sql" |
-			grep -o '[A-Za-z][A-Za-z]*'
+		# The schema's words (names of tables, columns, indexes) and the seed's values (the
+		# words inside its quoted literals only: its comments are English).
+		grep -v '^[[:space:]]*--' "$src/sql/mariadb/schema.sql" "$src/sql/mariadb/audit.sql" |
+			sed 's/COMMENT .*//' | grep -o '[A-Za-z][A-Za-z]*'
+		grep -o "'[^']*'" "$src/tests/data/seed.sql" | grep -o '[A-Za-z][A-Za-z]*'
 		sed -n 's/^[[:space:]]*X([A-Z_]*, "\([^"]*\)".*/\1/p' "$src/src/ui/keys.h" | tr -- '-' '\n'
+		# The lists' names (as `evtop list KIND` and the titles name them).
+		sed -n 's/^[[:space:]]*X([A-Z_]*, "\([^"]*\)".*/\1/p' "$src/src/core/query.h" | tr -- '-' '\n'
 		sed -n 's/.*{\(EV_CTX_[A-Z_]*, \)\{0,1\}"\([^"]*\)",.*/\2/p' "$src/src/ui/keys.c"
 		sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$src/tests/screen/zh-allow"
 	} | sort -u >"$dir/zh/allow"
