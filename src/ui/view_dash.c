@@ -815,17 +815,22 @@ static void draw_spark(int y, int x, int width, const struct table_state *ts, co
 			min = s->v[i];
 	}
 	/* Scaled between the smallest and largest value shown: a flat backlog is a flat line,
-	 * at the bottom when empty; an unknown figure is a gap. */
-	move(y, x);
+	 * at the bottom when empty; an unknown figure is a gap. Drawn as text: under
+	 * ambiguous_width = 2 the bars (East Asian Ambiguous) become their one-cell stand-ins. */
+	struct ev_buf b;
+	ev_buf_init(&b);
 	for (int i = start; i < s->n; i++) {
 		if (s->v[i] < 0) {
-			addstr(" ");
+			ev_buf_adds(&b, " ");
 			continue;
 		}
 		int level =
 		        max == min ? (max > 0 ? 3 : 0) : (int)((s->v[i] - min) * 7 / (max - min));
-		addstr(bars[level]);
+		ev_buf_adds(&b, bars[level]);
 	}
+	char *line = ev_buf_steal(&b);
+	draw_text(y, x, width, EV_STYLE_NORMAL, line);
+	free(line);
 }
 
 #define GROUP_MIN 16
