@@ -184,9 +184,21 @@ static void take_merged(struct audit_ctx *x, struct audit_out *out)
 	free(mc);
 }
 
+/* Which table row r's table_name is, in the source the row was read from (READ_FROM's, or the
+ * one chosen): an ev_table_kind, or -1. */
+static int row_table(const struct ev_opts *o, const struct ev_rowset *rs, size_t r)
+{
+	const char *from = ev_rowset_get(rs, r, EV_SOURCE_COL);
+	const struct ev_source *s = o->src;
+	for (int i = 0; from != NULL && i < o->cfg.nsources; i++)
+		if (strcmp(o->cfg.sources[i].name, from) == 0)
+			s = &o->cfg.sources[i];
+	return s ? ev_source_table_kind(s, ev_rowset_get(rs, r, "table_name")) : -1;
+}
+
 /* The rows as printed: json and csv every column of the table (READ_FROM first when merged);
- * the table format the columns a person reads, the statuses named. */
-static struct ev_rowset *project(const struct ev_rowset *rs, bool human)
+ * the table format the columns a person reads, the statuses named by their table. */
+static struct ev_rowset *project(const struct ev_opts *o, const struct ev_rowset *rs, bool human)
 {
 	static const char *const human_cols[] = {"audit_time", "operator",   "os_user",  "db_user",
 	                                         "action",     "table_name", "event_no", "change",
@@ -224,7 +236,8 @@ static struct ev_rowset *project(const struct ev_rowset *rs, bool human)
 				ev_cell_set(&cells[i], cell->s, cell->len);
 				continue;
 			}
-			char *change = ev_audit_change_text(ev_rowset_get(rs, r, "before_status"),
+			char *change = ev_audit_change_text(row_table(o, rs, r),
+			                                    ev_rowset_get(rs, r, "before_status"),
 			                                    ev_rowset_get(rs, r, "after_status"));
 			ev_cell_set(&cells[i], change, strlen(change));
 			free(change);
@@ -236,7 +249,7 @@ static struct ev_rowset *project(const struct ev_rowset *rs, bool human)
 /* The page printed; the note and the next cursor under it (table) or on stderr (json, csv). */
 static int print_audit(const struct ev_opts *o, const struct audit_out *out)
 {
-	struct ev_rowset *p = project(out->rows, o->format == EV_FMT_TABLE);
+	struct ev_rowset *p = project(o, out->rows, o->format == EV_FMT_TABLE);
 	int rc = ev_format_write(stdout, p, o->format, 48);
 	FILE *meta = o->format == EV_FMT_TABLE ? stdout : stderr;
 	ev_rowset_free(&p);

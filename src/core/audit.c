@@ -379,29 +379,39 @@ struct ev_query *ev_query_audit_event(const struct ev_table_info *info, const ch
 
 /* --- the words ---------------------------------------------------------------------------- */
 
-static void status_words(struct ev_buf *b, const char *st)
+int ev_audit_status(const char *st)
 {
-	const struct ev_table_def *def = ev_model_table(EV_TABLE_MESSAGE);
 	char *end = NULL;
 	long v = st ? strtol(st, &end, 10) : -1;
-	if (st == NULL)
-		ev_buf_adds(b, "?");
-	else if (end == st || *end != '\0' || v < 0 || v >= EV_ST_COUNT)
-		ev_buf_printf(b, "%.12s", st);
-	else
-		ev_buf_printf(b, "%ld %s", v, ev_model_status_name(def, (int)v, false));
+	if (st == NULL || end == st || *end != '\0' || v < 0 || v >= EV_ST_COUNT)
+		return -1;
+	return (int)v;
 }
 
-char *ev_audit_change_text(const char *before_status, const char *after_status)
+static void status_words(struct ev_buf *b, int table, const char *st)
+{
+	int v = ev_audit_status(st);
+	if (st == NULL)
+		ev_buf_adds(b, "?");
+	else if (v < 0)
+		ev_buf_printf(b, "%.12s", st);
+	else if (table < 0 || table >= EV_TABLE_COUNT)
+		ev_buf_printf(b, "%d", v);
+	else
+		ev_buf_printf(b, "%d %s", v,
+		              ev_model_status_label(ev_model_table((enum ev_table_kind)table), v));
+}
+
+char *ev_audit_change_text(int table, const char *before_status, const char *after_status)
 {
 	struct ev_buf b;
 	ev_buf_init(&b);
-	status_words(&b, before_status);
+	status_words(&b, table, before_status);
 	ev_buf_adds(&b, " → ");
 	if (after_status == NULL)
 		ev_buf_adds(&b, _("not applied"));
 	else
-		status_words(&b, after_status);
+		status_words(&b, table, after_status);
 	return ev_buf_steal(&b);
 }
 

@@ -62,10 +62,14 @@ struct ev_query *ev_query_audit(const struct ev_audit_req *req, struct ev_error 
 struct ev_query *ev_query_audit_event(const struct ev_table_info *info, const char *table_name,
                                       unsigned long long event_id, int limit, struct ev_error *err);
 
-/* The change a row records, "3 failed → 0 pending", "1 processing → not applied" (the
- * after_status NULL): status names of the model (both tables name them alike). NULL or an
- * unknown number stays a number. malloc'd. */
-char *ev_audit_change_text(const char *before_status, const char *after_status);
+/* The change a row of table (an ev_table_kind, -1 unknown) records, "3 failed → 0 pending",
+ * "1 publishing → not applied" (the after_status NULL): each number followed by the table's
+ * name of the state in the interface's language (ev_model_status_label); of a table not known
+ * the number alone. NULL stays "?", a value not a state stays as it is. malloc'd. */
+char *ev_audit_change_text(int table, const char *before_status, const char *after_status);
+/* The state a status column's text (before_status, after_status) names: 0..EV_ST_COUNT-1, or -1
+ * for NULL or anything else. */
+int ev_audit_status(const char *st);
 /* The people behind a row: "INC-7 (alice via sudo bob)"-like: operator, then the OS user and
  * SUDO_USER; "-" parts left out. malloc'd. */
 char *ev_audit_who_text(const char *operator_id, const char *os_user, const char *sudo_user);

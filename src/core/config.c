@@ -658,6 +658,20 @@ struct ev_source *ev_config_source(struct ev_config *cfg, const char *name)
 	return NULL;
 }
 
+int ev_source_table_kind(const struct ev_source *s, const char *name)
+{
+	const char *names[EV_TABLE_COUNT] = {NULL};
+	names[EV_TABLE_OUTBOX] = s->outbox_table;
+	names[EV_TABLE_MESSAGE] = s->message_table;
+	for (int t = 0; name != NULL && t < EV_TABLE_COUNT; t++) {
+		const char *n =
+		        names[t] ? names[t] : ev_model_table((enum ev_table_kind)t)->default_name;
+		if (strcmp(n, name) == 0)
+			return t;
+	}
+	return -1;
+}
+
 /* ---- the parser ---------------------------------------------------------------------------- */
 
 #define SECTION_KEYS (-2)

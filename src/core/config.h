@@ -122,6 +122,9 @@ char *ev_config_default_path(void);
 
 /* The source named `name`, or NULL. */
 struct ev_source *ev_config_source(struct ev_config *cfg, const char *name);
+/* Which of s's tables is called name (its configured name or the model's default): an
+ * ev_table_kind, or -1 for neither (or name NULL). */
+int ev_source_table_kind(const struct ev_source *s, const char *name);
 /* Whether src has a read endpoint of its own. */
 bool ev_source_has_replica(const struct ev_source *src);
 /* A copy of src connecting to its read endpoint (host, port, socket, option-file group

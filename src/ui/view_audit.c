@@ -141,13 +141,18 @@ static void cell(int y, int x, int w, int cols, int style, const char *s)
 }
 
 /* The event table's short name on this source ("outbox", "message"), or its name. */
-static const char *table_key(struct app *a, struct view *v, const char *name)
+/* Which table of the view's source a row's table_name is: an ev_table_kind, or -1. */
+static int row_table(struct app *a, struct view *v, const struct ev_rowset *rs, size_t r)
 {
-	for (int t = 0; name != NULL && t < EV_TABLE_COUNT; t++)
-		if (strcmp(name, app_table_name(a, app_site_index(a, v), (enum ev_table_kind)t)) ==
-		    0)
-			return ev_model_table((enum ev_table_kind)t)->key;
-	return name;
+	return ev_source_table_kind(a->sources[app_site_index(a, v)],
+	                            ev_rowset_get(rs, r, "table_name"));
+}
+
+static const char *table_key(struct app *a, struct view *v, const struct ev_rowset *rs, size_t r)
+{
+	int t = row_table(a, v, rs, r);
+	return t >= 0 ? ev_model_table((enum ev_table_kind)t)->key
+	              : ev_rowset_get(rs, r, "table_name");
 }
 
 enum col_id {
@@ -197,16 +202,15 @@ static const struct col narrow_cols[] = {
 
 /* The change in the status names alone, "failed→pending", for a narrow screen (the row
  * under the cursor says it whole below). */
-static char *short_change(const char *before, const char *after)
+static char *short_change(int table, const char *before, const char *after)
 {
-	const struct ev_table_def *def = ev_model_table(EV_TABLE_MESSAGE);
 	const char *names[2] = {"?", _("not applied")};
 	const char *st[2] = {before, after};
 	for (int i = 0; i < 2; i++) {
-		char *end = NULL;
-		long v = st[i] ? strtol(st[i], &end, 10) : -1;
-		if (st[i] != NULL && end != st[i] && *end == '\0' && v >= 0 && v < EV_ST_COUNT)
-			names[i] = ev_model_status_label(def, (int)v);
+		int v = ev_audit_status(st[i]);
+		if (v >= 0 && table >= 0)
+			names[i] =
+			        ev_model_status_label(ev_model_table((enum ev_table_kind)table), v);
 		else if (st[i] != NULL)
 			names[i] = st[i];
 	}
@@ -224,13 +228,16 @@ static char *col_text(struct app *a, struct view *v, const struct ev_rowset *rs,
 		       : narrow && strlen(t) >= 19 ? ev_xstrndup(t + 5, 14)
 		                                   : ev_xstrdup(t);
 	if (id == C_CHANGE && narrow)
-		return short_change(ev_rowset_get(rs, r, "before_status"),
+		return short_change(row_table(a, v, rs, r), ev_rowset_get(rs, r, "before_status"),
 		                    ev_rowset_get(rs, r, "after_status"));
 	if (id == C_CHANGE)
-		return ev_audit_change_text(ev_rowset_get(rs, r, "before_status"),
+		return ev_audit_change_text(row_table(a, v, rs, r),
+		                            ev_rowset_get(rs, r, "before_status"),
 		                            ev_rowset_get(rs, r, "after_status"));
-	if (id == C_TABLE)
-		return ev_xstrdup(table_key(a, v, ev_rowset_get(rs, r, "table_name")));
+	if (id == C_TABLE) {
+		const char *key = table_key(a, v, rs, r);
+		return ev_xstrdup(key ? key : "-");
+	}
 	static const struct {
 		enum col_id id;
 		const char *column;
@@ -276,8 +283,9 @@ static void draw_footer(struct app *a, struct view *v, int y, int cols)
 	char *who =
 	        ev_audit_who_text(ev_rowset_get(rs, r, "operator"), ev_rowset_get(rs, r, "os_user"),
 	                          ev_rowset_get(rs, r, "sudo_user"));
-	char *change = ev_audit_change_text(ev_rowset_get(rs, r, "before_status"),
-	                                    ev_rowset_get(rs, r, "after_status"));
+	char *change =
+	        ev_audit_change_text(row_table(a, v, rs, r), ev_rowset_get(rs, r, "before_status"),
+	                             ev_rowset_get(rs, r, "after_status"));
 	const char *no = ev_rowset_get(rs, r, "event_no"), *tn = ev_rowset_get(rs, r, "table_name"),
 	           *eid = ev_rowset_get(rs, r, "event_id"), *db = ev_rowset_get(rs, r, "db_user"),
 	           *ssh = ev_rowset_get(rs, r, "ssh_connection"),

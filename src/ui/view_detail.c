@@ -475,8 +475,9 @@ static void history_lines(struct detail_view *d)
 		char *who = ev_audit_who_text(ev_rowset_get(h, r, "operator"),
 		                              ev_rowset_get(h, r, "os_user"),
 		                              ev_rowset_get(h, r, "sudo_user"));
-		char *change = ev_audit_change_text(ev_rowset_get(h, r, "before_status"),
-		                                    ev_rowset_get(h, r, "after_status"));
+		char *change =
+		        ev_audit_change_text((int)d->table, ev_rowset_get(h, r, "before_status"),
+		                             ev_rowset_get(h, r, "after_status"));
 		const char *t = ev_rowset_get(h, r, "audit_time"),
 		           *act = ev_rowset_get(h, r, "action"),
 		           *res = ev_rowset_get(h, r, "result"),

@@ -206,15 +206,26 @@ END_TEST
 
 START_TEST(words)
 {
-	char *s = ev_audit_change_text("3", "0");
+	char *s = ev_audit_change_text(EV_TABLE_MESSAGE, "3", "0");
 	ck_assert_str_eq(s, "3 failed → 0 pending");
 	free(s);
-	s = ev_audit_change_text("1", NULL);
+	s = ev_audit_change_text(EV_TABLE_MESSAGE, "1", NULL);
 	ck_assert_str_eq(s, "1 processing → not applied");
 	free(s);
-	s = ev_audit_change_text("9", "x");
+	/* Each table names its states: the outbox publishes. */
+	s = ev_audit_change_text(EV_TABLE_OUTBOX, "1", "2");
+	ck_assert_str_eq(s, "1 publishing → 2 published");
+	free(s);
+	s = ev_audit_change_text(-1, "1", "2");
+	ck_assert_str_eq(s, "1 → 2");
+	free(s);
+	s = ev_audit_change_text(EV_TABLE_OUTBOX, "9", "x");
 	ck_assert_str_eq(s, "9 → x");
 	free(s);
+	ck_assert_int_eq(ev_audit_status("4"), 4);
+	ck_assert_int_eq(ev_audit_status("5"), -1);
+	ck_assert_int_eq(ev_audit_status("1x"), -1);
+	ck_assert_int_eq(ev_audit_status(NULL), -1);
 	s = ev_audit_who_text("INC-7", "alice", "bob");
 	ck_assert_str_eq(s, "INC-7 (alice via sudo bob)");
 	free(s);

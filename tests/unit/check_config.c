@@ -3,6 +3,7 @@
 #include <config.h>
 
 #include "core/config.h"
+#include "core/model.h"
 
 #include <check.h>
 #include <limits.h>
@@ -230,6 +231,10 @@ START_TEST(every_source_setting)
 	ck_assert_str_eq(s->database, "events");
 	ck_assert_str_eq(s->outbox_table, "my_outbox$1");
 	ck_assert_str_eq(s->message_table, "my_message");
+	ck_assert_int_eq(ev_source_table_kind(s, "my_outbox$1"), EV_TABLE_OUTBOX);
+	ck_assert_int_eq(ev_source_table_kind(s, "my_message"), EV_TABLE_MESSAGE);
+	ck_assert_int_eq(ev_source_table_kind(s, "biz_outbox_event"), -1);
+	ck_assert_int_eq(ev_source_table_kind(s, NULL), -1);
 	ck_assert_str_eq(s->time_zone, "+08:00");
 	ck_assert(s->ssl);
 	ck_assert(s->ssl_verify);
