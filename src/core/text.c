@@ -347,6 +347,59 @@ size_t ev_text_prefix_cols(const char *s, int cols)
 	return i;
 }
 
+/* Punctuation a line of Chinese text may not begin with (closing), or end with (opening). */
+static bool no_line_start(uint32_t cp)
+{
+	static const uint32_t set[] = {0x3001, 0x3002, 0x3009, 0x300B, 0x300D, 0x300F, 0x3011,
+	                               0x3015, 0x3017, 0xFF01, 0xFF05, 0xFF09, 0xFF0C, 0xFF0E,
+	                               0xFF1A, 0xFF1B, 0xFF1F, 0xFF3D, 0xFF5D};
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		if (set[i] == cp)
+			return true;
+	return false;
+}
+
+static bool no_line_end(uint32_t cp)
+{
+	static const uint32_t set[] = {0x3008, 0x300A, 0x300C, 0x300E, 0x3010,
+	                               0x3014, 0x3016, 0xFF08, 0xFF3B, 0xFF5B};
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++)
+		if (set[i] == cp)
+			return true;
+	return false;
+}
+
+/* The start of the character before byte i of s (i > 0). */
+static size_t char_before(const char *s, size_t i)
+{
+	do
+		i--;
+	while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80);
+	return i;
+}
+
+size_t ev_text_wrap_cut(const char *s, int cols)
+{
+	size_t cut = ev_text_prefix_cols(s, cols);
+	uint32_t next = 0, last = 0;
+	if (cut == 0 || s[cut] == '\0')
+		return cut;
+	/* At most a few steps back: a run of punctuation is not carried whole. */
+	for (int step = 0; step < 3; step++) {
+		size_t prev = char_before(s, cut);
+		decode_z(s + cut, &next);
+		decode_z(s + prev, &last);
+		if (!no_line_start(next) && !no_line_end(last))
+			break;
+		if (prev == 0 || ev_text_cp_width(last) == 0)
+			break; /* the line's only character, or a combining mark kept with its base
+			        */
+		/* A closing mark takes its character with it; an opening one goes down alone. */
+		cut = prev;
+	}
+	return cut;
+}
+
 size_t ev_text_skip_cols(const char *s, int col, int *lead)
 {
 	int pos = 0;

@@ -69,5 +69,11 @@ size_t ev_text_prefix_cols(const char *s, int cols);
  * horizontal scrolling); a wide character that straddles `col` is skipped, and *lead is set
  * to the number of columns to pad (0 or 1). */
 size_t ev_text_skip_cols(const char *s, int col, int *lead);
+/* Where to break s for a line of at most cols cells: ev_text_prefix_cols, moved back as
+ * Chinese typesetting asks (GB/T 15834), so that the next line does not begin with full-width
+ * closing punctuation (、。，；：？！ and closing brackets) and this one does not end with a
+ * full-width opening bracket: the character before goes down with it, up to three steps.
+ * Never back to 0: a line of such characters alone breaks where it must. */
+size_t ev_text_wrap_cut(const char *s, int cols);
 
 #endif

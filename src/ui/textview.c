@@ -33,8 +33,9 @@ void text_view_draw(struct app *a, struct view *v, int top, int height, int cols
 		char *safe = ev_text_sanitize(t->lines[i], strlen(t->lines[i]));
 		const char *p = safe;
 		do {
-			/* Whole characters: a wide one at the edge starts the next line. */
-			size_t cut = ev_text_prefix_cols(p, cols);
+			/* Whole characters: a wide one at the edge starts the next line, and so
+			 * does the character before a closing mark that would begin it. */
+			size_t cut = ev_text_wrap_cut(p, cols);
 			if (cut == 0) { /* narrower than its first character: that goes alone */
 				int lead = 0;
 				cut = ev_text_skip_cols(p, 1, &lead);
