@@ -102,6 +102,10 @@ n=0
   INSERT INTO chart_outbox_event SELECT * FROM biz_outbox_event;
   INSERT INTO chart_message_event SELECT * FROM biz_message_event" ||
 	{ echo "cannot make the chart_ tables"; exit 99; }
+# The account of zh-select-only.keys: SELECT only, on the whole database.
+"$client" --defaults-file="$cnf" -e "CREATE USER IF NOT EXISTS 'evtop_select'@'localhost'
+  IDENTIFIED BY 'select-pw'; GRANT SELECT ON \`${EVTOP_TEST_DB:?}\`.* TO 'evtop_select'@'localhost'" ||
+	{ echo "cannot make the SELECT-only account"; exit 99; }
 # evtop's sessions read [evtop]: pin NOW() there, re-applied on every reconnect.
 sed "s|^\[evtop\]|[evtop]\ninit-command=\"SET timestamp = UNIX_TIMESTAMP('$now')\"|" "$cnf" >"$dir/pinned.cnf"
 
@@ -141,6 +145,7 @@ run() { # run SCRIPT SIZE [ARGS]
 		sed -i -e "s|${EVTOP_TEST_SOCKET:-/nonexistent}|<socket>|g" -e "s|$dir|<dir>|g" \
 			-e 's/[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T[0-9:.]*Z/<local time>/g' \
 			-e 's/^\(cannot connect to\|connection lost\).*/<connection error>/' \
+			-e 's/^\(无法连接到 \|连接断开：\).*/\1<connection error>/' \
 			-e 's/~[0-9][0-9.]*[kM]\{0,1\}\( rows\|…\)/~N\1/g' \
 			-e 's/\(rows, \)[0-9][0-9.]*\( [KMGT]\{0,1\}B\{0,1\}\)\{0,1\}/\1N/g' \
 			-e 's/约 [0-9][0-9.]*[kM]\{0,1\} 行/约 N 行/g' \
@@ -163,8 +168,8 @@ run() { # run SCRIPT SIZE [ARGS]
 		if [ "$lang" != C.UTF-8 ]; then
 			# The width the screen was taken at: the script's size, or its last resize.
 			cols=$(awk -v want="$(basename "$shot")" -v cols="${size%%x*}" '
-				$1 == "resize" { cols = $2 }
-				$1 == "screen" && $2 == want { print cols; exit }' "$script")
+				$1 ~ /^!?resize$/ { cols = $2 }
+				$1 ~ /^!?screen$/ && $2 == want { print cols; exit }' "$script")
 			zh_judge "$name/$(basename "$shot")" "$shot" "${cols:-${size%%x*}}" "${amb:-1}"
 		fi
 	done
