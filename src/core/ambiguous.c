@@ -2,14 +2,17 @@
 #include "core/ambiguous.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
 static int amb_width = 1;
 
 /* Unicode 14's East Asian Width "A" ranges (EastAsianWidth.txt), less the combining marks,
  * which take no cell either way; sorted, for a binary search. */
-static const struct {
+struct range {
 	uint32_t lo, hi;
-} ranges[] = {
+};
+
+static const struct range ranges[] = {
         {0x00A1, 0x00A1},   {0x00A4, 0x00A4},   {0x00A7, 0x00A8},   {0x00AA, 0x00AA},
         {0x00AD, 0x00AE},   {0x00B0, 0x00B4},   {0x00B6, 0x00BA},   {0x00BC, 0x00BF},
         {0x00C6, 0x00C6},   {0x00D0, 0x00D0},   {0x00D7, 0x00D8},   {0x00DE, 0x00E1},
@@ -60,11 +63,13 @@ static const struct {
  * characters evtop draws itself (separators, ellipsis, arrows, the bars of its charts) and the
  * punctuation most common in Chinese text: ASCII, or a Wide character that every terminal
  * and the C library agree takes two cells. Sorted by code point. */
-static const struct {
+struct standin {
 	uint32_t cp;
 	const char *text;
 	int cells;
-} standins[] = {
+};
+
+static const struct standin standins[] = {
         {0x00B7, "\xE3\x83\xBB", 2}, /* · MIDDLE DOT: ・ */
         {0x00D7, "x", 1},            /* × */
         {0x2013, "-", 1},            /* – */
@@ -113,35 +118,32 @@ int ev_ambiguous_width(void)
 	return amb_width;
 }
 
+/* bsearch's order of a code point against a range, and against a stand-in's character. */
+static int in_range(const void *key, const void *elem)
+{
+	uint32_t cp = *(const uint32_t *)key;
+	const struct range *r = elem;
+	return cp < r->lo ? -1 : cp > r->hi ? 1 : 0;
+}
+
+static int at_standin(const void *key, const void *elem)
+{
+	uint32_t cp = *(const uint32_t *)key;
+	const struct standin *s = elem;
+	return cp < s->cp ? -1 : cp > s->cp ? 1 : 0;
+}
+
 bool ev_ambiguous_is(uint32_t cp)
 {
-	size_t lo = 0, hi = sizeof(ranges) / sizeof(ranges[0]);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cp < ranges[mid].lo)
-			hi = mid;
-		else if (cp > ranges[mid].hi)
-			lo = mid + 1;
-		else
-			return true;
-	}
-	return false;
+	return bsearch(&cp, ranges, sizeof(ranges) / sizeof(ranges[0]), sizeof(ranges[0]),
+	               in_range) != NULL;
 }
 
 const char *ev_ambiguous_standin(uint32_t cp, int *cells)
 {
-	size_t lo = 0, hi = sizeof(standins) / sizeof(standins[0]);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cp < standins[mid].cp)
-			hi = mid;
-		else if (cp > standins[mid].cp)
-			lo = mid + 1;
-		else {
-			if (cells != NULL)
-				*cells = standins[mid].cells;
-			return standins[mid].text;
-		}
-	}
-	return NULL;
+	const struct standin *s = bsearch(&cp, standins, sizeof(standins) / sizeof(standins[0]),
+	                                  sizeof(standins[0]), at_standin);
+	if (s != NULL && cells != NULL)
+		*cells = s->cells;
+	return s ? s->text : NULL;
 }
