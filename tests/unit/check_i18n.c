@@ -127,48 +127,39 @@ END_TEST
 
 /* Any mix of ASCII, Wide and Ambiguous characters fits: width(fit(s, c)) <= c, exactly c when
  * padded, and no character with a stand-in is left in it under 2. */
-/* The line a wrap at cols gives: s up to the cut (malloc'd). */
-static char *first_line(const char *s, int cols)
-{
-	return strndup(s, ev_text_wrap_cut(s, cols));
-}
-
 START_TEST(wrap_keeps_punctuation_off_line_starts)
 {
+	static const struct {
+		const char *text;
+		int cols;
+		const char *line; /* the first line of the wrap */
+	} cases[] = {
+	        /* 6 characters of 2 cells in 12: the 7th, "、", would begin the next line: 个
+	         * goes with it. */
+	        {"受保护的行个、被拒绝", 12, "受保护的行"},
+	        /* Nothing to mend: the plain cut. */
+	        {"受保护的行个被拒绝", 12, "受保护的行个"},
+	        /* An opening bracket does not end a line. */
+	        {"已生效的行（12）", 12, "已生效的行"},
+	        /* The character before a run of closing marks goes down with the run. */
+	        {"一二三四五六。。。。。", 12, "一二三四五"},
+	        /* A longer run than three: it breaks inside the run, three characters back. */
+	        {"一二三，。。。。。", 12, "一二三"},
+	        /* Never back to nothing. */
+	        {"一、", 2, "一"},
+	        /* ASCII punctuation is left alone (statements wrap where the width ends). */
+	        {"abcdef, ghi", 6, "abcdef"},
+	        /* The whole text fits: no cut to mend. */
+	        {"一二、", 12, "一二、"},
+	};
 	ev_ambiguous_set_width(1);
-	/* 6 characters of 2 cells in 12: the 7th, "、", would begin the next line: 个 goes with it.
-	 */
-	char *l = first_line("受保护的行个、被拒绝", 12);
-	ck_assert_str_eq(l, "受保护的行");
-	free(l);
-	/* Nothing to mend: the plain cut. */
-	l = first_line("受保护的行个被拒绝", 12);
-	ck_assert_str_eq(l, "受保护的行个");
-	free(l);
-	/* An opening bracket does not end a line. */
-	l = first_line("已生效的行（12）", 12);
-	ck_assert_str_eq(l, "已生效的行");
-	free(l);
-	/* The character before a run of closing marks goes down with the run. */
-	l = first_line("一二三四五六。。。。。", 12);
-	ck_assert_str_eq(l, "一二三四五");
-	free(l);
-	/* A longer run than three: it breaks inside the run, three characters back. */
-	l = first_line("一二三，。。。。。", 12);
-	ck_assert_str_eq(l, "一二三");
-	free(l);
-	/* Never back to nothing. */
-	l = first_line("一、", 2);
-	ck_assert_str_eq(l, "一");
-	free(l);
-	/* ASCII punctuation is left alone (statements wrap where the width ends). */
-	l = first_line("abcdef, ghi", 6);
-	ck_assert_str_eq(l, "abcdef");
-	free(l);
-	/* The whole text fits: no cut to mend. */
-	l = first_line("一二、", 12);
-	ck_assert_str_eq(l, "一二、");
-	free(l);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t cut = ev_text_wrap_cut(cases[i].text, cases[i].cols);
+		ck_assert_msg(cut == strlen(cases[i].line) &&
+		                      strncmp(cases[i].text, cases[i].line, cut) == 0,
+		              "\"%s\" at %d: \"%.*s\", not \"%s\"", cases[i].text, cases[i].cols,
+		              (int)cut, cases[i].text, cases[i].line);
+	}
 }
 END_TEST
 
