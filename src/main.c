@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "core/i18n.h"
+#include "core/query.h"
 #include "core/text.h"
 #include "db/conn.h"
 #include "db/dbinfo.h"
@@ -56,6 +57,16 @@ static void version(void)
 	/* TRANSLATORS: --version's lines; the value follows. */
 	printf(_("client library: %s\n"), ev_db_client_info());
 	printf(_("curses: %s\n"), ev_ui_curses_info());
+	char servers[128] = "";
+	for (int i = 0; i < ev_server_nfloors; i++) {
+		const struct ev_server_floor *f = &ev_server_floors[i];
+		size_t n = strlen(servers);
+		snprintf(servers + n, sizeof(servers) - n, "%s%s %d.%d+", i > 0 ? ", " : "",
+		         ev_flavour_name(f->flavour), f->major, f->minor);
+	}
+	/* TRANSLATORS: --version's line of the servers evtop supports: "MySQL 8.0+, MariaDB
+	 * 10.6+", then the server the tests run on. */
+	printf(_("servers: %s (tested on %s)\n"), servers, EV_SERVER_TESTED);
 }
 
 /* The console: the shared options, then the UI. */

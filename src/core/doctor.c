@@ -1159,19 +1159,20 @@ void ev_doctor_check_server(struct ev_doc_report *r, const struct ev_doc_server 
 	const struct ev_server_version *v = &s->version;
 	const char *fl = ev_flavour_name(v->flavour);
 
-	if (v->flavour == EV_FLAVOUR_MYSQL && v->major < 8)
+	int supported = ev_server_supported(v);
+
+	if (v->flavour == EV_FLAVOUR_MYSQL && supported == 0)
 		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
 		           _("evtop targets MySQL 8.0+ (the model document's JSON, "
 		             "max_execution_time)"),
 		           NULL, _("%s %d.%d.%d (%s): older than MySQL 8.0"), fl, v->major,
 		           v->minor, v->patch, s->info);
-	else if (v->flavour == EV_FLAVOUR_MARIADB &&
-	         (v->major < 10 || (v->major == 10 && v->minor < 6)))
+	else if (v->flavour == EV_FLAVOUR_MARIADB && supported == 0)
 		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
 		           _("evtop is tested on MariaDB 10.11; REPLICA MONITOR needs 10.5.9+"),
 		           NULL, _("%s %d.%d.%d (%s): older than MariaDB 10.6"), fl, v->major,
 		           v->minor, v->patch, s->info);
-	else if (v->flavour == EV_FLAVOUR_TIDB)
+	else if (supported < 0)
 		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
 		           _("TiDB is not among the servers evtop is tested on"), NULL, "%s (%s)",
 		           fl, s->info);

@@ -1009,6 +1009,23 @@ const char *ev_flavour_name(enum ev_flavour f)
 	return "MySQL";
 }
 
+const struct ev_server_floor ev_server_floors[] = {
+        {EV_FLAVOUR_MYSQL, 8, 0},
+        {EV_FLAVOUR_MARIADB, 10, 6},
+};
+const int ev_server_nfloors = (int)(sizeof(ev_server_floors) / sizeof(ev_server_floors[0]));
+
+int ev_server_supported(const struct ev_server_version *v)
+{
+	for (int i = 0; i < ev_server_nfloors; i++) {
+		const struct ev_server_floor *f = &ev_server_floors[i];
+		if (f->flavour == v->flavour)
+			return v->major > f->major ||
+			       (v->major == f->major && v->minor >= f->minor);
+	}
+	return -1;
+}
+
 char **ev_query_session_setup(enum ev_flavour f, int statement_timeout_ms, const char *time_zone)
 {
 	char **v = ev_xcalloc(5, sizeof(*v));

@@ -229,6 +229,19 @@ struct ev_server_version {
 int ev_server_version_parse(const char *info, struct ev_server_version *v);
 const char *ev_flavour_name(enum ev_flavour f);
 
+/* The servers evtop supports, the oldest release of each flavour: evtop doctor warns below
+ * it, evtop --version names them. TiDB has none (not among the servers evtop is tested on). */
+struct ev_server_floor {
+	enum ev_flavour flavour;
+	int major, minor;
+};
+extern const struct ev_server_floor ev_server_floors[];
+extern const int ev_server_nfloors;
+#define EV_SERVER_TESTED "MariaDB 10.11"
+
+/* 1 if v is at or past its flavour's floor, 0 if older, -1 if the flavour has none. */
+int ev_server_supported(const struct ev_server_version *v);
+
 /* The statements that set up a session on every (re)connect: time zone (when set; validated
  * by the config), the server-side statement time limit in the flavour's own variable (MySQL
  * max_execution_time in ms; MariaDB max_statement_time in s), and the lock wait timeouts.

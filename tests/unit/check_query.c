@@ -545,6 +545,33 @@ START_TEST(server_versions)
 }
 END_TEST
 
+/* The floors evtop doctor and --version share: MySQL 8.0+, MariaDB 10.6+, none for TiDB. */
+START_TEST(server_floors)
+{
+	static const struct {
+		const char *info;
+		int supported;
+	} cases[] = {
+	        {"8.0.11", 1},
+	        {"8.4.0", 1},
+	        {"9.1.0", 1},
+	        {"5.7.44-log", 0},
+	        {"10.6.0-MariaDB", 1},
+	        {"10.11.19-MariaDB-0+deb12u1", 1},
+	        {"11.4.2-MariaDB", 1},
+	        {"10.5.23-MariaDB", 0},
+	        {"5.5.5-10.4.1-MariaDB", 0},
+	        {"8.0.11-TiDB-v7.5.0", -1},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ev_server_version v;
+		ck_assert_int_eq(ev_server_version_parse(cases[i].info, &v), 0);
+		ck_assert_msg(ev_server_supported(&v) == cases[i].supported, "%s: %d, expected %d",
+		              cases[i].info, ev_server_supported(&v), cases[i].supported);
+	}
+}
+END_TEST
+
 START_TEST(session_setup_per_flavour)
 {
 	char **m = ev_query_session_setup(EV_FLAVOUR_MARIADB, 2500, "+08:00");
@@ -639,6 +666,7 @@ int main(void)
 	tcase_add_test(tc, cursor_round_trip);
 	tcase_add_test(tc, render_for_humans);
 	tcase_add_test(tc, server_versions);
+	tcase_add_test(tc, server_floors);
 	tcase_add_test(tc, session_setup_per_flavour);
 	tcase_add_test(tc, query_table_is_complete);
 	tcase_add_test(tc, order_named_for_people);
