@@ -777,6 +777,26 @@ START_TEST(load_reads_a_file)
 }
 END_TEST
 
+/* The example the packages install (doc/evtop.conf.example) loads as it is. */
+START_TEST(example_file_loads)
+{
+	struct ev_config cfg;
+	struct ev_error err = {0};
+	const char *srcdir = getenv("EVTOP_SRCDIR");
+	char *path = ev_xasprintf("%s/doc/evtop.conf.example", srcdir ? srcdir : ".");
+
+	ev_config_init(&cfg);
+	ck_assert_msg(ev_config_load(&cfg, path, true, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(cfg.refresh_ms, 2000);
+	ck_assert_int_eq(cfg.window_s, 3600);
+	ck_assert_str_eq(ev_config_source(&cfg, "orders")->host, "db1.example");
+	ck_assert_str_eq(ev_config_source(&cfg, "stock")->outbox_table, "stock_outbox_event");
+	ck_assert_str_eq(ev_config_source(&cfg, "stock")->socket, "/run/mysqld/mysqld.sock");
+	ev_config_free(&cfg);
+	free(path);
+}
+END_TEST
+
 START_TEST(load_names_the_file_in_errors)
 {
 	struct ev_config cfg;
@@ -1261,6 +1281,7 @@ int main(void)
 	tcase_add_test(tc, token_list);
 	tcase_add_test(tc, key_bindings);
 	tcase_add_test(tc, mask_section);
+	tcase_add_test(tc, example_file_loads);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
