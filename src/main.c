@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include "cli/cli.h"
+#include "cli/complete.h"
 #include "cli/options.h"
 #include "core/i18n.h"
 #include "core/query.h"
@@ -12,6 +13,7 @@
 #include "ui/uiinfo.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,18 @@ static void put_padded(FILE *out, const char *s, int cols)
 	fputs(s, out);
 	for (int w = ev_text_width(s); w < cols; w++)
 		fputc(' ', out);
+}
+
+/* The options main answers itself, as the first argument only (shell completion offers them
+ * there, cli/complete.h). */
+static const char *const first_only[] = {"--version", "-V", NULL};
+
+static bool is_first_only(const char *arg)
+{
+	for (const char *const *o = first_only; *o != NULL; o++)
+		if (strcmp(arg, *o) == 0)
+			return true;
+	return false;
 }
 
 static void usage(FILE *out)
@@ -112,6 +126,12 @@ static int run_console(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	ev_i18n_init(LOCALEDIR);
+	/* The completion scripts' questions (hidden; doc/cli.md, "Shell completion"): no server,
+	 * no terminal, and never a word of an error on the command line being completed. */
+	if (argc > 1 && strcmp(argv[1], "--completion-words") == 0)
+		return ev_cli_completion_words(argc - 1, argv + 1, first_only);
+	if (argc > 1 && strcmp(argv[1], "--list-sources") == 0)
+		return ev_cli_list_sources(argc - 1, argv + 1);
 	if (ev_db_init() < 0) {
 		fprintf(stderr, "evtop: %s\n", _("cannot initialise the MySQL client library"));
 		return EV_EXIT_UNKNOWN;
@@ -148,7 +168,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return EV_EXIT_OK;
 		}
-		if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		if (is_first_only(argv[1])) {
 			version();
 			return EV_EXIT_OK;
 		}

@@ -34,6 +34,17 @@ enum verb {
 
 static const char *const verb_name[] = {"retry", "cancel", "recover"};
 
+int ev_bulk_cli_action(const char *command)
+{
+	/* retry --list takes the same lists whether it schedules or retries --now */
+	static const enum ev_action action[] = {EV_ACTION_RETRY_SCHEDULE, EV_ACTION_CANCEL,
+	                                        EV_ACTION_RECOVER};
+	for (size_t v = 0; v < sizeof(verb_name) / sizeof(verb_name[0]); v++)
+		if (strcmp(verb_name[v], command) == 0)
+			return (int)action[v];
+	return -1;
+}
+
 static void usage_common(FILE *out)
 {
 	fputs("\n", out);

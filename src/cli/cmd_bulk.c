@@ -100,9 +100,16 @@ static int set_bulk_opt(struct ev_bulk_cli *b, const char *name, const char *v,
 	return 0;
 }
 
+/* The bulk options, each taking a value (--rate and --pause are archive's too). */
+static const char *const names[] = {"list", "batch-size", "rate", "pause", "max-rows"};
+
+const char *ev_bulk_cli_option(size_t i)
+{
+	return i < sizeof(names) / sizeof(names[0]) ? names[i] : NULL;
+}
+
 int ev_bulk_cli_take(int *argc, char **argv, struct ev_bulk_cli *b, struct ev_error *err)
 {
-	static const char *const names[] = {"list", "batch-size", "rate", "pause", "max-rows"};
 	int out = 1;
 
 	memset(b, 0, sizeof(*b));

@@ -28,6 +28,12 @@ struct ev_bulk_cli {
  * Returns -1 with err (EV_ERR_USAGE) for a missing or bad value. */
 int ev_bulk_cli_take(int *argc, char **argv, struct ev_bulk_cli *b, struct ev_error *err);
 void ev_bulk_cli_free(struct ev_bulk_cli *b);
+/* The i-th bulk option's name (without "--"; each takes a value), NULL past the last: for
+ * shell completion of retry, cancel and recover. */
+const char *ev_bulk_cli_option(size_t i);
+/* The action whose lists `evtop COMMAND --list KIND` takes (retry: retry_schedule, whose
+ * lists are retry_now's), or -1 when COMMAND has no bulk form (cmd_action.c). */
+int ev_bulk_cli_action(const char *command);
 /* The bulk part of the actions' --help. */
 void ev_bulk_cli_usage(FILE *out);
 

@@ -513,6 +513,15 @@ int ev_dashboard_collect_fan(struct ev_fan *f, const struct ev_opts *o, struct e
 	return rc;
 }
 
+/* --by: a dimension of either table (the model's; topic and channel are the outbox's). */
+static bool known_dimension(const char *key)
+{
+	for (size_t i = 0; ev_model_dimension_key(i) != NULL; i++)
+		if (strcmp(ev_model_dimension_key(i), key) == 0)
+			return true;
+	return false;
+}
+
 int ev_cmd_dashboard(int argc, char **argv)
 {
 	struct ev_opts o;
@@ -525,9 +534,7 @@ int ev_cmd_dashboard(int argc, char **argv)
 		ev_opts_free(&o);
 		return rc;
 	}
-	if (o.by != NULL && strcmp(o.by, "event_type") != 0 && strcmp(o.by, "topic") != 0 &&
-	    strcmp(o.by, "source") != 0 && strcmp(o.by, "biz_type") != 0 &&
-	    strcmp(o.by, "channel") != 0) {
+	if (o.by != NULL && !known_dimension(o.by)) {
 		ev_say_error("%s",
 		             _("--by: expected event_type, topic, source, biz_type or channel"));
 		ev_opts_free(&o);

@@ -190,6 +190,27 @@ static const struct option long_opts[] = {
         {NULL, 0, NULL, 0},
 };
 
+/* The options whose value names a file or a directory (the shell completes paths there). */
+static const char *const file_valued[] = {
+        "socket",  "config", "defaults-file", "log-sql",  "ssl-ca",  "ssl-capath",      "ssl-cert",
+        "ssl-key", "script", "textfile",      "tls-cert", "tls-key", "basic-auth-file", "to-file",
+};
+
+const char *ev_opts_long_option(size_t i, bool *value, bool *file, char *short_name)
+{
+	const size_t n = sizeof(long_opts) / sizeof(long_opts[0]) - 1;
+	if (i >= n)
+		return NULL;
+	const struct option *o = &long_opts[i];
+	*value = o->has_arg == required_argument;
+	*file = false;
+	for (size_t k = 0; k < sizeof(file_valued) / sizeof(file_valued[0]); k++)
+		*file = *file || strcmp(file_valued[k], o->name) == 0;
+	/* getopt's '?' is --help's code, not a short option */
+	*short_name = o->val > ' ' && o->val < 127 && o->val != '?' ? (char)o->val : 0;
+	return o->name;
+}
+
 bool ev_opts_takes_value(const char *arg)
 {
 	if (arg[0] != '-')

@@ -83,6 +83,10 @@ int ev_opts_parse(struct ev_opts *o, int argc, char **argv, struct ev_error *err
 void ev_opts_free(struct ev_opts *o);
 /* Does this argument (an option without "=value") take the next argument as its value? */
 bool ev_opts_takes_value(const char *arg);
+/* The i-th long option of the table the parser reads (without "--"), NULL past the last, for
+ * shell completion: *value says whether it needs a value, *file whether that value names a
+ * file or directory, *short_name its one-letter form (or 0). */
+const char *ev_opts_long_option(size_t i, bool *value, bool *file, char *short_name);
 /* Print the shared options' help. */
 void ev_opts_usage(FILE *out);
 /* Ask for the password on the terminal without echo when -p was given without a value.

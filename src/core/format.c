@@ -11,26 +11,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The names ev_format_parse takes; ev_format_name hands them to shell completion. */
+static const struct {
+	const char *name;
+	enum ev_format fmt;
+} format_names[] = {
+        {"table", EV_FMT_TABLE},
+        {"json", EV_FMT_JSON},
+        {"csv", EV_FMT_CSV},
+};
+
 int ev_format_parse(const char *name, enum ev_format *out)
 {
-	static const struct {
-		const char *name;
-		enum ev_format fmt;
-	} names[] = {
-	        {"table", EV_FMT_TABLE},
-	        {"json", EV_FMT_JSON},
-	        {"csv", EV_FMT_CSV},
-	};
-
 	if (name == NULL)
 		return -1;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcmp(name, names[i].name) == 0) {
-			*out = names[i].fmt;
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+		if (strcmp(name, format_names[i].name) == 0) {
+			*out = format_names[i].fmt;
 			return 0;
 		}
 	}
 	return -1;
+}
+
+const char *ev_format_name(size_t i)
+{
+	return i < sizeof(format_names) / sizeof(format_names[0]) ? format_names[i].name : NULL;
 }
 
 /* Output goes out a line at a time: a row never holds a stdio lock for long and a full disk

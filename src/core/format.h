@@ -15,6 +15,8 @@ enum ev_format {
 
 /* Parse "table", "json" or "csv"; returns -1 on anything else. */
 int ev_format_parse(const char *name, enum ev_format *out);
+/* The i-th name ev_format_parse takes, NULL past the last (for shell completion). */
+const char *ev_format_name(size_t i);
 
 /* Write rs to out.
  *   table: a header line of column names, then one line per row; columns separated by two

@@ -105,6 +105,20 @@ const struct ev_dimension *ev_model_dimension(const struct ev_table_def *t, cons
 	return NULL;
 }
 
+const char *ev_model_dimension_key(size_t i)
+{
+	for (int t = 0; t < EV_TABLE_COUNT; t++)
+		for (size_t d = 0; d < tables[t].ndimensions; d++) {
+			const char *key = tables[t].dimensions[d].key;
+			bool seen = false;
+			for (int u = 0; u < t && !seen; u++)
+				seen = ev_model_dimension(&tables[u], key) != NULL;
+			if (!seen && i-- == 0)
+				return key;
+		}
+	return NULL;
+}
+
 const char *ev_model_status_name(const struct ev_table_def *t, int status, bool zh)
 {
 	if (status < 0 || status >= EV_ST_COUNT)

@@ -64,6 +64,9 @@ int ev_model_table_parse(const char *key);
 const struct ev_column_def *ev_model_column(const struct ev_table_def *t, const char *name);
 /* Dimension by key in this table, or NULL (topic and channel exist in the outbox only). */
 const struct ev_dimension *ev_model_dimension(const struct ev_table_def *t, const char *key);
+/* The i-th key of the dimensions of either table (each once), NULL past the last: what the
+ * dashboard's --by takes, for its check and for shell completion. */
+const char *ev_model_dimension_key(size_t i);
 /* Status label; "unknown" outside 0..4. zh = the model document's Chinese label. Never
  * translated: the audit records and the guards' text use it. */
 const char *ev_model_status_name(const struct ev_table_def *t, int status, bool zh);

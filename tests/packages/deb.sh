@@ -75,7 +75,8 @@ for f in /usr/bin/evtop /usr/share/man/man1/evtop.1.gz /usr/share/man/zh_CN/man1
 	/usr/share/evtop/sql/recommended-indexes.sql /usr/share/locale/zh_CN/LC_MESSAGES/evtop.mo \
 	/usr/share/doc/evtop/copyright /usr/share/doc/evtop/evtop.conf.example \
 	/usr/share/doc/evtop/metrics.cnf.example /usr/share/doc/evtop/runbook.md.gz \
-	/usr/share/doc/evtop/zh_CN/runbook.md.gz /lib/systemd/system/evtop-metrics.service; do
+	/usr/share/doc/evtop/zh_CN/runbook.md.gz /lib/systemd/system/evtop-metrics.service \
+	/usr/share/bash-completion/completions/evtop /usr/share/zsh/vendor-completions/_evtop; do
 	check "the package holds $f" grep -qx "$f" "$out/contents"
 done
 check "nothing under /usr/local or the build tree" sh -c "! grep -E '^/usr/local|$build' '$out/contents'"
@@ -108,6 +109,18 @@ sql -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id
 	event_source, publish_channel, topic, event_payload, publish_status, retry_count,
 	max_retry_count, next_retry_time)
 	VALUES (1, 'DEB-1', 'ORDER', 'o1', 'ORDER_CREATED', 'order-svc', 'MQ', 'order', '{}', 3, 1, 5, NOW())"
+# The installed completion, loaded the way bash-completion loads it on the first <TAB>.
+words=$(bash -c '. /usr/share/bash-completion/bash_completion
+	__load_completion evtop || exit 1
+	complete -p evtop >/dev/null || exit 1
+	COMP_WORDS=(evtop list ""); COMP_CWORD=2; COMP_LINE="evtop list "; COMP_POINT=${#COMP_LINE}
+	$(complete -p evtop | sed -n "s/.*-F \([^ ]*\) .*/\1/p") evtop "" list
+	printf "%s\n" "${COMPREPLY[@]}"' 2>&1 | sort | tr '\n' ' ')
+want=$(/usr/bin/evtop --completion-words kinds list | sort | tr '\n' ' ')
+check "bash completes 'evtop list <TAB>' from the installed files ($words)" \
+	test -n "$want" -a "$words" = "$want"
+check "zsh finds _evtop in its default fpath" \
+	zsh -f -c 'for d in $fpath; do [ -f $d/_evtop ] && exit 0; done; exit 1'
 sum_before=$(sql -e "CHECKSUM TABLE biz_outbox_event, biz_message_event" | awk '{print $2}' | tr '\n' ' ')
 /usr/bin/evtop --defaults-file="$cnf" --read-only dashboard --format json >"$out/dash.json" 2>"$out/dash.err"
 rc=$?

@@ -60,11 +60,12 @@ for f in /usr/bin/evtop "/usr/share/man/man1/evtop\.1$man" "/usr/share/man/zh_CN
 	/usr/share/doc/evtop/alerts.yml /usr/share/doc/evtop/metrics.cnf.example \
 	/usr/share/doc/evtop/evtop.conf.example /usr/share/doc/evtop/runbook.md \
 	/usr/share/doc/evtop/README /usr/share/doc/evtop/zh_CN/runbook.md /usr/share/locale/zh_CN/LC_MESSAGES/evtop.mo \
-	/usr/lib/systemd/system/evtop-metrics.service '/usr/share/licenses/evtop[^/]*/COPYING'; do
+	/usr/lib/systemd/system/evtop-metrics.service '/usr/share/licenses/evtop[^/]*/COPYING' \
+	/usr/share/bash-completion/completions/evtop /usr/share/zsh/site-functions/_evtop; do
 	check "the RPM holds $(echo "$f" | sed 's/(\\.(gz.*$/[.gz]/; s/\\//g')" grep -Eq "^$f\$" "$top/files"
 done
 # Everything else is one of their directories, or a build-id link of the binary.
-stray=$(grep -Ev "^(/usr/bin/evtop|/usr/share/man/(zh_CN/)?man1/evtop\.1$man|/usr/share/evtop(/sql(/[a-z-]+\.sql)?)?|/usr/share/doc/evtop(/zh_CN)?(/(metrics\.md|alerts\.yml|metrics\.cnf\.example|evtop\.conf\.example|README|NEWS|[a-z]+\.md))?|/usr/share/locale/zh_CN/LC_MESSAGES/evtop\.mo|/usr/lib/systemd/system/evtop-metrics\.service|/usr/share/licenses/evtop[^/]*(/COPYING)?|/usr/lib/\.build-id(/[0-9a-f]+(/[0-9a-f]+)?)?)\$" "$top/files")
+stray=$(grep -Ev "^(/usr/bin/evtop|/usr/share/man/(zh_CN/)?man1/evtop\.1$man|/usr/share/evtop(/sql(/[a-z-]+\.sql)?)?|/usr/share/doc/evtop(/zh_CN)?(/(metrics\.md|alerts\.yml|metrics\.cnf\.example|evtop\.conf\.example|README|NEWS|[a-z]+\.md))?|/usr/share/locale/zh_CN/LC_MESSAGES/evtop\.mo|/usr/lib/systemd/system/evtop-metrics\.service|/usr/share/bash-completion/completions/evtop|/usr/share/zsh/site-functions/_evtop|/usr/share/licenses/evtop[^/]*(/COPYING)?|/usr/lib/\.build-id(/[0-9a-f]+(/[0-9a-f]+)?)?)\$" "$top/files")
 check "nothing else in the RPM${stray:+: $(echo $stray)}" test -z "$stray"
 check "nothing under /usr/local, the build root or the build tree" \
 	sh -c "! grep -Eq '^/usr/local|BUILDROOT|^$top|^$build' '$top/files'"

@@ -157,6 +157,13 @@ START_TEST(format_parse_names)
 	ck_assert_int_eq(ev_format_parse("", &f), -1);
 	ck_assert_int_eq(ev_format_parse(NULL, &f), -1);
 	ck_assert_int_eq(f, EV_FMT_TABLE);
+	/* The names shell completion offers are exactly those the parser takes. */
+	size_t n = 0;
+	for (const char *name; (name = ev_format_name(n)) != NULL; n++)
+		ck_assert_int_eq(ev_format_parse(name, &f), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(ev_format_name(0), "table");
+	ck_assert_str_eq(ev_format_name(2), "csv");
 }
 END_TEST
 

@@ -54,6 +54,14 @@ START_TEST(table_and_dimension_lookup)
 	ck_assert_str_eq(ev_model_dimension(o, "channel")->column, "publish_channel");
 	ck_assert_ptr_null(ev_model_dimension(m, "topic"));
 	ck_assert_ptr_null(ev_model_dimension(m, "channel"));
+	/* --by's keys: every dimension of either table, each once. */
+	static const char *const keys[] = {"event_type", "source", "biz_type", "topic", "channel"};
+	size_t n = 0;
+	for (; ev_model_dimension_key(n) != NULL; n++) {
+		ck_assert_uint_lt(n, sizeof(keys) / sizeof(keys[0]));
+		ck_assert_str_eq(ev_model_dimension_key(n), keys[n]);
+	}
+	ck_assert_uint_eq(n, sizeof(keys) / sizeof(keys[0]));
 }
 END_TEST
 
