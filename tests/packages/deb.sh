@@ -97,18 +97,39 @@ v=$(/usr/bin/evtop --version 2>&1)
 check "evtop --version names $version" sh -c "echo '$v' | grep -qx 'evtop $version'"
 check "evtop --version names the client library and the servers" sh -c \
 	"echo '$v' | grep -q '^client library: ' && echo '$v' | grep -q '^servers: MySQL 8.0+'"
-man -P cat evtop >"$out/man.txt" 2>"$out/man.err"
-check "man evtop shows the installed manual" grep -q 'evtop' "$out/man.txt"
+# A minimal image may tell dpkg to leave manuals and catalogues out (path-exclude in
+# /etc/dpkg/dpkg.cfg.d): then they are read from the package file instead, and the test says so.
+dpkg-deb -x "$deb" "$out/x"
+excluded() {
+	[ ! -e "$1" ] && grep -hs '^path-exclude' /etc/dpkg/dpkg.cfg.d/* >/dev/null
+}
+manual() { # manual PAGE-PATH [man options]: the installed page, or the package's if excluded
+	page=$1
+	shift
+	if excluded "$page"; then
+		man "$@" -P cat -l "$out/x$page"
+	else
+		man "$@" -P cat evtop
+	fi
+}
+how=""
+excluded /usr/share/man/man1/evtop.1.gz && how=" (dpkg excludes manuals here: the package's file)"
+manual /usr/share/man/man1/evtop.1.gz >"$out/man.txt" 2>"$out/man.err"
+check "man evtop shows the installed manual$how" grep -q 'evtop' "$out/man.txt"
 check "its FILES name the installed SQL" grep -q '/usr/share/evtop/sql/' "$out/man.txt"
-LANG=zh_CN.UTF-8 man -L zh_CN -P cat evtop >"$out/man-zh.txt" 2>&1
-check "man -L zh_CN evtop shows the Chinese manual" grep -q '名称' "$out/man-zh.txt"
-LANG=zh_CN.UTF-8 LANGUAGE= /usr/bin/evtop --help >"$out/help-zh.txt" 2>&1
-check "the installed catalogue speaks Chinese (LANG=zh_CN.UTF-8 evtop --help)" \
+LANG=zh_CN.UTF-8 manual /usr/share/man/zh_CN/man1/evtop.1.gz -L zh_CN >"$out/man-zh.txt" 2>&1
+check "man -L zh_CN evtop shows the Chinese manual$how" grep -q '名称' "$out/man-zh.txt"
+mo=/usr/share/locale/zh_CN/LC_MESSAGES/evtop.mo
+if excluded $mo; then
+	how=" (dpkg excludes catalogues here: the package's file)"
+	LANG=zh_CN.UTF-8 LANGUAGE= EVTOP_LOCALEDIR="$out/x/usr/share/locale" /usr/bin/evtop --help \
+		>"$out/help-zh.txt" 2>&1
+else
+	how=""
+	LANG=zh_CN.UTF-8 LANGUAGE= /usr/bin/evtop --help >"$out/help-zh.txt" 2>&1
+fi
+check "the installed catalogue speaks Chinese (LANG=zh_CN.UTF-8 evtop --help)$how" \
 	grep -q '用法' "$out/help-zh.txt"
-sql -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type,
-	event_source, publish_channel, topic, event_payload, publish_status, retry_count,
-	max_retry_count, next_retry_time)
-	VALUES (1, 'DEB-1', 'ORDER', 'o1', 'ORDER_CREATED', 'order-svc', 'MQ', 'order', '{}', 3, 1, 5, NOW())"
 # The installed completion, loaded the way bash-completion loads it on the first <TAB>.
 words=$(bash -c '. /usr/share/bash-completion/bash_completion
 	__load_completion evtop || exit 1
@@ -121,12 +142,20 @@ check "bash completes 'evtop list <TAB>' from the installed files ($words)" \
 	test -n "$want" -a "$words" = "$want"
 check "zsh finds _evtop in its default fpath" \
 	zsh -f -c 'for d in $fpath; do [ -f $d/_evtop ] && exit 0; done; exit 1'
+sql -e "INSERT INTO biz_outbox_event (id, event_no, aggregate_type, aggregate_id, event_type,
+	event_source, publish_channel, topic, event_payload, publish_status, retry_count,
+	max_retry_count, next_retry_time)
+	VALUES (1, 'DEB-1', 'ORDER', 'o1', 'ORDER_CREATED', 'order-svc', 'MQ', 'order', '{}', 3, 1, 5, NOW())"
 sum_before=$(sql -e "CHECKSUM TABLE biz_outbox_event, biz_message_event" | awk '{print $2}' | tr '\n' ' ')
 /usr/bin/evtop --defaults-file="$cnf" --read-only dashboard --format json >"$out/dash.json" 2>"$out/dash.err"
 rc=$?
 check "the installed evtop's read-only dashboard runs against the server (exit 0)" test $rc -eq 0
-check "its JSON counts the failed outbox row" sh -c \
-	"jq -e '[.. | objects | select(has(\"failed\")) | .failed] | add >= 1' '$out/dash.json' >/dev/null"
+if jq -e '[.. | objects | select(has("failed")) | .failed] | add >= 1' "$out/dash.json" >/dev/null; then
+	ok "its JSON counts the failed outbox row"
+else
+	not_ok "its JSON counts the failed outbox row"
+	cat "$out/dash.json" "$out/dash.err"
+fi
 sum_after=$(sql -e "CHECKSUM TABLE biz_outbox_event, biz_message_event" | awk '{print $2}' | tr '\n' ' ')
 check "the dashboard wrote nothing" test "$sum_before" = "$sum_after"
 check "the metrics unit is installed, not enabled" sh -c \
