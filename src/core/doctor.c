@@ -1160,18 +1160,20 @@ void ev_doctor_check_server(struct ev_doc_report *r, const struct ev_doc_server 
 	const char *fl = ev_flavour_name(v->flavour);
 
 	int supported = ev_server_supported(v);
+	const struct ev_server_floor *floor = ev_server_floor_of(v->flavour);
 
-	if (v->flavour == EV_FLAVOUR_MYSQL && supported == 0)
-		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
-		           _("evtop targets MySQL 8.0+ (the model document's JSON, "
-		             "max_execution_time)"),
-		           NULL, _("%s %d.%d.%d (%s): older than MySQL 8.0"), fl, v->major,
-		           v->minor, v->patch, s->info);
-	else if (v->flavour == EV_FLAVOUR_MARIADB && supported == 0)
-		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
-		           _("evtop is tested on MariaDB 10.11; REPLICA MONITOR needs 10.5.9+"),
-		           NULL, _("%s %d.%d.%d (%s): older than MariaDB 10.6"), fl, v->major,
-		           v->minor, v->patch, s->info);
+	if (supported == 0)
+		ev_doc_add(
+		        r, EV_DOC_WARN, "server", "version", s->info,
+		        v->flavour == EV_FLAVOUR_MYSQL
+		                ? _("evtop targets MySQL 8.0+ (the model document's JSON, "
+		                    "max_execution_time)")
+		                : _("evtop is tested on MariaDB 10.11; REPLICA MONITOR needs "
+		                    "10.5.9+"),
+		        /* TRANSLATORS: the server's flavour and version, its version string, then
+		         * the oldest release of that flavour evtop supports ("MariaDB 10.6"). */
+		        NULL, _("%s %d.%d.%d (%s): older than %s %d.%d"), fl, v->major, v->minor,
+		        v->patch, s->info, fl, floor->major, floor->minor);
 	else if (supported < 0)
 		ev_doc_add(r, EV_DOC_WARN, "server", "version", s->info,
 		           _("TiDB is not among the servers evtop is tested on"), NULL, "%s (%s)",

@@ -1015,15 +1015,20 @@ const struct ev_server_floor ev_server_floors[] = {
 };
 const int ev_server_nfloors = (int)(sizeof(ev_server_floors) / sizeof(ev_server_floors[0]));
 
+const struct ev_server_floor *ev_server_floor_of(enum ev_flavour flavour)
+{
+	for (int i = 0; i < ev_server_nfloors; i++)
+		if (ev_server_floors[i].flavour == flavour)
+			return &ev_server_floors[i];
+	return NULL;
+}
+
 int ev_server_supported(const struct ev_server_version *v)
 {
-	for (int i = 0; i < ev_server_nfloors; i++) {
-		const struct ev_server_floor *f = &ev_server_floors[i];
-		if (f->flavour == v->flavour)
-			return v->major > f->major ||
-			       (v->major == f->major && v->minor >= f->minor);
-	}
-	return -1;
+	const struct ev_server_floor *f = ev_server_floor_of(v->flavour);
+	if (f == NULL)
+		return -1;
+	return v->major > f->major || (v->major == f->major && v->minor >= f->minor);
 }
 
 char **ev_query_session_setup(enum ev_flavour f, int statement_timeout_ms, const char *time_zone)

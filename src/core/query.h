@@ -239,6 +239,8 @@ extern const struct ev_server_floor ev_server_floors[];
 extern const int ev_server_nfloors;
 #define EV_SERVER_TESTED "MariaDB 10.11"
 
+/* The floor of a flavour, NULL when it has none. */
+const struct ev_server_floor *ev_server_floor_of(enum ev_flavour flavour);
 /* 1 if v is at or past its flavour's floor, 0 if older, -1 if the flavour has none. */
 int ev_server_supported(const struct ev_server_version *v);
 

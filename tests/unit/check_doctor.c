@@ -760,6 +760,41 @@ START_TEST(queries_bounded)
 END_TEST
 
 /* A table checked against itself: the model's schema as a server would report it. */
+/* The server's version against the floors --version names (ev_server_floors): older is a WARN
+ * that names the floor, TiDB a WARN of its own, a supported one OK. */
+START_TEST(server_version_floors)
+{
+	static const struct {
+		const char *info;
+		enum ev_doc_level level;
+		const char *message;
+	} cases[] = {
+	        {"10.5.23-MariaDB", EV_DOC_WARN,
+	         "MariaDB 10.5.23 (10.5.23-MariaDB): older than MariaDB 10.6"},
+	        {"5.7.44-log", EV_DOC_WARN, "MySQL 5.7.44 (5.7.44-log): older than MySQL 8.0"},
+	        {"8.0.11-TiDB-v7.5.0", EV_DOC_WARN, "TiDB (8.0.11-TiDB-v7.5.0)"},
+	        {"10.6.0-MariaDB", EV_DOC_OK, NULL},
+	        {"8.0.36", EV_DOC_OK, NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ev_doc_server s = {.info = cases[i].info,
+		                          .host_info = "Localhost via UNIX socket",
+		                          .user = "evtop@localhost",
+		                          .database = "orders"};
+		struct ev_doc_report r = {0};
+		ck_assert_int_eq(ev_server_version_parse(cases[i].info, &s.version), 0);
+		ev_doctor_check_server(&r, &s);
+		ck_assert_uint_eq(r.n, 1);
+		ck_assert_msg(r.f[0].level == cases[i].level, "%s: level %d", cases[i].info,
+		              (int)r.f[0].level);
+		ck_assert_str_eq(r.f[0].check, "version");
+		if (cases[i].message != NULL)
+			ck_assert_str_eq(r.f[0].message, cases[i].message);
+		ev_doc_report_clear(&r);
+	}
+}
+END_TEST
+
 START_TEST(table_as_the_model)
 {
 	struct ev_doc_table_facts tf = {0};
@@ -854,6 +889,7 @@ int main(void)
 	tcase_add_test(tc, statements_quote_identifiers);
 	tcase_add_test(tc, queries_bounded);
 	tcase_add_test(tc, table_as_the_model);
+	tcase_add_test(tc, server_version_floors);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
