@@ -95,6 +95,8 @@ struct ev_dash {
 	struct {
 		bool on;
 		long long rows, entered, changed, left, pk_reads, range_rows, drift;
+		/* Ranges verified by their digest, and of them read whole (the digest differed). */
+		long long digests, rereads;
 		long long drift_total;   /* found by every check of this mirror together */
 		double check_age_s;      /* since the last check was due (monotonic) */
 		long long checked_ago_s; /* since the last check that ran to its end (server

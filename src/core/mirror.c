@@ -43,6 +43,21 @@ enum {
 	F_VERIFY = 1024, /* in this refresh's rolling share: its key read compares */
 };
 
+/* A status range verified by its digest (statuses 0 and 3; see ev_mirror_digest_due). */
+struct digest {
+	bool primed;  /* read whole at a refresh since the mirror started anew */
+	bool off;     /* the server's digest of the rows it sent was not the mirror's: the
+	                 digest cannot be reproduced here (ev_mirror_reread_done) */
+	bool carried; /* this refresh: carried, to be verified by digest after the key reads */
+	bool checked; /* ... and verified (the digests agreed, or the range was read again) */
+	uint64_t count, x; /* the server's digest this refresh */
+	/* A range that changes as fast as it is read (a backlog draining: rows claimed and done
+	 * between two refreshes) has digests that differ every time, each then a read more:
+	 * after one differs, the next `rest` times it would be verified it is read whole,
+	 * `backoff` doubling (2 to 32) while they go on differing, gone once one agrees. */
+	unsigned rest, backoff;
+};
+
 struct entry {
 	uint32_t id_lo, id_hi;
 	int32_t nrt; /* next_retry_time */
@@ -140,6 +155,11 @@ struct ev_mirror {
 	int64_t failed_read_at; /* server time the failed range was last read */
 	bool failed_carried;    /* this refresh did not read it */
 	size_t nfailed;         /* rows of status 3 */
+	size_t npending;        /* rows of status 0 */
+	struct digest dg[4];    /* by status: 0 and 3 */
+	uint64_t pend_max[2];   /* the highest pending id after the last refresh and the one
+	                           before: the pending arrivals are read above the older */
+	bool pend_known[2];
 	bool correcting;        /* ev_mirror_want_all: the end to come is not a refresh */
 };
 
@@ -243,7 +263,13 @@ void ev_mirror_reset(struct ev_mirror *m)
 	}
 	m->created_total = 0;
 	m->refreshes = 0;
-	m->nfailed = 0;
+	m->nfailed = m->npending = 0;
+	for (int k = 0; k < 4; k++) {
+		bool off = m->dg[k].off;
+		memset(&m->dg[k], 0, sizeof(m->dg[k]));
+		m->dg[k].off = off;
+	}
+	m->pend_known[0] = m->pend_known[1] = false;
 	account(m);
 }
 
@@ -1104,14 +1130,35 @@ void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st)
 	}
 	free(groups[0]);
 	free(groups[1]);
-	if (!m->correcting)
+	bool correcting = m->correcting;
+	if (!correcting)
 		m->refreshes++;
 	m->correcting = false;
 	if (!m->failed_carried && m->have_now)
 		m->failed_read_at = m->now;
-	m->nfailed = 0;
-	for (size_t r = 0; r < m->n; r++)
+	m->nfailed = m->npending = 0;
+	uint64_t pmax = 0;
+	for (size_t r = 0; r < m->n; r++) {
 		m->nfailed += m->e[r].status == 3;
+		if (m->e[r].status == 0) {
+			m->npending++;
+			if (id_of(&m->e[r]) > pmax)
+				pmax = id_of(&m->e[r]);
+		}
+	}
+	/* A range read whole, or verified, is the base its later digests compare with. */
+	for (int k = 0; k < 4; k++) {
+		struct digest *g = &m->dg[k];
+		if (!g->carried || g->checked)
+			g->primed = true;
+		g->carried = g->checked = false;
+	}
+	if (!correcting) {
+		m->pend_max[1] = m->pend_max[0];
+		m->pend_known[1] = m->pend_known[0];
+		m->pend_max[0] = pmax;
+		m->pend_known[0] = true;
+	}
 	/* Give back what a backlog that shrank a lot no longer needs. */
 	if (m->cap > 1024 && m->n < m->cap / 4) {
 		m->cap = m->n + m->n / 4 + 64;
@@ -1176,8 +1223,14 @@ long long ev_mirror_failed_age(const struct ev_mirror *m)
 	return m->have_now && m->refreshes > 0 ? m->now - m->failed_read_at : -1;
 }
 
-/* 'YYYY-MM-DD hh:mm:ss' of seconds since 2000-01-01 (Howard Hinnant's civil_from_days). */
-static void format_time(int64_t secs, char *buf, size_t size)
+struct civil {
+	int64_t y;
+	unsigned mo, d;
+	int h, mi, se;
+};
+
+/* The civil time of seconds since 2000-01-01 (Howard Hinnant's civil_from_days). */
+static struct civil civil_of(int64_t secs)
 {
 	int64_t z = secs + 946684800;
 	int64_t days = z >= 0 ? z / 86400 : (z - 86399) / 86400;
@@ -1192,13 +1245,174 @@ static void format_time(int64_t secs, char *buf, size_t size)
 	unsigned d = doy - (153 * mp + 2) / 5 + 1;
 	unsigned mo = mp < 10 ? mp + 3 : mp - 9;
 	y += mo <= 2;
-	int h = (int)(sod / 3600), mi = (int)(sod / 60 % 60), se = (int)(sod % 60);
-	if (y < 0 || y > 9999) {
-		snprintf(buf, size, "%s", y < 0 ? "0000-01-01 00:00:00" : "9999-12-31 23:59:59");
+	return (struct civil){.y = y,
+	                      .mo = mo,
+	                      .d = d,
+	                      .h = (int)(sod / 3600),
+	                      .mi = (int)(sod / 60 % 60),
+	                      .se = (int)(sod % 60)};
+}
+
+/* 'YYYY-MM-DD hh:mm:ss' of seconds since 2000-01-01. */
+static void format_time(int64_t secs, char *buf, size_t size)
+{
+	struct civil c = civil_of(secs);
+	if (c.y < 0 || c.y > 9999) {
+		snprintf(buf, size, "%s", c.y < 0 ? "0000-01-01 00:00:00" : "9999-12-31 23:59:59");
 		return;
 	}
-	snprintf(buf, size, "%04d-%02u-%02u %02d:%02d:%02d", (int)y, mo % 13, d % 32, h % 24,
-	         mi % 60, se % 60);
+	snprintf(buf, size, "%04d-%02u-%02u %02d:%02d:%02d", (int)c.y, c.mo % 13, c.d % 32,
+	         c.h % 24, c.mi % 60, c.se % 60);
+}
+
+/* --- the range digests ---------------------------------------------------------------------- */
+
+static atomic_size_t g_digest_min = EV_MIRROR_DIGEST_MIN;
+
+void ev_mirror_set_digest_min(size_t rows)
+{
+	atomic_store(&g_digest_min, rows ? rows : EV_MIRROR_DIGEST_MIN);
+}
+
+/* A row's part of its range's digest, as DIGEST_SQL computes it on the server: next_retry_time
+ * as DATETIME + 0 gives it (YYYYMMDDhhmmss, 1 for NULL), retry_count offset to be >= 0, both
+ * mixed with the id, times the id modulo another prime, so that rows that swap values, or a
+ * row and its id changing together, do not cancel out in the XOR. The factors are below 2^32:
+ * the product fits in 64 bits unsigned. */
+#define DIGEST_P1 4294967291u
+#define DIGEST_P2 4294967279u
+#define DIGEST_SQL                                                                                 \
+	"COUNT(*), BIT_XOR((id MOD 4294967291) * ((id ^ (IFNULL(next_retry_time + 0, 1) << 8) ^ " \
+	"(IFNULL(retry_count, 0) + 2147483648)) MOD 4294967279))"
+
+static uint64_t row_digest(uint64_t id, int32_t nrt, int32_t rc)
+{
+	uint64_t n = 1;
+	if (nrt != T_NULL) {
+		struct civil c = civil_of(nrt);
+		n = (((((uint64_t)c.y * 100 + c.mo) * 100 + c.d) * 100 + (uint64_t)c.h) * 100 +
+		     (uint64_t)c.mi) * 100 +
+		    (uint64_t)c.se;
+	}
+	uint64_t r = (uint64_t)((int64_t)rc + 2147483648LL);
+	return (id % DIGEST_P1) * ((id ^ (n << 8) ^ r) % DIGEST_P2);
+}
+
+uint64_t ev_mirror_row_digest(uint64_t id, const char *next_retry, const char *retry_count)
+{
+	int64_t exact;
+	bool big = false;
+	return row_digest(id, time32(next_retry, &exact, &big), int32_of(retry_count));
+}
+
+/* The digest of the rows of `status` the mirror holds: with F_SEEN only (what a range read
+ * just sent), or every row still in the range after the key reads. */
+static void digest_of(const struct ev_mirror *m, int status, bool seen, uint64_t *count,
+                      uint64_t *x)
+{
+	*count = *x = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct entry *e = &m->e[i];
+		if (e->status != status || (e->flags & F_GONE))
+			continue;
+		if (seen ? !(e->flags & F_SEEN) : (e->flags & F_WANT) && (e->flags & F_LEFT))
+			continue;
+		(*count)++;
+		*x ^= row_digest(id_of(e), e->nrt, e->rc);
+	}
+}
+
+bool ev_mirror_digest_due(struct ev_mirror *m, int status)
+{
+	if (status != 0 && status != 3)
+		return false;
+	struct digest *g = &m->dg[status];
+	size_t n = status == 0 ? m->npending : m->nfailed;
+	if (!g->primed || g->off || n < atomic_load(&g_digest_min))
+		return false;
+	if (g->rest > 0) {
+		g->rest--;
+		return false;
+	}
+	return true;
+}
+
+void ev_mirror_carry_to_verify(struct ev_mirror *m, int status)
+{
+	ev_mirror_carry_range(m, status);
+	m->dg[status].carried = true;
+	m->dg[status].checked = false;
+}
+
+bool ev_mirror_verify_pending(const struct ev_mirror *m, int status)
+{
+	return (status == 0 || status == 3) && m->dg[status].carried && !m->dg[status].checked;
+}
+
+bool ev_mirror_digest_check(struct ev_mirror *m, int status, const char *count, const char *x)
+{
+	struct digest *g = &m->dg[status];
+	uint64_t sc = 0, sx = 0, mc, mx;
+	if (!ev_parse_u64(count, &sc) || (x != NULL && !ev_parse_u64(x, &sx))) {
+		g->off = true;
+		return false;
+	}
+	g->count = sc;
+	g->x = sx;
+	digest_of(m, status, false, &mc, &mx);
+	if (mc != sc || mx != sx)
+		return false;
+	g->backoff = 0;
+	g->checked = true;
+	if (status == 3)
+		m->failed_carried = false;
+	m->st.digests++;
+	return true;
+}
+
+void ev_mirror_digest_failed(struct ev_mirror *m, int status)
+{
+	m->dg[status].off = true;
+}
+
+void ev_mirror_reread_begin(struct ev_mirror *m, int status)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].status == status)
+			m->e[i].flags &= (uint16_t)~F_SEEN;
+	m->nfresh = 0;
+}
+
+size_t ev_mirror_reread_done(struct ev_mirror *m, int status, bool *distrust, const uint64_t **ids)
+{
+	merge_fresh(m);
+	struct digest *g = &m->dg[status];
+	uint64_t c, x;
+	digest_of(m, status, true, &c, &x);
+	/* The rows the server just sent are the rows its digest was of (one snapshot): another
+	 * digest of them here is a digest this server computes otherwise (a time with a fraction
+	 * of a second, a value outside the mirror's range). The range is read whole from now on. */
+	*distrust = (c != g->count || x != g->x) && !g->off;
+	if (c != g->count || x != g->x)
+		g->off = true;
+	m->nwant = 0;
+	for (size_t r = 0; r < m->n; r++) {
+		struct entry *e = &m->e[r];
+		if (e->status != status || (e->flags & F_GONE))
+			continue;
+		if (!(e->flags & F_SEEN))
+			e->flags |= F_LEFT | F_WANT;
+		if (e->flags & F_WANT)
+			want_add(m, id_of(e));
+	}
+	g->checked = true;
+	g->backoff = g->backoff ? (g->backoff < 32 ? g->backoff * 2 : 32) : 2;
+	g->rest = g->backoff;
+	if (status == 3)
+		m->failed_carried = false;
+	m->st.rereads++;
+	*ids = m->want;
+	return m->nwant;
 }
 
 struct ev_query *ev_mirror_query_created(struct ev_mirror *m, const struct ev_dash_req *req,
@@ -1516,8 +1730,12 @@ void ev_mirror_totals(const struct ev_mirror *m, struct ev_mirror_totals *tt)
 
 /* --- the range reads ------------------------------------------------------------------------ */
 
-struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status, size_t limit,
-                                       struct ev_error *err)
+/* A read of status range `status` through the status index (found by its columns, whatever
+ * its name): "SELECT what FROM t FORCE INDEX (i) WHERE status = ?" and `and`, the status its
+ * first parameter; with a limit, " LIMIT ?" too (the caller adds that parameter last), else
+ * one row (an aggregate). */
+static struct ev_query *range_read(const struct ev_dash_req *req, const char *name, const char *what,
+                                   int status, const char *and, size_t limit, struct ev_error *err)
 {
 	const struct ev_table_def *t = ev_model_table(req->table);
 	char cols[96];
@@ -1534,19 +1752,56 @@ struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status
 	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
 	struct ev_buf b;
 	ev_buf_init(&b);
-	q->name = "dash.mirror.range";
-	ev_buf_printf(
-	        &b,
-	        "/* evtop:dash.mirror.range */ SELECT id, next_retry_time, retry_count FROM `%s`",
-	        req->table_name ? req->table_name : t->default_name);
+	q->name = name;
+	ev_buf_printf(&b, "/* evtop:%s */ SELECT %s FROM `%s`", name, what,
+	              req->table_name ? req->table_name : t->default_name);
 	if (index != NULL)
 		ev_buf_printf(&b, " FORCE INDEX (`%s`)", index);
-	ev_buf_printf(&b, " WHERE %s = ? LIMIT ?", t->status_col);
+	ev_buf_printf(&b, " WHERE %s = ?%s", t->status_col, and);
 	ev_query_add_int(q, status);
-	ev_query_add_int(q, (long long)(limit > (size_t)LLONG_MAX ? LLONG_MAX : limit));
+	if (limit > 0)
+		ev_buf_adds(&b, " LIMIT ?");
+	q->limit = limit == 0 ? 1 : limit > INT_MAX ? INT_MAX : (int)limit;
 	q->sql = ev_buf_steal(&b);
-	q->limit = limit > INT_MAX ? INT_MAX : (int)limit;
 	q->keep = true;
+	return q;
+}
+
+static long long limit_param(size_t limit)
+{
+	return (long long)(limit > (size_t)LLONG_MAX ? LLONG_MAX : limit);
+}
+
+struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status, size_t limit,
+                                       struct ev_error *err)
+{
+	limit = limit ? limit : 1;
+	struct ev_query *q = range_read(req, "dash.mirror.range", "id, next_retry_time, retry_count",
+	                                status, "", limit, err);
+	if (q != NULL)
+		ev_query_add_int(q, limit_param(limit));
+	return q;
+}
+
+struct ev_query *ev_mirror_query_digest(const struct ev_dash_req *req, int status,
+                                        struct ev_error *err)
+{
+	return range_read(req, "dash.mirror.digest", DIGEST_SQL, status, "", 0, err);
+}
+
+struct ev_query *ev_mirror_query_arrivals(const struct ev_mirror *m, const struct ev_dash_req *req,
+                                          size_t limit, struct ev_error *err)
+{
+	/* New rows come in as the model inserts them (next_retry_time NULL, retry_count 0): one
+	 * stretch of the status index, in id order. Above the highest pending id of the refresh
+	 * before the last; an insert that commits later than that is found by the digest. */
+	struct ev_query *q = range_read(req, "dash.mirror.arrivals", "id, next_retry_time, retry_count",
+	                                0, " AND next_retry_time IS NULL AND retry_count = 0 AND id > ?",
+	                                limit, err);
+	if (q != NULL) {
+		ev_query_add_uint(q, m->pend_known[1] ? m->pend_max[1] : 0);
+		ev_query_add_int(q, limit_param(limit));
+	}
 	return q;
 }
 

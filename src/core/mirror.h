@@ -49,6 +49,10 @@
  * (cancelled, deleted) seen at its next read. */
 #define EV_MIRROR_FAILED_EVERY 5
 #define EV_MIRROR_FAILED_SMALL 5000
+/* A status range of this many rows or more (pending every refresh, failed when it is read) is
+ * verified by a digest the server computes over its index entries (ev_mirror_digest_due),
+ * and read whole only when the digests differ. */
+#define EV_MIRROR_DIGEST_MIN 2000
 /* Rows created within this many seconds are not counted yet (rows are inserted inside
  * business transactions and commit late). */
 #define EV_MIRROR_SETTLE_S 30
@@ -69,6 +73,8 @@ struct ev_mirror_stats {
 	size_t reverified; /* rows of the rolling share, compared by primary key without their
 	                      group columns (those found changed are read whole too) */
 	size_t range_rows; /* rows the index-only range reads returned */
+	size_t digests;    /* ranges verified by their digest alone */
+	size_t rereads;    /* ranges read whole because their digest differed */
 	bool over_cap;     /* the backlog does not fit: the mirror is empty, figures come from
 	                      the capped counts */
 };
@@ -158,6 +164,43 @@ const char *ev_mirror_now(const struct ev_mirror *m);
 bool ev_mirror_read_failed(const struct ev_mirror *m);
 /* The rows of `status` stay as they are this refresh (their range is not read). */
 void ev_mirror_carry_range(struct ev_mirror *m, int status);
+
+/* The range digests. A range of EV_MIRROR_DIGEST_MIN rows or more, once read whole, is not
+ * read again while the server's digest of its index entries (a count and a 64-bit XOR over
+ * id, next_retry_time and retry_count) is the mirror's: the pending range every refresh, with
+ * its arrivals read (ev_mirror_query_arrivals), the failed one when it is due.
+ *   ev_mirror_digest_due      whether range `status` may be verified so this refresh
+ *   ev_mirror_carry_to_verify instead of reading it: carried, to verify after the key reads
+ *   ev_mirror_query_digest    then (the key reads done, its arrivals and leavers read)
+ *   ev_mirror_digest_check    true: the range stands; false: read it again in the snapshot:
+ *   ev_mirror_reread_begin, ev_mirror_range_row for each row, ev_mirror_reread_done (the
+ *                             rows to read by key: new, changed, or gone from it).
+ * A range whose digest differed is read whole the next 2, 4, ... 32 times it is due (a range
+ * that changes as fast as it is read: a digest would be a read more), until one agrees. A
+ * server whose digest of the rows it sends is not the mirror's digest of them (times with a
+ * fraction of a second, values outside the mirror's range) has its ranges read whole. */
+void ev_mirror_set_digest_min(size_t rows); /* 0: the default */
+bool ev_mirror_digest_due(struct ev_mirror *m, int status);
+void ev_mirror_carry_to_verify(struct ev_mirror *m, int status);
+/* Whether range `status` was carried this refresh to be verified, and is not yet. */
+bool ev_mirror_verify_pending(const struct ev_mirror *m, int status);
+/* COUNT(*) and the XOR of the rows' digests of range `status` (one row), through the status
+ * index (NULL with err as ev_mirror_query_range). */
+struct ev_query *ev_mirror_query_digest(const struct ev_dash_req *req, int status,
+                                        struct ev_error *err);
+/* The pending rows the model inserts (next_retry_time NULL, retry_count 0) with an id above
+ * the highest pending one of the refresh before the last, as ev_mirror_query_range's rows. */
+struct ev_query *ev_mirror_query_arrivals(const struct ev_mirror *m, const struct ev_dash_req *req,
+                                          size_t limit, struct ev_error *err);
+bool ev_mirror_digest_check(struct ev_mirror *m, int status, const char *count, const char *x);
+/* The digest could not be read (an error of the server's): the range is read whole now and
+ * from now on. */
+void ev_mirror_digest_failed(struct ev_mirror *m, int status);
+void ev_mirror_reread_begin(struct ev_mirror *m, int status);
+/* *distrust: the server's digest was not the mirror's of the same rows (said once). */
+size_t ev_mirror_reread_done(struct ev_mirror *m, int status, bool *distrust, const uint64_t **ids);
+/* One row's part of a range digest, as the server computes it (for the tests). */
+uint64_t ev_mirror_row_digest(uint64_t id, const char *next_retry, const char *retry_count);
 /* Seconds since the failed range was last read (server time; -1 before the first). */
 long long ev_mirror_failed_age(const struct ev_mirror *m);
 /* The created counts of this refresh's flows: rows created between the last refresh's cut and

@@ -143,9 +143,31 @@ static int read_clock(struct ev_conn *c, char *now, size_t now_size, struct ev_e
 	return 0;
 }
 
+/* Rows of a range read into m (status 1 through the lock index: locks). */
+static void feed_range(struct ev_mirror *m, int status, bool locks, const struct ev_rowset *rs)
+{
+	for (size_t r = 0; r < rs->nrows; r++) {
+		const char *id = ev_rowset_cell(rs, r, 0)->s;
+		if (locks)
+			ev_mirror_lock_row(m, id, ev_rowset_cell(rs, r, 1)->s);
+		else
+			ev_mirror_range_row(m, status, id, ev_rowset_cell(rs, r, 1)->s,
+			                    ev_rowset_cell(rs, r, 2)->s);
+	}
+}
+
+/* The backlog did not fit: the snapshot is committed and m emptied. */
+static int overflow(struct ev_conn *c, struct ev_mirror *m, struct ev_error *err)
+{
+	ev_conn_exec(c, "COMMIT", err);
+	ev_mirror_overflow(m);
+	return 1;
+}
+
 /* The backlog's ranges by status, room rows at most in all (the failed range carried over
- * from the last refresh unless all_ranges). Returns 0, 1 when they do not fit (the snapshot
- * is then committed and m empty), -1 with err. */
+ * from the last refresh unless all_ranges; a range its digest verifies carried too, the
+ * pending range's arrivals read). Returns 0, 1 when they do not fit (the snapshot is then
+ * committed and m empty), -1 with err. */
 static int read_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
                        size_t room, bool all_ranges, struct ev_error *err)
 {
@@ -159,12 +181,18 @@ static int read_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev_d
 			ev_mirror_carry_range(m, 3);
 			continue;
 		}
-		/* The outbox's processing rows come with their lock_until from its lock index;
-		 * without it, from the status index (lock_until then by key). */
-		bool locks = false;
 		struct ev_query *q = NULL;
-		if (status == 1)
+		bool locks = false;
+		if (ev_mirror_digest_due(m, status)) {
+			ev_mirror_carry_to_verify(m, status);
+			if (status != 0)
+				continue;
+			q = ev_mirror_query_arrivals(m, req, room - got + 1, err);
+		} else if (status == 1) {
+			/* The outbox's processing rows come with their lock_until from its lock
+			 * index; without it, from the status index (lock_until then by key). */
 			locks = (q = ev_mirror_query_lock(req, room - got + 1)) != NULL;
+		}
 		if (q == NULL)
 			q = ev_mirror_query_range(req, status, room - got + 1, err);
 		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
@@ -175,18 +203,9 @@ static int read_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev_d
 		got += rs->nrows;
 		if (got > room) {
 			ev_rowset_free(&rs);
-			ev_conn_exec(c, "COMMIT", err);
-			ev_mirror_overflow(m);
-			return 1;
+			return overflow(c, m, err);
 		}
-		for (size_t r = 0; r < rs->nrows; r++) {
-			const char *id = ev_rowset_cell(rs, r, 0)->s;
-			if (locks)
-				ev_mirror_lock_row(m, id, ev_rowset_cell(rs, r, 1)->s);
-			else
-				ev_mirror_range_row(m, status, id, ev_rowset_cell(rs, r, 1)->s,
-				                    ev_rowset_cell(rs, r, 2)->s);
-		}
+		feed_range(m, status, locks, rs);
 		ev_rowset_free(&rs);
 	}
 	return 0;
@@ -210,6 +229,80 @@ static int read_by_key(struct ev_conn *c, struct ev_mirror *m, const struct ev_d
 		return -1;
 	n = ev_mirror_verify_done(m, &ids);
 	return read_keys(c, m, req, ids, n, err);
+}
+
+/* The ranges carried to be verified (ev_mirror_digest_due): their digests, after the key
+ * reads; a range whose digest differs is read again whole in the snapshot, and the rows that
+ * entered, changed or left it read by key. Returns 0, 1 when it does not fit, -1 with err. */
+static int verify_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
+                         struct ev_error *err)
+{
+	static const int statuses[] = {0, 3};
+	const char *tn = req->table_name ? req->table_name : ev_model_table(req->table)->default_name;
+
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		int status = statuses[i];
+		if (!ev_mirror_verify_pending(m, status))
+			continue;
+		struct ev_rowset *rs = NULL;
+		struct ev_error qerr = {0};
+		struct ev_query *q = ev_mirror_query_digest(req, status, &qerr);
+		int rc = q ? ev_conn_run(c, q, &rs, &qerr) : -1;
+		ev_query_free(&q);
+		char note[800];
+		if (rc < 0) {
+			/* A lost connection or a time limit ends the refresh; a digest this server
+			 * refuses leaves digests for the full reads. */
+			if (qerr.code == EV_ERR_CONNECT || qerr.code == EV_ERR_TIMEOUT) {
+				*err = qerr;
+				return -1;
+			}
+			ev_mirror_digest_failed(m, status);
+			snprintf(note, sizeof(note),
+			         "mirror: %s: status %d: the range digest failed (%s): ranges read "
+			         "whole",
+			         tn, status, qerr.msg);
+			ev_conn_log_note(c, note);
+		} else {
+			bool same = rs->nrows == 1 &&
+			            ev_mirror_digest_check(m, status, ev_rowset_cell(rs, 0, 0)->s,
+			                                   ev_rowset_cell(rs, 0, 1)->s);
+			ev_rowset_free(&rs);
+			if (same)
+				continue;
+			snprintf(note, sizeof(note),
+			         "mirror: %s: status %d: the range digest differs: read whole", tn,
+			         status);
+			ev_conn_log_note(c, note);
+		}
+		size_t room = ev_mirror_room(m);
+		q = ev_mirror_query_range(req, status, room + 1, err);
+		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
+			ev_query_free(&q);
+			return -1;
+		}
+		ev_query_free(&q);
+		if (rs->nrows > room) {
+			ev_rowset_free(&rs);
+			return overflow(c, m, err);
+		}
+		ev_mirror_reread_begin(m, status);
+		feed_range(m, status, false, rs);
+		ev_rowset_free(&rs);
+		bool distrust = false;
+		const uint64_t *ids;
+		size_t n = ev_mirror_reread_done(m, status, &distrust, &ids);
+		if (distrust) {
+			snprintf(note, sizeof(note),
+			         "mirror: %s: status %d: the server's digest of the rows it sent is "
+			         "not evtop's: ranges read whole",
+			         tn, status);
+			ev_conn_log_note(c, note);
+		}
+		if (read_keys(c, m, req, ids, n, err) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* What was created since the last refresh, for the rates by completion time. Best effort:
@@ -300,7 +393,14 @@ static int refresh(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_
 		goto fail;
 	if (rc == 1)
 		return 1;
-	if (read_by_key(c, m, req, o, err) < 0 || read_created(c, m, req, o, err) < 0)
+	if (read_by_key(c, m, req, o, err) < 0)
+		goto fail;
+	rc = verify_ranges(c, m, req, err);
+	if (rc < 0)
+		goto fail;
+	if (rc == 1)
+		return 1;
+	if (read_created(c, m, req, o, err) < 0)
 		goto fail;
 	ev_mirror_end(m, st);
 	*drift = 0;
@@ -380,6 +480,8 @@ int ev_mirror_fetch(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash
 		 * changed is then read whole too, and counts twice). */
 		d->mirror.pk_reads = (long long)(st.pk_reads + st.reverified);
 		d->mirror.range_rows = (long long)st.range_rows;
+		d->mirror.digests = (long long)(st.digests + st.rereads);
+		d->mirror.rereads = (long long)st.rereads;
 		d->mirror.drift = drift;
 		d->mirror.drift_total = ev_mirror_drift_total(m);
 		d->mirror.checked_ago_s = ev_mirror_checked_ago(m);
