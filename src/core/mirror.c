@@ -45,11 +45,11 @@ enum {
 
 /* A status range verified by its digest (statuses 0 and 3; see ev_mirror_digest_due). */
 struct digest {
-	bool primed;  /* read whole at a refresh since the mirror started anew */
-	bool off;     /* the server's digest of the rows it sent was not the mirror's: the
-	                 digest cannot be reproduced here (ev_mirror_reread_done) */
-	bool carried; /* this refresh: carried, to be verified by digest after the key reads */
-	bool checked; /* ... and verified (the digests agreed, or the range was read again) */
+	bool primed;       /* read whole at a refresh since the mirror started anew */
+	bool off;          /* the server's digest of the rows it sent was not the mirror's: the
+	                      digest cannot be reproduced here (ev_mirror_reread_done) */
+	bool carried;      /* this refresh: carried, to be verified by digest after the key reads */
+	bool checked;      /* ... and verified (the digests agreed, or the range was read again) */
 	uint64_t count, x; /* the server's digest this refresh */
 	/* A range that changes as fast as it is read (a backlog draining: rows claimed and done
 	 * between two refreshes) has digests that differ every time, each then a read more:
@@ -160,7 +160,7 @@ struct ev_mirror {
 	uint64_t pend_max[2];   /* the highest pending id after the last refresh and the one
 	                           before: the pending arrivals are read above the older */
 	bool pend_known[2];
-	bool correcting;        /* ev_mirror_want_all: the end to come is not a refresh */
+	bool correcting; /* ev_mirror_want_all: the end to come is not a refresh */
 };
 
 static atomic_size_t g_cap = EV_MIRROR_CAP_DEFAULT;
@@ -1282,7 +1282,7 @@ void ev_mirror_set_digest_min(size_t rows)
 #define DIGEST_P1 4294967291u
 #define DIGEST_P2 4294967279u
 #define DIGEST_SQL                                                                                 \
-	"COUNT(*), BIT_XOR((id MOD 4294967291) * ((id ^ (IFNULL(next_retry_time + 0, 1) << 8) ^ " \
+	"COUNT(*), BIT_XOR((id MOD 4294967291) * ((id ^ (IFNULL(next_retry_time + 0, 1) << 8) ^ "  \
 	"(IFNULL(retry_count, 0) + 2147483648)) MOD 4294967279))"
 
 static uint64_t row_digest(uint64_t id, int32_t nrt, int32_t rc)
@@ -1291,7 +1291,8 @@ static uint64_t row_digest(uint64_t id, int32_t nrt, int32_t rc)
 	if (nrt != T_NULL) {
 		struct civil c = civil_of(nrt);
 		n = (((((uint64_t)c.y * 100 + c.mo) * 100 + c.d) * 100 + (uint64_t)c.h) * 100 +
-		     (uint64_t)c.mi) * 100 +
+		     (uint64_t)c.mi) *
+		            100 +
 		    (uint64_t)c.se;
 	}
 	uint64_t r = (uint64_t)((int64_t)rc + 2147483648LL);
@@ -1347,6 +1348,11 @@ void ev_mirror_carry_to_verify(struct ev_mirror *m, int status)
 bool ev_mirror_verify_pending(const struct ev_mirror *m, int status)
 {
 	return (status == 0 || status == 3) && m->dg[status].carried && !m->dg[status].checked;
+}
+
+uint64_t ev_mirror_arrivals_above(const struct ev_mirror *m)
+{
+	return m->pend_known[1] ? m->pend_max[1] : 0;
 }
 
 bool ev_mirror_digest_check(struct ev_mirror *m, int status, const char *count, const char *x)
@@ -1734,8 +1740,9 @@ void ev_mirror_totals(const struct ev_mirror *m, struct ev_mirror_totals *tt)
  * its name): "SELECT what FROM t FORCE INDEX (i) WHERE status = ?" and `and`, the status its
  * first parameter; with a limit, " LIMIT ?" too (the caller adds that parameter last), else
  * one row (an aggregate). */
-static struct ev_query *range_read(const struct ev_dash_req *req, const char *name, const char *what,
-                                   int status, const char *and, size_t limit, struct ev_error *err)
+static struct ev_query *range_read(const struct ev_dash_req *req, const char *name,
+                                   const char *what, int status, const char *and, size_t limit,
+                                   struct ev_error *err)
 {
 	const struct ev_table_def *t = ev_model_table(req->table);
 	char cols[96];
@@ -1776,8 +1783,8 @@ struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status
                                        struct ev_error *err)
 {
 	limit = limit ? limit : 1;
-	struct ev_query *q = range_read(req, "dash.mirror.range", "id, next_retry_time, retry_count",
-	                                status, "", limit, err);
+	struct ev_query *q = range_read(req, "dash.mirror.range",
+	                                "id, next_retry_time, retry_count", status, "", limit, err);
 	if (q != NULL)
 		ev_query_add_int(q, limit_param(limit));
 	return q;
@@ -1795,11 +1802,11 @@ struct ev_query *ev_mirror_query_arrivals(const struct ev_mirror *m, const struc
 	/* New rows come in as the model inserts them (next_retry_time NULL, retry_count 0): one
 	 * stretch of the status index, in id order. Above the highest pending id of the refresh
 	 * before the last; an insert that commits later than that is found by the digest. */
-	struct ev_query *q = range_read(req, "dash.mirror.arrivals", "id, next_retry_time, retry_count",
-	                                0, " AND next_retry_time IS NULL AND retry_count = 0 AND id > ?",
-	                                limit, err);
+	struct ev_query *q = range_read(
+	        req, "dash.mirror.arrivals", "id, next_retry_time, retry_count", 0,
+	        " AND next_retry_time IS NULL AND retry_count = 0 AND id > ?", limit, err);
 	if (q != NULL) {
-		ev_query_add_uint(q, m->pend_known[1] ? m->pend_max[1] : 0);
+		ev_query_add_uint(q, ev_mirror_arrivals_above(m));
 		ev_query_add_int(q, limit_param(limit));
 	}
 	return q;

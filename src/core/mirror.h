@@ -192,6 +192,8 @@ struct ev_query *ev_mirror_query_digest(const struct ev_dash_req *req, int statu
  * the highest pending one of the refresh before the last, as ev_mirror_query_range's rows. */
 struct ev_query *ev_mirror_query_arrivals(const struct ev_mirror *m, const struct ev_dash_req *req,
                                           size_t limit, struct ev_error *err);
+/* The id the arrivals are read above. */
+uint64_t ev_mirror_arrivals_above(const struct ev_mirror *m);
 bool ev_mirror_digest_check(struct ev_mirror *m, int status, const char *count, const char *x);
 /* The digest could not be read (an error of the server's): the range is read whole now and
  * from now on. */

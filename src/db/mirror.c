@@ -238,7 +238,8 @@ static int verify_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev
                          struct ev_error *err)
 {
 	static const int statuses[] = {0, 3};
-	const char *tn = req->table_name ? req->table_name : ev_model_table(req->table)->default_name;
+	const char *tn =
+	        req->table_name ? req->table_name : ev_model_table(req->table)->default_name;
 
 	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
 		int status = statuses[i];
@@ -293,10 +294,11 @@ static int verify_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev
 		const uint64_t *ids;
 		size_t n = ev_mirror_reread_done(m, status, &distrust, &ids);
 		if (distrust) {
-			snprintf(note, sizeof(note),
-			         "mirror: %s: status %d: the server's digest of the rows it sent is "
-			         "not evtop's: ranges read whole",
-			         tn, status);
+			snprintf(
+			        note, sizeof(note),
+			        "mirror: %s: status %d: the server's digest of the rows it sent is "
+			        "not evtop's: ranges read whole",
+			        tn, status);
 			ev_conn_log_note(c, note);
 		}
 		if (read_keys(c, m, req, ids, n, err) < 0)

@@ -1206,8 +1206,20 @@ static void explain_mirror(const char *label)
 			ck_assert_msg(q != NULL, "%s", err.msg);
 			explain_one(q, def->default_name, "idx_status_retry_time", true, 1, label);
 			ev_query_free(&q);
+			/* The range's digest: the same index entries, nothing else. */
+			q = ev_mirror_query_digest(&req, statuses[i], &err);
+			ck_assert_msg(q != NULL, "%s", err.msg);
+			explain_one(q, def->default_name, "idx_status_retry_time", true, 1, label);
+			ev_query_free(&q);
 		}
-		struct ev_query *q = ev_mirror_query_lock(&req, ev_mirror_cap() + 1);
+		/* The pending arrivals: a stretch of the same index. */
+		struct ev_mirror *am = ev_mirror_new((enum ev_table_kind)t);
+		struct ev_query *q = ev_mirror_query_arrivals(am, &req, ev_mirror_cap() + 1, &err);
+		ck_assert_msg(q != NULL, "%s", err.msg);
+		explain_one(q, def->default_name, "idx_status_retry_time", true, 1, label);
+		ev_query_free(&q);
+		ev_mirror_free(&am);
+		q = ev_mirror_query_lock(&req, ev_mirror_cap() + 1);
 		if (def->has_lock) {
 			ck_assert_msg(q != NULL, "no lock read on the outbox");
 			explain_one(q, def->default_name, "idx_status_lock_until", true, 1, label);
@@ -2295,28 +2307,32 @@ START_TEST(range_digests_are_the_servers)
 	load_seed();
 	const char *tn = "biz_outbox_event";
 	tdb_exec(db, "DELETE FROM %s WHERE id IN (0, 18446744073709551615)", tn);
-	tdb_exec(db,
-	         "INSERT INTO %s (id, event_no, aggregate_type, aggregate_id, event_type, "
-	         "event_source, publish_channel, topic, event_payload, publish_status, retry_count, "
-	         "max_retry_count, next_retry_time, lock_until, version, create_time, update_time) "
-	         "VALUES "
-	         "(18446744073709551615, 'D-1', 'O', 'd1', 'e', 's', 'MQ', 't', '{}', 3, 2147483647, "
-	         "5, '2068-01-19 03:14:07', NULL, 1, NOW(), NOW()), "
-	         "(9223372036854775808, 'D-2', 'O', 'd2', 'e', 's', 'MQ', 't', '{}', 3, -2147483648, "
-	         "5, '1932-01-01 00:00:00', NULL, 1, NOW(), NOW()), "
-	         "(9223372036854775807, 'D-3', 'O', 'd3', 'e', 's', 'MQ', 't', '{}', 0, -1, 5, NULL, "
-	         "NULL, 1, NOW(), NOW()), "
-	         "(0, 'D-4', 'O', 'd4', 'e', 's', 'MQ', 't', '{}', 3, 0, 5, '2026-02-28 23:59:59', "
-	         "NULL, 1, NOW(), NOW()), "
-	         "(4294967291, 'D-5', 'O', 'd5', 'e', 's', 'MQ', 't', '{}', 3, 3, 5, "
-	         "'2000-01-01 00:00:00', NULL, 1, NOW(), NOW()), "
-	         "(4294967279, 'D-6', 'O', 'd6', 'e', 's', 'MQ', 't', '{}', 3, 1, 5, "
-	         "'2024-02-29 12:00:00', NULL, 1, NOW(), NOW()), "
-	         "(900001, 'D-7', 'O', 'd7', 'e', 's', 'MQ', 't', '{}', 3, 1, 5, "
-	         "'9999-12-31 23:59:59', NULL, 1, NOW(), NOW()), "
-	         "(900002, 'D-8', 'O', 'd8', 'e', 's', 'MQ', 't', '{}', 3, 1, 5, "
-	         "'1000-01-01 00:00:00', NULL, 1, NOW(), NOW())",
-	         tn);
+	tdb_exec(
+	        db,
+	        "INSERT INTO %s (id, event_no, aggregate_type, aggregate_id, event_type, "
+	        "event_source, publish_channel, topic, event_payload, publish_status, retry_count, "
+	        "max_retry_count, next_retry_time, lock_until, version, create_time, update_time) "
+	        "VALUES "
+	        "(18446744073709551615, 'D-1', 'O', 'd1', 'e', 's', 'MQ', 't', '{}', 3, "
+	        "2147483647, "
+	        "5, '2068-01-19 03:14:07', NULL, 1, NOW(), NOW()), "
+	        "(9223372036854775808, 'D-2', 'O', 'd2', 'e', 's', 'MQ', 't', '{}', 3, "
+	        "-2147483648, "
+	        "5, '1932-01-01 00:00:00', NULL, 1, NOW(), NOW()), "
+	        "(9223372036854775807, 'D-3', 'O', 'd3', 'e', 's', 'MQ', 't', '{}', 0, -1, 5, "
+	        "NULL, "
+	        "NULL, 1, NOW(), NOW()), "
+	        "(0, 'D-4', 'O', 'd4', 'e', 's', 'MQ', 't', '{}', 3, 0, 5, '2026-02-28 23:59:59', "
+	        "NULL, 1, NOW(), NOW()), "
+	        "(4294967291, 'D-5', 'O', 'd5', 'e', 's', 'MQ', 't', '{}', 3, 3, 5, "
+	        "'2000-01-01 00:00:00', NULL, 1, NOW(), NOW()), "
+	        "(4294967279, 'D-6', 'O', 'd6', 'e', 's', 'MQ', 't', '{}', 3, 1, 5, "
+	        "'2024-02-29 12:00:00', NULL, 1, NOW(), NOW()), "
+	        "(900001, 'D-7', 'O', 'd7', 'e', 's', 'MQ', 't', '{}', 3, 1, 5, "
+	        "'9999-12-31 23:59:59', NULL, 1, NOW(), NOW()), "
+	        "(900002, 'D-8', 'O', 'd8', 'e', 's', 'MQ', 't', '{}', 3, 1, 5, "
+	        "'1000-01-01 00:00:00', NULL, 1, NOW(), NOW())",
+	        tn);
 	/* The server's part of each row: the aggregate's own expression, row by row. */
 	struct ev_dash_req req = mkreq(EV_TABLE_OUTBOX, NULL, WINDOW, STUCK_S);
 	struct ev_error err = {0};
@@ -2340,18 +2356,19 @@ START_TEST(range_digests_are_the_servers)
 	while ((row = mysql_fetch_row(res)) != NULL) {
 		uint64_t id = strtoull(row[0], NULL, 10), server = strtoull(row[3], NULL, 10);
 		uint64_t mine = ev_mirror_row_digest(id, row[1], row[2]);
-		bool clamped = row[1] != NULL && (strncmp(row[1], "9999", 4) == 0 ||
-		                                  strncmp(row[1], "1000", 4) == 0);
+		bool clamped = row[1] != NULL &&
+		               (strncmp(row[1], "9999", 4) == 0 || strncmp(row[1], "1000", 4) == 0);
 		if (clamped) {
-			ck_assert_msg(mine != server, "id %s (%s): a clamped time's digest matched", row[0],
-			              row[1]);
+			ck_assert_msg(mine != server, "id %s (%s): a clamped time's digest matched",
+			              row[0], row[1]);
 			differ++;
 		} else {
-			ck_assert_msg(mine == server,
-			              "id %s, next_retry_time %s, retry_count %s: the server's digest "
-			              "%s, the mirror's %llu",
-			              row[0], row[1] ? row[1] : "NULL", row[2], row[3],
-			              (unsigned long long)mine);
+			ck_assert_msg(
+			        mine == server,
+			        "id %s, next_retry_time %s, retry_count %s: the server's digest "
+			        "%s, the mirror's %llu",
+			        row[0], row[1] ? row[1] : "NULL", row[2], row[3],
+			        (unsigned long long)mine);
 			same++;
 		}
 	}
@@ -2369,7 +2386,8 @@ START_TEST(range_digests_are_the_servers)
 		ck_assert(d->mirror.on);
 		if (r > 0) {
 			/* The pending range verified (arrivals none), the failed one read whole
-			 * (its clamped times): digests 1 or more, the pending one never read again. */
+			 * (its clamped times): digests 1 or more, the pending one never read again.
+			 */
 			ck_assert_int_ge(d->mirror.digests, 1);
 			ck_assert_int_eq(d->mirror.rereads, r == 1 ? 1 : 0);
 		}
