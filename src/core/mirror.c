@@ -51,6 +51,7 @@ struct digest {
 	bool carried;      /* this refresh: carried, to be verified by digest after the key reads */
 	bool checked;      /* ... and verified (the digests agreed, or the range was read again) */
 	uint64_t count, x; /* the server's digest this refresh */
+	bool locks;        /* the outbox's processing range, by its lock index (lock_until) */
 	/* A range that changes as fast as it is read (a backlog draining: rows claimed and done
 	 * between two refreshes) has digests that differ every time, each then a read more:
 	 * after one differs, the next `rest` times it would be verified it is read whole,
@@ -156,6 +157,7 @@ struct ev_mirror {
 	bool failed_carried;    /* this refresh did not read it */
 	size_t nfailed;         /* rows of status 3 */
 	size_t npending;        /* rows of status 0 */
+	size_t nprocessing;     /* rows of status 1 */
 	struct digest dg[4];    /* by status: 0 and 3 */
 	uint64_t pend_max[2];   /* the highest pending id after the last refresh and the one
 	                           before: the pending arrivals are read above the older */
@@ -263,7 +265,7 @@ void ev_mirror_reset(struct ev_mirror *m)
 	}
 	m->created_total = 0;
 	m->refreshes = 0;
-	m->nfailed = m->npending = 0;
+	m->nfailed = m->npending = m->nprocessing = 0;
 	for (int k = 0; k < 4; k++) {
 		bool off = m->dg[k].off;
 		memset(&m->dg[k], 0, sizeof(m->dg[k]));
@@ -1136,10 +1138,11 @@ void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st)
 	m->correcting = false;
 	if (!m->failed_carried && m->have_now)
 		m->failed_read_at = m->now;
-	m->nfailed = m->npending = 0;
+	m->nfailed = m->npending = m->nprocessing = 0;
 	uint64_t pmax = 0;
 	for (size_t r = 0; r < m->n; r++) {
 		m->nfailed += m->e[r].status == 3;
+		m->nprocessing += m->e[r].status == 1;
 		if (m->e[r].status == 0) {
 			m->npending++;
 			if (id_of(&m->e[r]) > pmax)
@@ -1281,9 +1284,13 @@ void ev_mirror_set_digest_min(size_t rows)
  * the product fits in 64 bits unsigned. */
 #define DIGEST_P1 4294967291u
 #define DIGEST_P2 4294967279u
-#define DIGEST_SQL                                                                                 \
-	"COUNT(*), BIT_XOR((id MOD 4294967291) * ((id ^ (IFNULL(next_retry_time + 0, 1) << 8) ^ "  \
-	"(IFNULL(retry_count, 0) + 2147483648)) MOD 4294967279))"
+#define DIGEST_OF(t, rc)                                                                           \
+	"COUNT(*), BIT_XOR((id MOD 4294967291) * ((id ^ (IFNULL(" t " + 0, 1) << 8) ^ (" rc        \
+	" + 2147483648)) MOD 4294967279))"
+#define DIGEST_SQL DIGEST_OF("next_retry_time", "IFNULL(retry_count, 0)")
+/* The outbox's processing range through its lock index: lock_until in place of
+ * next_retry_time, no retry_count. */
+#define DIGEST_LOCK_SQL DIGEST_OF("lock_until", "0")
 
 static uint64_t row_digest(uint64_t id, int32_t nrt, int32_t rc)
 {
@@ -1319,16 +1326,17 @@ static void digest_of(const struct ev_mirror *m, int status, bool seen, uint64_t
 		if (seen ? !(e->flags & F_SEEN) : (e->flags & F_WANT) && (e->flags & F_LEFT))
 			continue;
 		(*count)++;
-		*x ^= row_digest(id_of(e), e->nrt, e->rc);
+		*x ^= status == 1 && m->dg[1].locks ? row_digest(id_of(e), e->t1, 0)
+		                                    : row_digest(id_of(e), e->nrt, e->rc);
 	}
 }
 
 bool ev_mirror_digest_due(struct ev_mirror *m, int status)
 {
-	if (status != 0 && status != 3)
+	if (status != 0 && status != 1 && status != 3)
 		return false;
 	struct digest *g = &m->dg[status];
-	size_t n = status == 0 ? m->npending : m->nfailed;
+	size_t n = status == 0 ? m->npending : status == 1 ? m->nprocessing : m->nfailed;
 	if (!g->primed || g->off || n < atomic_load(&g_digest_min))
 		return false;
 	if (g->rest > 0) {
@@ -1338,16 +1346,18 @@ bool ev_mirror_digest_due(struct ev_mirror *m, int status)
 	return true;
 }
 
-void ev_mirror_carry_to_verify(struct ev_mirror *m, int status)
+void ev_mirror_carry_to_verify(struct ev_mirror *m, int status, bool locks)
 {
 	ev_mirror_carry_range(m, status);
+	m->dg[status].locks = locks;
 	m->dg[status].carried = true;
 	m->dg[status].checked = false;
 }
 
 bool ev_mirror_verify_pending(const struct ev_mirror *m, int status)
 {
-	return (status == 0 || status == 3) && m->dg[status].carried && !m->dg[status].checked;
+	return status >= 0 && status <= 3 && status != 2 && m->dg[status].carried &&
+	       !m->dg[status].checked;
 }
 
 uint64_t ev_mirror_arrivals_above(const struct ev_mirror *m)
@@ -1812,7 +1822,10 @@ struct ev_query *ev_mirror_query_arrivals(const struct ev_mirror *m, const struc
 	return q;
 }
 
-struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limit)
+/* The outbox's processing rows through its lock index: "SELECT what ... WHERE publish_status
+ * = 1", with a limit or (0) one row; NULL without the index. */
+static struct ev_query *lock_read(const struct ev_dash_req *req, const char *name, const char *what,
+                                  size_t limit)
 {
 	const struct ev_table_def *t = ev_model_table(req->table);
 	if (!t->has_lock || req->info == NULL)
@@ -1821,12 +1834,24 @@ struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limi
 	if (index == NULL)
 		return NULL;
 	struct ev_query *q = ev_xcalloc(1, sizeof(*q));
-	q->name = "dash.mirror.locks";
-	q->sql = ev_xasprintf("/* evtop:dash.mirror.locks */ SELECT id, lock_until FROM `%s` FORCE "
-	                      "INDEX (`%s`) WHERE publish_status = 1 LIMIT ?",
-	                      req->table_name ? req->table_name : t->default_name, index);
-	ev_query_add_int(q, (long long)(limit > (size_t)LLONG_MAX ? LLONG_MAX : limit));
-	q->limit = limit > INT_MAX ? INT_MAX : (int)limit;
+	q->name = name;
+	q->sql = ev_xasprintf("/* evtop:%s */ SELECT %s FROM `%s` FORCE INDEX (`%s`) WHERE "
+	                      "publish_status = 1%s",
+	                      name, what, req->table_name ? req->table_name : t->default_name,
+	                      index, limit ? " LIMIT ?" : "");
+	if (limit)
+		ev_query_add_int(q, limit_param(limit));
+	q->limit = limit == 0 ? 1 : limit > INT_MAX ? INT_MAX : (int)limit;
 	q->keep = true;
 	return q;
+}
+
+struct ev_query *ev_mirror_query_lock_digest(const struct ev_dash_req *req)
+{
+	return lock_read(req, "dash.mirror.digest", DIGEST_LOCK_SQL, 0);
+}
+
+struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limit)
+{
+	return lock_read(req, "dash.mirror.locks", "id, lock_until", limit ? limit : 1);
 }

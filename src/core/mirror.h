@@ -167,8 +167,10 @@ void ev_mirror_carry_range(struct ev_mirror *m, int status);
 
 /* The range digests. A range of EV_MIRROR_DIGEST_MIN rows or more, once read whole, is not
  * read again while the server's digest of its index entries (a count and a 64-bit XOR over
- * id, next_retry_time and retry_count) is the mirror's: the pending range every refresh, with
- * its arrivals read (ev_mirror_query_arrivals), the failed one when it is due.
+ * id, next_retry_time and retry_count; the outbox's processing rows: id and lock_until) is the
+ * mirror's: the pending range with its arrivals read (ev_mirror_query_arrivals), the
+ * processing one (its arrivals are the claims, known from the pending and failed ranges'
+ * reads), the failed one when it is due.
  *   ev_mirror_digest_due      whether range `status` may be verified so this refresh
  *   ev_mirror_carry_to_verify instead of reading it: carried, to verify after the key reads
  *   ev_mirror_query_digest    then (the key reads done, its arrivals and leavers read)
@@ -181,13 +183,18 @@ void ev_mirror_carry_range(struct ev_mirror *m, int status);
  * fraction of a second, values outside the mirror's range) has its ranges read whole. */
 void ev_mirror_set_digest_min(size_t rows); /* 0: the default */
 bool ev_mirror_digest_due(struct ev_mirror *m, int status);
-void ev_mirror_carry_to_verify(struct ev_mirror *m, int status);
+/* locks: the outbox's processing range, read through its lock index (its digest is then of
+ * lock_until: ev_mirror_query_lock_digest). */
+void ev_mirror_carry_to_verify(struct ev_mirror *m, int status, bool locks);
 /* Whether range `status` was carried this refresh to be verified, and is not yet. */
 bool ev_mirror_verify_pending(const struct ev_mirror *m, int status);
 /* COUNT(*) and the XOR of the rows' digests of range `status` (one row), through the status
  * index (NULL with err as ev_mirror_query_range). */
 struct ev_query *ev_mirror_query_digest(const struct ev_dash_req *req, int status,
                                         struct ev_error *err);
+/* The same of the outbox's processing range through its lock index, over id and lock_until
+ * (NULL without the index). */
+struct ev_query *ev_mirror_query_lock_digest(const struct ev_dash_req *req);
 /* The pending rows the model inserts (next_retry_time NULL, retry_count 0) with an id above
  * the highest pending one of the refresh before the last, as ev_mirror_query_range's rows. */
 struct ev_query *ev_mirror_query_arrivals(const struct ev_mirror *m, const struct ev_dash_req *req,

@@ -156,6 +156,15 @@ static void feed_range(struct ev_mirror *m, int status, bool locks, const struct
 	}
 }
 
+/* Whether the outbox's processing rows are read through its lock index. */
+static bool has_locks(const struct ev_dash_req *req)
+{
+	struct ev_query *q = ev_mirror_query_lock(req, 1);
+	bool yes = q != NULL;
+	ev_query_free(&q);
+	return yes;
+}
+
 /* The backlog did not fit: the snapshot is committed and m emptied. */
 static int overflow(struct ev_conn *c, struct ev_mirror *m, struct ev_error *err)
 {
@@ -182,16 +191,16 @@ static int read_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev_d
 			continue;
 		}
 		struct ev_query *q = NULL;
-		bool locks = false;
+		/* The outbox's processing rows come with their lock_until from its lock index;
+		 * without it, from the status index (lock_until then by key). */
+		bool locks = status == 1 && has_locks(req);
 		if (ev_mirror_digest_due(m, status)) {
-			ev_mirror_carry_to_verify(m, status);
+			ev_mirror_carry_to_verify(m, status, locks);
 			if (status != 0)
 				continue;
 			q = ev_mirror_query_arrivals(m, req, room - got + 1, err);
-		} else if (status == 1) {
-			/* The outbox's processing rows come with their lock_until from its lock
-			 * index; without it, from the status index (lock_until then by key). */
-			locks = (q = ev_mirror_query_lock(req, room - got + 1)) != NULL;
+		} else if (locks) {
+			q = ev_mirror_query_lock(req, room - got + 1);
 		}
 		if (q == NULL)
 			q = ev_mirror_query_range(req, status, room - got + 1, err);
@@ -237,7 +246,9 @@ static int read_by_key(struct ev_conn *c, struct ev_mirror *m, const struct ev_d
 static int verify_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash_req *req,
                          struct ev_error *err)
 {
-	static const int statuses[] = {0, 3};
+	/* Pending first: the rows claimed from it are then where the processing digest counts
+	 * them; processing before failed, for the rows that failed. */
+	static const int statuses[] = {0, 1, 3};
 	const char *tn =
 	        req->table_name ? req->table_name : ev_model_table(req->table)->default_name;
 
@@ -247,7 +258,9 @@ static int verify_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev
 			continue;
 		struct ev_rowset *rs = NULL;
 		struct ev_error qerr = {0};
-		struct ev_query *q = ev_mirror_query_digest(req, status, &qerr);
+		bool locks = status == 1 && has_locks(req);
+		struct ev_query *q = locks ? ev_mirror_query_lock_digest(req)
+		                           : ev_mirror_query_digest(req, status, &qerr);
 		int rc = q ? ev_conn_run(c, q, &rs, &qerr) : -1;
 		ev_query_free(&q);
 		char note[800];
@@ -277,7 +290,8 @@ static int verify_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev
 			ev_conn_log_note(c, note);
 		}
 		size_t room = ev_mirror_room(m);
-		q = ev_mirror_query_range(req, status, room + 1, err);
+		q = locks ? ev_mirror_query_lock(req, room + 1)
+		          : ev_mirror_query_range(req, status, room + 1, err);
 		if (q == NULL || ev_conn_run(c, q, &rs, err) < 0) {
 			ev_query_free(&q);
 			return -1;
@@ -288,7 +302,7 @@ static int verify_ranges(struct ev_conn *c, struct ev_mirror *m, const struct ev
 			return overflow(c, m, err);
 		}
 		ev_mirror_reread_begin(m, status);
-		feed_range(m, status, false, rs);
+		feed_range(m, status, locks, rs);
 		ev_rowset_free(&rs);
 		bool distrust = false;
 		const uint64_t *ids;

@@ -1224,8 +1224,13 @@ static void explain_mirror(const char *label)
 			ck_assert_msg(q != NULL, "no lock read on the outbox");
 			explain_one(q, def->default_name, "idx_status_lock_until", true, 1, label);
 			ev_query_free(&q);
+			q = ev_mirror_query_lock_digest(&req);
+			ck_assert_msg(q != NULL, "no lock digest on the outbox");
+			explain_one(q, def->default_name, "idx_status_lock_until", true, 1, label);
+			ev_query_free(&q);
 		} else {
 			ck_assert_ptr_null(q);
+			ck_assert_ptr_null(ev_mirror_query_lock_digest(&req));
 		}
 		/* A few ids, and a full batch. */
 		uint64_t ids[EV_MIRROR_PK_BATCH];
