@@ -123,6 +123,14 @@ struct ev_mirror {
 	size_t nwant, want_cap;
 	uint64_t *verify; /* this refresh's rolling share */
 	size_t nverify, verify_cap;
+	/* The share's rows whose checksum differed: the server's checksum, to compare with the
+	 * mirror's once they are read whole (ev_mirror_share_settle). */
+	struct share_miss {
+		uint64_t id;
+		uint32_t crc;
+	} * miss;
+	size_t nmiss, miss_cap;
+	bool share_plain;  /* the share compares values (its checksums cannot be reproduced) */
 	uint64_t *touched; /* rows evtop wrote, read by key at the next refresh */
 	size_t ntouched, touched_cap;
 	struct big *bigs; /* sorted by id */
@@ -241,6 +249,9 @@ void ev_mirror_reset(struct ev_mirror *m)
 	free(m->fresh);
 	free(m->want);
 	free(m->verify);
+	free(m->miss);
+	m->miss = NULL;
+	m->nmiss = m->miss_cap = 0;
 	free(m->bigs);
 	free(m->touched);
 	m->e = m->fresh = NULL;
@@ -506,6 +517,7 @@ void ev_mirror_begin(struct ev_mirror *m)
 		                              F_DELLEFT | F_VERIFY);
 	m->nfresh = 0;
 	m->nwant = 0;
+	m->nmiss = 0;
 	memset(&m->st, 0, sizeof(m->st));
 	m->created_known = false;
 	m->created_total = 0;
@@ -868,25 +880,40 @@ static size_t pk_list_len(size_t n)
  * collation key, or the rolling share's compare (dims false), with the values alone: the
  * collation keys (WEIGHT_STRING) are half the server's time of a key read. */
 static struct ev_query *key_query(const struct ev_dash_req *req, const uint64_t *ids, size_t n,
-                                  bool dims)
+                                  bool dims, bool crc)
 {
 	const struct ev_table_def *t = ev_model_table(req->table);
 	struct ev_buf b;
 	ev_buf_init(&b);
-	ev_buf_printf(&b,
-	              "/* evtop:%s */ SELECT id, %s, deleted, version, retry_count, "
-	              "max_retry_count, next_retry_time, create_time, update_time, %s",
-	              dims ? "dash.mirror.rows" : "dash.mirror.verify", t->status_col,
-	              t->has_lock ? "lock_until" : "last_handle_time");
-	/* The collation key of a group value: what GROUP BY groups by. Trailing spaces count
-	 * only where the collation says so (a PAD SPACE collation, as every MariaDB utf8mb4 one
-	 * but the _nopad_ ones, compares 'a' and 'a ' equal; WEIGHT_STRING keeps the spaces). */
-	for (size_t k = 0; k < t->ndimensions; k++) {
-		const char *c = t->dimensions[k].column;
-		if (dims)
-			ev_buf_printf(&b, ", %s, " KEY_OF("%s"), c, c, c, c, c);
-		else
-			ev_buf_printf(&b, ", %s", c);
+	if (crc) {
+		/* One checksum a row of what the share compares, as share_crc writes it. */
+		ev_buf_printf(
+		        &b,
+		        "/* evtop:dash.mirror.verify */ SELECT id, CRC32(CONCAT_WS('|', %s, "
+		        "IFNULL(deleted, 0) <> 0, IFNULL(version, 0) > 0, IFNULL(retry_count, "
+		        "0), IFNULL(max_retry_count, 0), IFNULL(next_retry_time, '-'), "
+		        "IFNULL(create_time, '-'), IFNULL(update_time, '-'), IFNULL(%s, '-')",
+		        t->status_col, t->has_lock ? "lock_until" : "last_handle_time");
+		for (size_t k = 0; k < t->ndimensions; k++)
+			ev_buf_printf(&b, ", IFNULL(%s, '-')", t->dimensions[k].column);
+		ev_buf_adds(&b, "))");
+	} else {
+		ev_buf_printf(&b,
+		              "/* evtop:%s */ SELECT id, %s, deleted, version, retry_count, "
+		              "max_retry_count, next_retry_time, create_time, update_time, %s",
+		              dims ? "dash.mirror.rows" : "dash.mirror.verify", t->status_col,
+		              t->has_lock ? "lock_until" : "last_handle_time");
+		/* The collation key of a group value: what GROUP BY groups by. Trailing spaces
+		 * count only where the collation says so (a PAD SPACE collation, as every MariaDB
+		 * utf8mb4 one but the _nopad_ ones, compares 'a' and 'a ' equal; WEIGHT_STRING
+		 * keeps the spaces). */
+		for (size_t k = 0; k < t->ndimensions; k++) {
+			const char *c = t->dimensions[k].column;
+			if (dims)
+				ev_buf_printf(&b, ", %s, " KEY_OF("%s"), c, c, c, c, c);
+			else
+				ev_buf_printf(&b, ", %s", c);
+		}
 	}
 	ev_buf_printf(&b, " FROM `%s` WHERE ", req->table_name ? req->table_name : t->default_name);
 	/* Two lists: ids below 2^63 and ids from 2^63 up. One IN list of three or more values
@@ -926,13 +953,13 @@ static struct ev_query *key_query(const struct ev_dash_req *req, const uint64_t 
 
 struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n)
 {
-	return key_query(req, ids, n, true);
+	return key_query(req, ids, n, true, false);
 }
 
-struct ev_query *ev_mirror_query_verify(const struct ev_dash_req *req, const uint64_t *ids,
-                                        size_t n)
+struct ev_query *ev_mirror_query_verify(const struct ev_mirror *m, const struct ev_dash_req *req,
+                                        const uint64_t *ids, size_t n)
 {
-	return key_query(req, ids, n, false);
+	return key_query(req, ids, n, false, !m->share_plain);
 }
 
 void ev_mirror_pk_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row)
@@ -1014,8 +1041,82 @@ static bool same_group(const struct ev_mirror *m, size_t k, uint16_t g, const st
 	return sp != NULL && sp->keylen == nm->keylen && memcmp(sp->key, nm->key, nm->keylen) == 0;
 }
 
+/* CRC-32 (IEEE 802.3, as zlib's and the server's CRC32()). */
+static uint32_t crc32_of(const char *p, size_t n)
+{
+	static uint32_t table[256];
+	static atomic_bool ready;
+	if (!atomic_load(&ready)) {
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+		atomic_store(&ready, true);
+	}
+	uint32_t c = 0xFFFFFFFFu;
+	for (size_t i = 0; i < n; i++)
+		c = table[(c ^ (unsigned char)p[i]) & 0xFF] ^ (c >> 8);
+	return c ^ 0xFFFFFFFFu;
+}
+
+static void format_time(int64_t secs, char *buf, size_t size);
+
+static void time_text(struct ev_buf *b, int64_t t, bool null)
+{
+	char buf[32];
+	if (null) {
+		ev_buf_adds(b, "|-");
+		return;
+	}
+	format_time(t, buf, sizeof(buf));
+	ev_buf_printf(b, "|%s", buf);
+}
+
+/* The share's checksum of entry e, as key_query's CRC32(CONCAT_WS(...)) computes it from the
+ * row: the values as the server writes them, each group by its first spelling met. */
+static uint32_t share_crc(const struct ev_mirror *m, const struct entry *e)
+{
+	struct ev_buf b;
+	ev_buf_init(&b);
+	ev_buf_printf(&b, "%d|%d|%d|%d|%d", e->status, !!(e->flags & F_DELETED),
+	              !!(e->flags & F_VERSIONED), e->rc, e->mrc);
+	const struct big *bg = (e->flags & F_BIG) ? big_get(m, id_of(e)) : NULL;
+	time_text(&b, e->nrt, e->nrt == T_NULL);
+	time_text(&b, bg ? bg->ct : e->ct, e->ct == T_NULL);
+	time_text(&b, bg ? bg->ut : e->ut, e->ut == T_NULL);
+	time_text(&b, e->t1, e->t1 == T_NULL);
+	for (size_t k = 0; k < m->def->ndimensions && k < MAX_DIMS; k++) {
+		uint16_t g = e->grp[k];
+		ev_buf_printf(&b, "|%s",
+		              g == 0 || g > m->names[k].n ? "-" : m->names[k].v[g].display);
+	}
+	uint32_t c = crc32_of(b.data ? b.data : "", b.len);
+	ev_buf_free(&b);
+	return c;
+}
+
 void ev_mirror_verify_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row)
 {
+	if (!m->share_plain) {
+		uint64_t id, crc;
+		if (rs->ncols < 2 || !parse_u64(ev_rowset_cell(rs, row, 0)->s, &id) ||
+		    !parse_u64(ev_rowset_cell(rs, row, 1)->s, &crc))
+			return;
+		struct entry *e = find(m, id);
+		if (e == NULL || !(e->flags & F_VERIFY) || (e->flags & F_WANT))
+			return;
+		if (share_crc(m, e) != (uint32_t)crc) {
+			e->flags |= F_WANT;
+			if (m->nmiss == m->miss_cap) {
+				m->miss_cap = m->miss_cap ? m->miss_cap * 2 : 64;
+				m->miss = ev_xrealloc(m->miss, m->miss_cap * sizeof(*m->miss));
+			}
+			m->miss[m->nmiss++] = (struct share_miss){id, (uint32_t)crc};
+		}
+		return;
+	}
 	if (rs->ncols < PK_DIMS + m->def->ndimensions)
 		return;
 	uint64_t id;
@@ -1041,6 +1142,32 @@ void ev_mirror_verify_row(struct ev_mirror *m, const struct ev_rowset *rs, size_
 		same = same_group(m, k, e->grp[k], ev_rowset_cell(rs, row, PK_DIMS + k));
 	if (!same)
 		e->flags |= F_WANT;
+}
+
+bool ev_mirror_share_plain(const struct ev_mirror *m)
+{
+	return m->share_plain;
+}
+
+bool ev_mirror_share_settle(struct ev_mirror *m)
+{
+	/* Read whole, a row the checksum said had changed now has the server's checksum, unless
+	 * the server writes a value otherwise (a time with a fraction of a second or outside the
+	 * mirror's range, a group spelt otherwise than its first spelling): the share then
+	 * compares values from now on. */
+	bool plain = false;
+	for (size_t k = 0; k < m->nmiss && !plain; k++) {
+		const struct entry *e = find(m, m->miss[k].id);
+		if (e != NULL && (e->flags & F_KNOWN) && !(e->flags & (F_GONE | F_WANT)) &&
+		    share_crc(m, e) != m->miss[k].crc)
+			plain = true;
+	}
+	m->nmiss = 0;
+	if (plain && !m->share_plain) {
+		m->share_plain = true;
+		return true;
+	}
+	return false;
 }
 
 size_t ev_mirror_verify_done(struct ev_mirror *m, const uint64_t **ids)

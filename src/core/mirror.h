@@ -105,11 +105,12 @@ struct ev_query *ev_mirror_query_range(const struct ev_dash_req *req, int status
 struct ev_query *ev_mirror_query_lock(const struct ev_dash_req *req, size_t limit);
 /* The rows of ids[0..n) by primary key, in the column order ev_mirror_pk_row reads. */
 struct ev_query *ev_mirror_query_pk(const struct ev_dash_req *req, const uint64_t *ids, size_t n);
-/* The same with the group columns' values but not their collation keys (half the server's
- * time), for ev_mirror_verify_row. */
-struct ev_query *ev_mirror_query_verify(const struct ev_dash_req *req, const uint64_t *ids,
-                                        size_t n);
-
+/* The rolling share's read of ids[0..n) by primary key, for ev_mirror_verify_row: a checksum a
+ * row (CRC32 of what the share compares: status, deleted, version > 0, the retry columns, the
+ * times and the group values), or, once the mirror found it cannot reproduce the server's
+ * checksums (ev_mirror_share_settle), the values themselves. */
+struct ev_query *ev_mirror_query_verify(const struct ev_mirror *m, const struct ev_dash_req *req,
+                                        const uint64_t *ids, size_t n);
 /* A new refresh. */
 void ev_mirror_begin(struct ev_mirror *m);
 /* A row of status range `status` (0, 1 or 3) as the index-only read gives it: id,
@@ -147,6 +148,11 @@ size_t ev_mirror_share_ids(const struct ev_mirror *m, const uint64_t **ids);
 void ev_mirror_verify_row(struct ev_mirror *m, const struct ev_rowset *rs, size_t row);
 /* The share's rows found changed, to read whole now (ev_mirror_query_pk; owned by m). */
 size_t ev_mirror_verify_done(struct ev_mirror *m, const uint64_t **ids);
+/* Those rows read whole: true (once) when one of them still has another checksum than the
+ * server's, and the share compares values from then on. */
+bool ev_mirror_share_settle(struct ev_mirror *m);
+/* Whether the share compares values (ev_mirror_query_verify's second form). */
+bool ev_mirror_share_plain(const struct ev_mirror *m);
 /* The refresh is done: stats of what it changed. */
 void ev_mirror_end(struct ev_mirror *m, struct ev_mirror_stats *st);
 /* The backlog did not fit under the cap: the mirror drops its rows and says so. */

@@ -34,7 +34,7 @@ static int read_ids(struct ev_conn *c, struct ev_mirror *m, const struct ev_dash
 	 * never add ids). */
 	for (size_t i = 0; i < n; i += EV_MIRROR_PK_BATCH) {
 		size_t k = n - i < EV_MIRROR_PK_BATCH ? n - i : EV_MIRROR_PK_BATCH;
-		struct ev_query *q = verify ? ev_mirror_query_verify(req, ids + i, k)
+		struct ev_query *q = verify ? ev_mirror_query_verify(m, req, ids + i, k)
 		                            : ev_mirror_query_pk(req, ids + i, k);
 		struct ev_rowset *rs = NULL;
 		int rc = ev_conn_run(c, q, &rs, err);
@@ -237,7 +237,18 @@ static int read_by_key(struct ev_conn *c, struct ev_mirror *m, const struct ev_d
 	if (read_ids(c, m, req, ids, n, true, err) < 0)
 		return -1;
 	n = ev_mirror_verify_done(m, &ids);
-	return read_keys(c, m, req, ids, n, err);
+	if (read_keys(c, m, req, ids, n, err) < 0)
+		return -1;
+	if (ev_mirror_share_settle(m)) {
+		char note[200];
+		snprintf(note, sizeof(note),
+		         "mirror: %s: the server's checksums of rows are not evtop's: the rolling "
+		         "share compares values",
+		         req->table_name ? req->table_name
+		                         : ev_model_table(req->table)->default_name);
+		ev_conn_log_note(c, note);
+	}
+	return 0;
 }
 
 /* The ranges carried to be verified (ev_mirror_digest_due): their digests, after the key
