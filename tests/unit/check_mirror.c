@@ -85,6 +85,15 @@ static struct row *add(struct table *t, unsigned long long id)
 	return x;
 }
 
+/* n random rows, ids 1..n; returns the next id. */
+static unsigned long long fill(struct table *t, int n)
+{
+	unsigned long long next = 1;
+	for (int i = 0; i < n; i++)
+		add(t, next++);
+	return next;
+}
+
 static const char *nul(const char *s)
 {
 	return s && s[0] ? s : NULL;
@@ -479,9 +488,7 @@ START_TEST(exact_under_change_with_a_full_share)
 {
 	req.table = _i ? EV_TABLE_MESSAGE : EV_TABLE_OUTBOX;
 	struct table t = {0};
-	unsigned long long next = 1;
-	for (int i = 0; i < 400; i++)
-		add(&t, next++);
+	unsigned long long next = fill(&t, 400);
 	struct ev_mirror *m = ev_mirror_new(req.table);
 	struct ev_mirror_stats st;
 	for (int round = 0; round < 300; round++) {
@@ -799,9 +806,7 @@ START_TEST(ranges_verified_by_digest)
 	tiered = digesting = true;
 	ev_mirror_set_digest_min(1);
 	struct table t = {0};
-	unsigned long long next = 1;
-	for (int i = 0; i < 400; i++)
-		add(&t, next++);
+	unsigned long long next = fill(&t, 400);
 	struct ev_mirror *m = ev_mirror_new(req.table);
 	struct ev_mirror_stats st;
 	size_t digests = 0, rereads = 0;
